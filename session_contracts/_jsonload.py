@@ -1,0 +1,250 @@
+"""Strict JSON reading: the one door every document comes in through.
+
+Python's ``json`` accepts things a contract must refuse (duplicate keys keep
+the last value, ``NaN``, lone surrogates, ``1e400`` as infinity) and fails
+with a RecursionError on deep nesting.  Each of those becomes a
+:class:`~session_contracts.Finding` with a stable code here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from session_contracts._errors import Finding, InvalidDocument, json_path
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_DOCUMENT_BYTES",
+    "JsonDocument",
+    "iter_documents",
+    "loads_strict",
+]
+
+MAX_DEPTH = 64
+MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
+
+# A lone surrogate can only reach a JSON text as a \\uD800-\\uDFFF escape: raw
+# UTF-8 cannot encode one and the decoder below refuses such bytes.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+class _NonFinite(ValueError):
+    pass
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return obj
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NonFinite(name)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _NonFinite(text)
+    return value
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs_hook,
+    parse_constant=_refuse_constant,
+    parse_float=_parse_float,
+)
+
+
+def _error(code: str, message: str, hint: str, path: str = "$") -> InvalidDocument:
+    return InvalidDocument([Finding(path, code, message, hint)])
+
+
+def _find_lone_surrogate(value: Any, parts: list[str | int]) -> list[str | int] | None:
+    stack: list[tuple[Any, list[str | int]]] = [(value, parts)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                return where
+        elif isinstance(node, dict):
+            for key, item in node.items():
+                try:
+                    key.encode("utf-8")
+                except UnicodeEncodeError:
+                    return where
+                stack.append((item, [*where, key]))
+        elif isinstance(node, list):
+            stack.extend((item, [*where, i]) for i, item in enumerate(node))
+    return None
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            if depth > limit:
+                return True
+            stack.extend((item, depth + 1) for item in node.values())
+        elif isinstance(node, list):
+            if depth > limit:
+                return True
+            stack.extend((item, depth + 1) for item in node)
+    return False
+
+
+def loads_strict(
+    data: bytes | str,
+    *,
+    max_bytes: int = MAX_DOCUMENT_BYTES,
+    max_depth: int = MAX_DEPTH,
+) -> Any:
+    """Parse one JSON document, refusing what a contract must not accept.
+
+    Raises :class:`InvalidDocument` with one finding whose code is one of
+    ``json_too_large``, ``json_not_utf8``, ``json_syntax``, ``json_duplicate_key``,
+    ``json_non_finite_number``, ``json_lone_surrogate`` or ``json_too_deep``.
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    if len(raw) > max_bytes:
+        raise _error(
+            "json_too_large",
+            f"the document is {len(raw):,} bytes, over the limit of {max_bytes:,}",
+            "split it into JSON Lines, or raise the limit with --max-document-bytes",
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _error(
+            "json_not_utf8",
+            f"the document is not UTF-8 (byte {exc.start} is {raw[exc.start]:#04x})",
+            "JSON exchanged between systems must be UTF-8 (RFC 8259 section 8.1)",
+        ) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    nesting = raw.count(b"[") + raw.count(b"{")
+    try:
+        value, end = _DECODER.raw_decode(text, _skip_ws(text, 0))
+    except _DuplicateKey as exc:
+        raise _error(
+            "json_duplicate_key",
+            f"the key {exc.key!r} appears twice in one object",
+            "keep one value per key: readers disagree on which duplicate wins",
+        ) from None
+    except _NonFinite as exc:
+        raise _error(
+            "json_non_finite_number",
+            f"{exc.args[0]} is not a finite JSON number",
+            "JSON has no NaN or Infinity; write null or a finite number",
+        ) from None
+    except RecursionError:
+        raise _error(
+            "json_too_deep",
+            f"the document nests deeper than {max_depth} levels",
+            "flatten the document; no contract here nests that deep",
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise _error(
+            "json_syntax",
+            f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+            "fix the JSON syntax; a JSON Lines file needs one document per line",
+        ) from None
+    end = _skip_ws(text, end)
+    if end != len(text):
+        raise _error(
+            "json_trailing_data",
+            f"extra data after the document at character {end}",
+            "a file holds one JSON document; for several, use JSON Lines (.jsonl)",
+        )
+    if nesting > max_depth and _depth_exceeds(value, max_depth):
+        raise _error(
+            "json_too_deep",
+            f"the document nests deeper than {max_depth} levels",
+            "flatten the document; no contract here nests that deep",
+        )
+    if _SURROGATE_ESCAPE.search(raw):
+        where = _find_lone_surrogate(value, [])
+        if where is not None:
+            raise _error(
+                "json_lone_surrogate",
+                "a string holds a lone UTF-16 surrogate escape, which is not Unicode text",
+                "escape a character outside the BMP as a surrogate pair, or send it as UTF-8",
+                json_path(where),
+            )
+    return value
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\n\r":
+        pos += 1
+    return pos
+
+
+@dataclass(frozen=True, slots=True)
+class JsonDocument:
+    """One document read from a file: its value, or why it could not be read."""
+
+    source: str
+    value: Any = None
+    error: InvalidDocument | None = None
+
+
+def iter_documents(
+    raw: bytes,
+    name: str,
+    *,
+    jsonl: bool | None = None,
+    max_bytes: int = MAX_DOCUMENT_BYTES,
+) -> Iterator[JsonDocument]:
+    """Yield each document of a JSON or JSON Lines text.
+
+    ``jsonl=None`` decides from the text: one document, or else one a line.
+    A JSON Lines line that does not parse is reported and the next line is
+    still read, so one bad line never hides the others.
+    """
+    if jsonl is None:
+        jsonl = name.endswith((".jsonl", ".ndjson"))
+        if not jsonl:
+            try:
+                value = loads_strict(raw, max_bytes=max_bytes)
+            except InvalidDocument as exc:
+                if exc.findings[0].code != "json_trailing_data":
+                    yield JsonDocument(name, error=exc)
+                    return
+                jsonl = True
+            else:
+                yield JsonDocument(name, value=value)
+                return
+    if not jsonl:
+        try:
+            yield JsonDocument(name, value=loads_strict(raw, max_bytes=max_bytes))
+        except InvalidDocument as exc:
+            yield JsonDocument(name, error=exc)
+        return
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        source = f"{name}:{number}"
+        try:
+            yield JsonDocument(source, value=loads_strict(line, max_bytes=max_bytes))
+        except InvalidDocument as exc:
+            yield JsonDocument(source, error=exc)
