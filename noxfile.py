@@ -1,0 +1,59 @@
+"""The single source of truth for sessions: tests, lint, typecheck, generate, bench."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.sessions = ["tests", "lint", "typecheck"]
+nox.options.error_on_missing_interpreters = True
+
+PYTHON = "3.11"
+HAND_WRITTEN = ["session_contracts", "generator", "conformance", "tests", "bench", "noxfile.py"]
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """The whole test suite (property tests, golden examples, the drift check)."""
+    session.install("-e", ".[dev]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff: lint and formatting of the hand-written code."""
+    session.install("ruff==0.17.5")
+    session.run("ruff", "check", *HAND_WRITTEN)
+    session.run("ruff", "format", "--check", *HAND_WRITTEN)
+
+
+@nox.session(python=PYTHON)
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict on the hand-written code (generated/ is checked by its tests)."""
+    # A regular (non-editable) install: mypy cannot follow an editable
+    # install's import hook, and our folders map onto one package.
+    session.install(".[dev]")
+    session.chdir(session.create_tmp())
+    session.run("mypy", "--config-file", f"{session.invoked_from}/pyproject.toml",
+                "-p", "session_contracts")
+
+
+@nox.session(python=PYTHON)
+def generate(session: nox.Session) -> None:
+    """Regenerate generated/ from schemas/ (`-- --check` only reports drift)."""
+    session.install("-e", ".")
+    session.run("session-contracts", "generate", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def quickstart(session: nox.Session) -> None:
+    """The main job on built-in defaults."""
+    session.install("-e", ".")
+    session.run("session-contracts", "quickstart")
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Benchmarks: medians of several runs, printed as ratios against the peers."""
+    session.install("-e", ".[dev]")
+    session.run("python", "-m", "bench", *session.posargs)

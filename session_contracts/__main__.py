@@ -1,0 +1,5 @@
+import sys
+
+from session_contracts.cli import main
+
+sys.exit(main())

@@ -1,0 +1,391 @@
+"""Validate documents against the contract schemas, x- rules included.
+
+Two engines give the same verdicts: the fast one compiles each document type
+once with jsonschema-rs and plugs the x- keywords in as custom keywords; the
+reference one is python-jsonschema extended with the same keyword functions
+(the tests hold the two to agreement).  Both turn every error into a
+:class:`~session_contracts.Finding` with a JSON path, a stable code and a hint.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import cached_property
+from typing import Any
+
+import jsonschema
+import jsonschema_rs
+import referencing
+import referencing.jsonschema
+
+from session_contracts._errors import Finding, json_path
+from session_contracts._schemas import DocumentType, SchemaSet, default_schema_set
+from session_contracts._xkeywords import CHECK_KEYWORDS, CheckFunction, Violation
+
+__all__ = ["DocumentValidator", "apply_input_aliases", "default_validator"]
+
+_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+_SEPARATOR = "\x1f"
+
+_HINTS = {
+    "required": "add the missing member",
+    "wrong_type": "give the value the JSON type the schema names (no strings for numbers, "
+    "no true for 1)",
+    "not_allowed_value": "use one of the values the schema allows",
+    "pattern": "match the pattern the schema gives",
+    "min_length": "give a longer value",
+    "max_length": "give a shorter value",
+    "minimum": "give a larger number",
+    "maximum": "give a smaller number",
+    "max_items": "send fewer entries",
+    "min_items": "send more entries",
+    "max_properties": "this object must have fewer members",
+    "no_matching_variant": "the value matches none of the allowed shapes; check its "
+    "discriminator (such as state) and members",
+    "not": "this combination of members is not allowed",
+    "contains": "the array lacks an entry the rule requires",
+    "unique_items": "remove the repeated entries",
+    "format": "write the value in the format the schema names",
+}
+
+
+def _snake(name: str) -> str:
+    out = []
+    for i, char in enumerate(name):
+        if char.isupper() and i:
+            out.append("_")
+        out.append(char.lower())
+    return "".join(out)
+
+
+_KIND_CODES = {
+    "Type": "wrong_type",
+    "Enum": "not_allowed_value",
+    "Constant": "not_allowed_value",
+    "OneOfNotValid": "no_matching_variant",
+    "AnyOf": "no_matching_variant",
+    "OneOfMultipleValid": "ambiguous_variant",
+}
+
+
+def _keyword_class(function: CheckFunction) -> type:
+    class Keyword:
+        def __init__(self, parent: Any, value: Any, schema_path: Any) -> None:
+            self.value = value
+
+        def iter_errors(self, instance: Any) -> Iterator[ValueError]:
+            for violation in function(self.value, instance):
+                yield ValueError(
+                    _SEPARATOR.join([
+                        violation.code,
+                        json.dumps(list(violation.where)),
+                        violation.message,
+                        violation.hint,
+                    ])
+                )
+
+        def validate(self, instance: Any) -> None:
+            for error in self.iter_errors(instance):
+                raise error
+
+    return Keyword
+
+
+_FAST_KEYWORDS = {name: _keyword_class(function) for name, function in CHECK_KEYWORDS.items()}
+
+
+def apply_input_aliases(
+    document_type: DocumentType, instance: Any
+) -> tuple[Any, list[Finding]]:
+    """Rename input-side alias members to their canonical names (x-inputAliases)."""
+    aliases = document_type.input_aliases
+    if not aliases or not isinstance(instance, dict):
+        return instance, []
+    findings: list[Finding] = []
+    renamed: dict[str, Any] = {}
+    for key, value in instance.items():
+        canonical = aliases.get(key)
+        if canonical is None:
+            renamed.setdefault(key, value)
+            continue
+        if canonical in instance:
+            findings.append(
+                Finding(
+                    json_path([key]),
+                    "alias_conflict",
+                    f"{key} and {canonical} are two spellings of one field and both are given",
+                    f"send only {canonical} (or only {key})",
+                )
+            )
+            continue
+        renamed[canonical] = value
+    return renamed, findings
+
+
+def _violation_finding(base: Sequence[str | int], violation: Violation) -> Finding:
+    return Finding(
+        json_path([*base, *violation.where]), violation.code, violation.message, violation.hint
+    )
+
+
+class DocumentValidator:
+    """Validate instances of document types; build once, reuse for every document."""
+
+    def __init__(self, schema_set: SchemaSet | None = None) -> None:
+        self.schema_set = schema_set or default_schema_set()
+        self._fast: dict[str, Any] = {}
+        self._reference: dict[str, jsonschema.protocols.Validator] = {}
+
+    # -- fast engine -------------------------------------------------------
+    @cached_property
+    def _rs_registry(self) -> Any:
+        return jsonschema_rs.Registry(list(self.schema_set.schemas.items()))
+
+    def _fast_validator(self, document_type: DocumentType) -> Any:
+        validator = self._fast.get(document_type.name)
+        if validator is None:
+            validator = jsonschema_rs.validator_for(
+                {"$schema": _DIALECT, "$ref": document_type.ref},
+                registry=self._rs_registry,
+                keywords=_FAST_KEYWORDS,
+                validate_formats=True,
+            )
+            self._fast[document_type.name] = validator
+        return validator
+
+    def _convert_rs(self, error: Any, instance: Any) -> Iterable[Finding]:
+        where = list(error.instance_path)
+        kind = type(error.kind).__name__
+        if kind == "Custom":
+            code, relative, message, hint = str(error.message).split(_SEPARATOR, 3)
+            yield Finding(json_path([*where, *json.loads(relative)]), code, message, hint)
+            return
+        if kind == "AdditionalProperties":
+            for key in error.kind.unexpected:
+                yield Finding(
+                    json_path([*where, key]),
+                    "unknown_field",
+                    f"{key!r} is not a member of this object (the contract is closed)",
+                    "remove it; forward-compatible data belongs in an `extensions` object "
+                    "where the contract has one",
+                )
+            return
+        if kind in ("OneOfNotValid", "AnyOf"):
+            branch = _best_branch(error.kind.context, where, instance)
+            if branch is not None:
+                for inner in branch:
+                    yield from self._convert_rs(inner, instance)
+                return
+        if kind == "FalseSchema":
+            yield Finding(
+                json_path(where),
+                "unknown_field",
+                "this member is not part of the contract (the contract is closed)",
+                "remove it; forward-compatible data belongs in an `extensions` object "
+                "where the contract has one",
+            )
+            return
+        if kind == "Required":
+            missing = error.kind.property
+            yield Finding(
+                json_path([*where, str(missing)]),
+                "required",
+                f"the required member {missing!r} is missing",
+                f"add {missing!r}",
+            )
+            return
+        code = _KIND_CODES.get(kind, _snake(kind))
+        yield Finding(json_path(where), code, str(error.message), _HINTS.get(code, ""))
+
+    # -- reference engine --------------------------------------------------
+    @cached_property
+    def _py_registry(self) -> referencing.Registry[Any]:
+        resources = [
+            (schema_id, referencing.Resource.from_contents(schema))
+            for schema_id, schema in self.schema_set.schemas.items()
+        ]
+        registry: referencing.Registry[Any] = referencing.Registry().with_resources(resources)
+        return registry
+
+    @cached_property
+    def _py_class(self) -> Any:
+        def wrap(function: CheckFunction) -> Any:
+            def check(
+                validator: Any, value: Any, instance: Any, schema: Any
+            ) -> Iterator[jsonschema.ValidationError]:
+                for violation in function(value, instance):
+                    error = jsonschema.ValidationError(
+                        _SEPARATOR.join([
+                            violation.code,
+                            json.dumps(list(violation.where)),
+                            violation.message,
+                            violation.hint,
+                        ])
+                    )
+                    yield error
+
+            return check
+
+        return jsonschema.validators.extend(
+            jsonschema.Draft202012Validator,
+            {name: wrap(function) for name, function in CHECK_KEYWORDS.items()},
+        )
+
+    def _reference_validator(self, document_type: DocumentType) -> Any:
+        validator = self._reference.get(document_type.name)
+        if validator is None:
+            validator = self._py_class(
+                {"$schema": _DIALECT, "$ref": document_type.ref},
+                registry=self._py_registry,
+                format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
+            )
+            self._reference[document_type.name] = validator
+        return validator
+
+    def _convert_py(self, error: jsonschema.ValidationError) -> Iterable[Finding]:
+        where = list(error.absolute_path)
+        if error.validator in CHECK_KEYWORDS:
+            code, relative, message, hint = str(error.message).split(_SEPARATOR, 3)
+            yield Finding(json_path([*where, *json.loads(relative)]), code, message, hint)
+            return
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = set(error.schema.get("properties", {}))
+            for key in error.instance:
+                if key not in allowed:
+                    yield Finding(
+                        json_path([*where, key]),
+                        "unknown_field",
+                        f"{key!r} is not a member of this object (the contract is closed)",
+                        "remove it; forward-compatible data belongs in an `extensions` object "
+                        "where the contract has one",
+                    )
+            return
+        if error.validator in ("oneOf", "anyOf") and error.context:
+            branch = _best_py_branch(error)
+            if branch is not None:
+                for inner in branch:
+                    yield from self._convert_py(inner)
+                return
+            yield Finding(
+                json_path(where), "no_matching_variant", error.message, _HINTS["no_matching_variant"]
+            )
+            return
+        if error.validator == "required":
+            missing = str(error.message).split("'")[1] if "'" in error.message else "?"
+            yield Finding(
+                json_path([*where, missing]),
+                "required",
+                f"the required member {missing!r} is missing",
+                f"add {missing!r}",
+            )
+            return
+        code = {
+            "type": "wrong_type",
+            "enum": "not_allowed_value",
+            "const": "not_allowed_value",
+        }.get(str(error.validator), _snake(str(error.validator)).replace("-", "_"))
+        yield Finding(json_path(where), code, error.message, _HINTS.get(code, ""))
+
+    # -- public ------------------------------------------------------------
+    def validate(self, doctype: str, instance: Any, *, reference: bool = False) -> list[Finding]:
+        """Every finding for ``instance`` as a ``doctype``; empty when valid.
+
+        Input aliases (x-inputAliases) are applied first, as an adapter would.
+        """
+        document_type = self.schema_set.document_type(doctype)
+        instance, findings = apply_input_aliases(document_type, instance)
+        if reference:
+            validator = self._reference_validator(document_type)
+            for error in validator.iter_errors(instance):
+                findings.extend(self._convert_py(error))
+        else:
+            fast = self._fast_validator(document_type)
+            if fast.is_valid(instance):
+                return findings
+            for rs_error in fast.iter_errors(instance):
+                findings.extend(self._convert_rs(rs_error, instance))
+        return sorted(set(findings))
+
+    def is_valid(self, doctype: str, instance: Any) -> bool:
+        document_type = self.schema_set.document_type(doctype)
+        instance, findings = apply_input_aliases(document_type, instance)
+        return not findings and bool(self._fast_validator(document_type).is_valid(instance))
+
+    def document_types(self) -> Mapping[str, DocumentType]:
+        return self.schema_set.document_types
+
+
+def _at(instance: Any, where: Sequence[str | int]) -> Any:
+    node = instance
+    for part in where:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
+
+
+def _best_branch(
+    branches: Sequence[Sequence[Any]], where: Sequence[str | int], instance: Any
+) -> Sequence[Any] | None:
+    """The one alternative of a oneOf/anyOf the instance was meant to be, if clear.
+
+    A branch is ruled out when the value is of the wrong type for it, or when a
+    present member fails a const there (a discriminator such as ``state``).
+    """
+    value = _at(instance, where)
+    depth = len(where)
+    candidates = []
+    for branch in branches:
+        ruled_out = False
+        for error in branch:
+            path = list(error.instance_path)
+            kind = type(error.kind).__name__
+            if kind == "Type" and len(path) == depth:
+                ruled_out = True
+            elif (
+                kind == "Constant"
+                and len(path) == depth + 1
+                and isinstance(value, dict)
+                and path[-1] in value
+            ):
+                ruled_out = True
+        if not ruled_out:
+            candidates.append(branch)
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def _best_py_branch(error: jsonschema.ValidationError) -> list[Any] | None:
+    by_branch: dict[int, list[jsonschema.ValidationError]] = {}
+    for inner in error.context or ():
+        by_branch.setdefault(int(inner.relative_schema_path[0]), []).append(inner)
+    depth = len(error.absolute_path)
+    value = error.instance
+    candidates = []
+    for index in range(len(error.validator_value)):
+        branch = by_branch.get(index, [])
+        ruled_out = any(
+            (inner.validator == "type" and len(inner.absolute_path) == depth)
+            or (
+                inner.validator == "const"
+                and len(inner.absolute_path) == depth + 1
+                and isinstance(value, dict)
+                and inner.absolute_path[-1] in value
+            )
+            for inner in branch
+        )
+        if not ruled_out:
+            candidates.append(branch)
+    return candidates[0] if len(candidates) == 1 else None
+
+
+_DEFAULT: DocumentValidator | None = None
+
+
+def default_validator() -> DocumentValidator:
+    """A shared validator over the packaged schemas."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = DocumentValidator()
+    return _DEFAULT

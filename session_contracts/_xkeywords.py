@@ -1,0 +1,295 @@
+"""The x- keywords: rules of our schemas that plain JSON Schema cannot say.
+
+Each keyword is a pure function ``(keyword value, instance) -> violations``,
+used by both validators (the fast jsonschema-rs one and the python-jsonschema
+reference).  docs/x-keywords.md is the specification of every keyword here;
+schemas/meta/x-keywords.schema.json checks how schemas use them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ANNOTATION_KEYWORDS",
+    "CHECK_KEYWORDS",
+    "JS_SAFE_INTEGER_MAX",
+    "RATIO_RELATIVE_TOLERANCE",
+    "Violation",
+    "json_equal",
+    "resolve_pointer",
+]
+
+JS_SAFE_INTEGER_MAX = 2**53 - 1
+RATIO_RELATIVE_TOLERANCE = 1e-9
+_ABSENT = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A broken x- rule, located relative to the instance the keyword sits on."""
+
+    where: tuple[str | int, ...]
+    code: str
+    message: str
+    hint: str
+
+
+def resolve_pointer(instance: Any, pointer: str) -> Any:
+    """Resolve a JSON Pointer (RFC 6901) below ``instance``; ``_ABSENT`` if missing."""
+    node = instance
+    if pointer == "":
+        return node
+    for raw in pointer.lstrip("/").split("/"):
+        token = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict):
+            if token not in node:
+                return _ABSENT
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return _ABSENT
+    return node
+
+
+def _parts(pointer: str) -> tuple[str, ...]:
+    if not pointer:
+        return ()
+    return tuple(t.replace("~1", "/").replace("~0", "~") for t in pointer.lstrip("/").split("/"))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values: unlike ``==``, ``true`` is not ``1``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if _is_number(a) and _is_number(b):
+        return bool(a == b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and bool(a == b)
+
+
+def max_utf8_bytes(limit: int, instance: Any) -> Iterator[Violation]:
+    # Characters never outnumber UTF-8 bytes and never exceed them fourfold,
+    # so most strings are decided without encoding them.
+    if not isinstance(instance, str) or len(instance) * 4 <= limit:
+        return
+    size = len(instance) if len(instance) > limit else len(instance.encode("utf-8"))
+    if size > limit:
+        yield Violation(
+            (),
+            "max_utf8_bytes",
+            f"the string is {size:,} UTF-8 bytes long; the limit is {limit:,} bytes",
+            "shorten it: the limit counts UTF-8 bytes, and non-ASCII characters take 2-4 each",
+        )
+
+
+def js_safe_integer(enabled: bool, instance: Any) -> Iterator[Violation]:
+    if not enabled or isinstance(instance, bool):
+        return
+    if isinstance(instance, float):
+        if instance.is_integer():
+            yield Violation(
+                (),
+                "integer_literal_required",
+                f"{instance!r} is written as a fraction or exponent; this field takes an "
+                "integer literal",
+                f"write it as {int(instance)}" if math.isfinite(instance) else "write an integer",
+            )
+    elif isinstance(instance, int) and abs(instance) > JS_SAFE_INTEGER_MAX:
+        yield Violation(
+            (),
+            "unsafe_integer",
+            f"{instance} is outside JavaScript's safe integer range (+-9007199254740991)",
+            "carry larger values as strings; JavaScript readers would round this one",
+        )
+
+
+def require_any_of(names: Sequence[str], instance: Any) -> Iterator[Violation]:
+    if isinstance(instance, dict) and not any(name in instance for name in names):
+        listed = ", ".join(names)
+        yield Violation(
+            (),
+            "require_any_of",
+            f"at least one of {listed} is required",
+            f"add {names[0]} or another of: {listed}",
+        )
+
+
+def not_greater_than(pairs: Mapping[str, str], instance: Any) -> Iterator[Violation]:
+    if not isinstance(instance, dict):
+        return
+    for small, large in pairs.items():
+        low, high = instance.get(small), instance.get(large)
+        if _is_number(low) and _is_number(high) and low > high:
+            yield Violation(
+                (small,),
+                "not_greater_than",
+                f"{small} ({low}) is greater than {large} ({high})",
+                f"{small} is part of {large}, so it cannot exceed it",
+            )
+
+
+def _pointer_name(pointer: str) -> str:
+    return ".".join(_parts(pointer))
+
+
+def ratio(spec: Mapping[str, str], instance: Any) -> Iterator[Violation]:
+    if not isinstance(instance, dict):
+        return
+    value = resolve_pointer(instance, spec["value"])
+    numerator = resolve_pointer(instance, spec["numerator"])
+    denominator = resolve_pointer(instance, spec["denominator"])
+    where = _parts(spec["value"])
+    name = _pointer_name(spec["value"])
+    defined = _is_number(numerator) and _is_number(denominator) and denominator > 0
+    if not defined:
+        if spec.get("whenUndefined", "null") == "absent":
+            if value is not _ABSENT:
+                yield Violation(
+                    where,
+                    "ratio_must_be_absent",
+                    f"{name} is present, but {_pointer_name(spec['denominator'])} is not a "
+                    "positive number",
+                    f"omit {name} until a positive {_pointer_name(spec['denominator'])} exists",
+                )
+        elif value is not _ABSENT and value is not None:
+            yield Violation(
+                where,
+                "ratio_must_be_null",
+                f"{name} is {value!r}, but {_pointer_name(spec['denominator'])} is zero or "
+                "unmeasured",
+                f"write null for {name}: no qualifying observations is not a zero ratio",
+            )
+        return
+    expected = numerator / denominator
+    if value is _ABSENT or value is None:
+        yield Violation(
+            where,
+            "ratio_missing",
+            f"{name} is missing although {_pointer_name(spec['denominator'])} is positive",
+            f"write {name} = {_pointer_name(spec['numerator'])} / "
+            f"{_pointer_name(spec['denominator'])} = {expected!r}",
+        )
+    elif _is_number(value) and not math.isclose(
+        value, expected, rel_tol=RATIO_RELATIVE_TOLERANCE, abs_tol=1e-12
+    ):
+        yield Violation(
+            where,
+            "ratio_mismatch",
+            f"{name} is {value!r}, but {_pointer_name(spec['numerator'])} / "
+            f"{_pointer_name(spec['denominator'])} is {expected!r}",
+            "compute the value from the numerator and denominator it carries",
+        )
+
+
+def same_value(pairs: Sequence[Sequence[str]], instance: Any) -> Iterator[Violation]:
+    if not isinstance(instance, dict):
+        return
+    for first, second in pairs:
+        a, b = resolve_pointer(instance, first), resolve_pointer(instance, second)
+        if a is not _ABSENT and b is not _ABSENT and not json_equal(a, b):
+            yield Violation(
+                _parts(second),
+                "same_value",
+                f"{_pointer_name(second)} is {b!r} but {_pointer_name(first)} is {a!r}",
+                "both name the same thing and must hold the same value",
+            )
+
+
+def prefer_reference(spec: Mapping[str, str], instance: Any) -> Iterator[Violation]:
+    if not isinstance(instance, dict):
+        return
+    inline = resolve_pointer(instance, spec["inline"])
+    target = resolve_pointer(instance, spec["target"])
+    if isinstance(inline, list) and inline and json_equal(inline, target):
+        yield Violation(
+            _parts(spec["inline"]),
+            "prefer_reference",
+            f"{_pointer_name(spec['inline'])} repeats {_pointer_name(spec['target'])} verbatim",
+            f"write {spec['reference']}: {_pointer_name(spec['target'])!r} instead of "
+            "serializing the same array twice",
+        )
+
+
+def span_tree(spec: Mapping[str, str], instance: Any) -> Iterator[Violation]:
+    spans = resolve_pointer(instance, spec["spans"]) if isinstance(instance, dict) else None
+    if not isinstance(spans, list):
+        return
+    base = _parts(spec["spans"])
+    parent_of: dict[int, int | None] = {}
+    index_of: dict[int, int] = {}
+    for index, span in enumerate(spans):
+        if not isinstance(span, dict) or not isinstance(span.get("span_id"), int):
+            continue
+        span_id = span["span_id"]
+        if span_id in parent_of:
+            yield Violation(
+                (*base, index, "span_id"),
+                "span_id_duplicate",
+                f"span_id {span_id} is used by spans {index_of[span_id]} and {index}",
+                "span ids are stable and unique within a record",
+            )
+            continue
+        parent = span.get("parent_span_id")
+        parent_of[span_id] = parent if isinstance(parent, int) else None
+        index_of[span_id] = index
+    for span_id, parent in parent_of.items():
+        if parent is not None and parent not in parent_of:
+            yield Violation(
+                (*base, index_of[span_id], "parent_span_id"),
+                "span_parent_missing",
+                f"span {span_id} names parent {parent}, which is not in this record",
+                "root spans set parent_span_id to null; every other parent must be present",
+            )
+    reported: set[int] = set()
+    for start in parent_of:
+        seen: list[int] = []
+        node: int | None = start
+        while node is not None and node in parent_of and node not in seen:
+            seen.append(node)
+            node = parent_of[node]
+        if node is not None and node in seen and node not in reported:
+            cycle = seen[seen.index(node) :]
+            reported.update(cycle)
+            yield Violation(
+                (*base, index_of[node], "parent_span_id"),
+                "span_cycle",
+                "spans " + " -> ".join(str(s) for s in [*cycle, node]) + " form a cycle",
+                "parent links must form a tree rooted at spans whose parent_span_id is null",
+            )
+
+
+CheckFunction = Callable[[Any, Any], Iterator[Violation]]
+
+# Keywords that validate an instance.
+CHECK_KEYWORDS: dict[str, CheckFunction] = {
+    "x-maxUtf8Bytes": max_utf8_bytes,
+    "x-jsSafeInteger": js_safe_integer,
+    "x-requireAnyOf": require_any_of,
+    "x-notGreaterThan": not_greater_than,
+    "x-ratio": ratio,
+    "x-sameValue": same_value,
+    "x-preferReference": prefer_reference,
+    "x-spanTree": span_tree,
+}
+
+# Keywords that annotate and never fail validation on their own: they steer a
+# reader (aliases), the redaction scan, or the generator.
+ANNOTATION_KEYWORDS: frozenset[str] = frozenset({
+    "x-inputAliases",
+    "x-historicalAliases",
+    "x-redacted",
+    "x-documentTypes",
+    "x-schemaVersion",
+})  # fmt: skip

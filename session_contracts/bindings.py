@@ -1,0 +1,103 @@
+"""Decode JSON into the generated typed models and encode them back.
+
+``decode`` is the strict door: strict JSON, input aliases, the schema with its
+x- rules, then the pydantic model (closed everywhere but ``extensions``).
+``encode`` gives back the same JSON value: absent stays absent, null stays
+null, wire names keep their case, ``extensions`` comes back verbatim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+import pydantic
+
+from session_contracts._errors import Finding, InvalidDocument, json_path
+from session_contracts._jsonload import loads_strict
+from session_contracts._validator import DocumentValidator, apply_input_aliases, default_validator
+
+__all__ = ["decode", "decode_unchecked", "encode", "encode_json", "model_class"]
+
+
+def model_class(doctype: str) -> type[pydantic.BaseModel]:
+    """The generated model class of a document type."""
+    from session_contracts.generated import DOCUMENT_TYPES
+
+    default_validator().schema_set.document_type(doctype)  # a clear error for unknown names
+    return DOCUMENT_TYPES[doctype]
+
+
+def _located(value: Any, loc: Sequence[int | str]) -> list[str | int]:
+    # pydantic puts union tags and model names into ``loc``; keep only the
+    # steps that exist in the document, so the path is a real JSON path.
+    where: list[str | int] = []
+    node = value
+    for part in loc:
+        if isinstance(node, dict) and isinstance(part, str) and part in node:
+            node = node[part]
+            where.append(part)
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+            where.append(part)
+    return where
+
+
+def pydantic_findings(error: pydantic.ValidationError, value: Any) -> list[Finding]:
+    findings = []
+    for item in error.errors(include_url=False):
+        kind = item["type"]
+        code = {
+            "extra_forbidden": "unknown_field",
+            "missing": "required",
+            "union_tag_invalid": "no_matching_variant",
+        }.get(kind, kind)
+        where = _located(value, item["loc"])
+        if kind in ("missing", "extra_forbidden") and item["loc"]:
+            last = item["loc"][-1]
+            if isinstance(last, str) and (not where or where[-1] != last):
+                where.append(last)
+        findings.append(
+            Finding(json_path(where), code, item["msg"], "see the schema of this document type")
+        )
+    return sorted(set(findings))
+
+
+def decode(
+    doctype: str,
+    data: bytes | str | Any,
+    *,
+    validator: DocumentValidator | None = None,
+) -> pydantic.BaseModel:
+    """Parse (if given text), validate and build the typed model of ``doctype``.
+
+    Raises :class:`InvalidDocument` with every finding, each with a JSON path.
+    """
+    validator = validator or default_validator()
+    document_type = validator.schema_set.document_type(doctype)
+    value = loads_strict(data) if isinstance(data, bytes | bytearray | str) else data
+    value, findings = apply_input_aliases(document_type, value)
+    findings += validator.validate(doctype, value)
+    if findings:
+        raise InvalidDocument(sorted(set(findings)))
+    return decode_unchecked(doctype, value)
+
+
+def decode_unchecked(doctype: str, value: Any) -> pydantic.BaseModel:
+    """Build the model with the bindings alone (no schema pass): closed, strict types."""
+    cls = model_class(doctype)
+    try:
+        return cls.model_validate(value, by_name=False)
+    except pydantic.ValidationError as exc:
+        raise InvalidDocument(pydantic_findings(exc, value)) from None
+
+
+def encode(model: pydantic.BaseModel) -> Any:
+    """The JSON value of a model, with wire names and without absent members."""
+    return model.model_dump(mode="json", by_alias=True)
+
+
+def encode_json(model: pydantic.BaseModel) -> bytes:
+    """Compact JSON bytes of :func:`encode` (keys in schema order, not canonical)."""
+    return orjson.dumps(encode(model))

@@ -1,0 +1,247 @@
+"""The ``session-contracts`` command line.
+
+Exit status: 0 ok, 1 findings or invalid input, 2 usage or tool error.  No
+traceback ever reaches a user for something the user did; an internal error
+prints one line and asks for a report (``--debug`` shows the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import orjson
+
+from session_contracts._errors import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    Finding,
+    SessionContractsError,
+    UsageError,
+)
+from session_contracts._jsonload import MAX_DOCUMENT_BYTES, JsonDocument, iter_documents
+
+__all__ = ["main"]
+
+Handler = Callable[[argparse.Namespace, TextIO], int]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse exits 2 by itself; keep our format
+        self.print_usage(sys.stderr)
+        raise UsageError([Finding("$", "usage", message, f"see `{self.prog} --help`")])
+
+
+def _read_input(path: str) -> tuple[bytes, str]:
+    if path == "-":
+        return sys.stdin.buffer.read(), "<stdin>"
+    file = Path(path)
+    try:
+        if file.is_dir():
+            raise UsageError([
+                Finding("$", "input_is_directory", f"{path} is a directory", "name a file")
+            ])
+        with file.open("rb") as handle:
+            # Read one byte past the limit: enough to say "too large" without
+            # loading a huge file whole.
+            data = handle.read(MAX_DOCUMENT_BYTES * 64 + 1)
+    except FileNotFoundError:
+        raise UsageError([
+            Finding("$", "input_not_found", f"no such file: {path}", "check the path")
+        ]) from None
+    except OSError as exc:
+        raise UsageError([
+            Finding("$", "input_unreadable", f"cannot read {path}: {exc.strerror}", "")
+        ]) from None
+    return data, path
+
+
+def _documents(path: str, jsonl: bool | None) -> list[JsonDocument]:
+    data, name = _read_input(path)
+    return list(iter_documents(data, name, jsonl=jsonl))
+
+
+def _print_findings(findings: Sequence[Finding], out: TextIO, fmt: str) -> None:
+    for finding in findings:
+        if fmt == "json":
+            out.write(orjson.dumps(finding.to_json()).decode() + "\n")
+        else:
+            out.write(finding.render() + "\n")
+
+
+def _cmd_doctypes(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts._schemas import default_schema_set
+
+    schema_set = default_schema_set()
+    if args.format == "json":
+        rows = [
+            {"name": d.name, "schema": schema_set.files[d.schema_id], "definition": d.title}
+            for d in schema_set.document_types.values()
+        ]
+        out.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return EXIT_OK
+    width = max(len(name) for name in schema_set.document_types)
+    for name, document_type in sorted(schema_set.document_types.items()):
+        out.write(f"{name:<{width}}  {schema_set.files[document_type.schema_id]}"
+                  f"#/$defs/{document_type.title}\n")
+    return EXIT_OK
+
+
+def _cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts._validator import default_validator
+
+    validator = default_validator()
+    validator.schema_set.document_type(args.doctype)
+    documents = _documents(args.file, args.jsonl)
+    if not documents:
+        _print_findings(
+            [Finding("$", "no_documents", f"{args.file} holds no document", "")], out, args.format
+        )
+        return EXIT_FINDINGS
+    invalid = 0
+    for document in documents:
+        if document.error is not None:
+            findings = list(document.error.findings)
+        else:
+            findings = validator.validate(args.doctype, document.value)
+        if findings:
+            invalid += 1
+            _print_findings([f.at(document.source) for f in findings], out, args.format)
+    if args.format == "text":
+        sys.stderr.write(
+            f"{len(documents) - invalid} of {len(documents)} document(s) valid "
+            f"as {args.doctype}\n"
+        )
+    return EXIT_FINDINGS if invalid else EXIT_OK
+
+
+def _cmd_roundtrip(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts.bindings import decode, encode
+
+    documents = _documents(args.file, args.jsonl)
+    failed = False
+    for document in documents:
+        try:
+            if document.error is not None:
+                raise document.error
+            encoded = encode(decode(args.doctype, document.value))
+        except SessionContractsError as exc:
+            if exc.exit_status == EXIT_USAGE:
+                raise
+            failed = True
+            _print_findings([f.at(document.source) for f in exc.findings], sys.stderr, "text")
+            continue
+        out.write(orjson.dumps(encoded).decode() + "\n")
+    return EXIT_FINDINGS if failed or not documents else EXIT_OK
+
+
+def _cmd_generate(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts._paths import find_checkout
+    from session_contracts.generator import check, write
+
+    root = Path(args.root) if args.root else find_checkout()
+    schemas, generated = root / "schemas", root / "generated"
+    started = time.perf_counter()
+    if args.check:
+        drifts = check(schemas, generated)
+        for drift in drifts:
+            out.write(drift.render() + "\n")
+        if drifts:
+            out.write(
+                f"{len(drifts)} generated file(s) out of date: run `session-contracts generate`\n"
+            )
+            return EXIT_FINDINGS
+        out.write("generated/ is current\n")
+        return EXIT_OK
+    drifts = write(schemas, generated)
+    for drift in drifts:
+        out.write(f"updated {drift.render()}\n")
+    out.write(
+        f"generated/ written from schemas/ in {time.perf_counter() - started:.2f} s "
+        f"({len(drifts)} file(s) changed)\n"
+    )
+    return EXIT_OK
+
+
+def _cmd_quickstart(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts._quickstart import run
+
+    return run(out, root=Path(args.root) if args.root else None)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="session-contracts",
+        description="Schema-first bindings and conformance checks for session observability v1.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    doctypes = commands.add_parser("doctypes", help="list every document type")
+    doctypes.add_argument("--format", choices=["text", "json"], default="text")
+    doctypes.set_defaults(handler=_cmd_doctypes)
+
+    for name, handler, text in (
+        ("validate", _cmd_validate, "check documents against a document type, x- rules included"),
+        ("roundtrip", _cmd_roundtrip, "decode with the bindings and print the re-encoded JSON"),
+    ):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("doctype", help="CONTRACT.KIND, see `session-contracts doctypes`")
+        command.add_argument("file", help="a JSON or JSON Lines file, or - for stdin")
+        mode = command.add_mutually_exclusive_group()
+        mode.add_argument("--jsonl", dest="jsonl", action="store_const", const=True,
+                          default=None, help="read one document per line")
+        mode.add_argument("--json", dest="jsonl", action="store_const", const=False,
+                          help="read exactly one document")
+        if name == "validate":
+            command.add_argument("--format", choices=["text", "json"], default="text")
+        command.set_defaults(handler=handler)
+
+    generate = commands.add_parser("generate", help="regenerate generated/ from schemas/")
+    generate.add_argument("--check", action="store_true",
+                          help="change nothing; exit 1 when generated/ is out of date")
+    generate.add_argument("--root", help="the checkout (default: found from the working folder)")
+    generate.set_defaults(handler=_cmd_generate)
+
+    quickstart = commands.add_parser(
+        "quickstart", help="the main job on built-in defaults: regenerate, validate the examples"
+    )
+    quickstart.add_argument("--root", help="the checkout (default: found from the working folder)")
+    quickstart.set_defaults(handler=_cmd_quickstart)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = _build_parser()
+    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    try:
+        args = parser.parse_args(argv)
+        handler: Handler = args.handler
+        return handler(args, sys.stdout)
+    except SessionContractsError as exc:
+        for finding in exc.findings:
+            sys.stderr.write(f"session-contracts: {finding.render()}\n")
+        return exc.exit_status
+    except KeyboardInterrupt:
+        sys.stderr.write("session-contracts: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # a bug of ours, not the user's: say so, briefly
+        if debug:
+            raise
+        sys.stderr.write(
+            f"session-contracts: internal error: {type(exc).__name__}: {exc}\n"
+            "  hint: this is a bug in session-contracts; rerun with --debug and report it\n"
+        )
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
