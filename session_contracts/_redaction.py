@@ -1,0 +1,682 @@
+"""Secret redaction and scanning: the pure core.
+
+Public text (prompts, assistant text, tool output, summaries) goes through a
+:class:`RedactionPolicy` before it reaches a snapshot.  The same detectors
+redact (:func:`redact_text`, :func:`redact_value`) and scan
+(:func:`scan_value`), so a conformance run can check a producer's output with
+the very rules the producer should have applied.
+
+Two guarantees shape the code:
+
+* Nothing this module returns holds a secret it found.  A :class:`Detection`
+  records a kind and a position, a finding a kind and a JSON path whose keys
+  are themselves redacted (gitleaks once printed the secret it meant to hide,
+  issue 1243).
+* Redaction is idempotent.  Markers already in a text are never scanned, and
+  :func:`redact_text` repeats its pass over the text left between markers
+  until nothing new turns up, so redacting its output changes nothing.
+
+Reading a policy file is I/O and lives in :mod:`session_contracts._redaction_policy`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Any
+
+from session_contracts._errors import Finding, UsageError, json_path
+
+__all__ = [
+    "CHARSETS",
+    "DEFAULT_MARKER",
+    "POLICY_INVALID",
+    "SECRET_FOUND",
+    "Detection",
+    "Detector",
+    "EntropyThreshold",
+    "KeyEntropyDetector",
+    "RedactionPolicy",
+    "RedactionResult",
+    "RegexDetector",
+    "canaries",
+    "canary_secrets",
+    "lookalikes",
+    "policy_problems",
+    "redact_text",
+    "redact_value",
+    "scan_text",
+    "scan_value",
+    "shannon_entropy",
+]
+
+DEFAULT_MARKER = "[REDACTED:<kind>]"
+KIND_PLACEHOLDER = "<kind>"
+SECRET_FOUND = "redaction_secret_found"
+POLICY_INVALID = "redaction_policy_invalid"
+
+_BASE64_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_")
+CHARSETS: Mapping[str, frozenset[str] | None] = MappingProxyType(
+    {
+        "hex": frozenset("0123456789abcdefABCDEF"),
+        "base64": _BASE64_ALPHABET,
+        "printable": frozenset(chr(code) for code in range(0x21, 0x7F)),
+        "any": None,  # every character
+    }
+)
+_KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
+
+# In text, a key-entropy detector looks at `key: value`, `key=value`,
+# `"key": "value"` (also with JSON-escaped quotes) and `key := value`.  Keys are
+# checked against the detector's key pattern afterwards, so one compiled
+# expression serves every detector.  The key is bounded and must start a word,
+# which keeps the scan linear.
+_ASSIGNMENT = re.compile(
+    r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,63})"
+    r"\\?[\"']?[ \t]*(?::=|=>|:(?!:)|=(?!=))[ \t]*"
+    r"(?:\\?(?P<q>[\"']))?"
+    r"(?P<value>(?(q)(?:[^\"'\\\r\n]|\\(?![\"']))+|[^\s\"'\\,;&<>(){}\[\]`]+))"
+)
+
+
+# -- policy ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RegexDetector:
+    """Redacts every match of ``pattern`` (or only its ``group``)."""
+
+    id: str
+    pattern: str
+    group: int | str = 0
+    ignore_case: bool = False
+    enabled: bool = True
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class EntropyThreshold:
+    """A value of ``charset`` characters is a secret from ``min_entropy`` bits a character."""
+
+    charset: str
+    min_entropy: float
+
+
+@dataclass(frozen=True, slots=True)
+class KeyEntropyDetector:
+    """Redacts a random-looking value under a key whose name matches ``key_pattern``."""
+
+    id: str
+    key_pattern: str
+    charsets: tuple[EntropyThreshold, ...]
+    min_length: int = 16
+    enabled: bool = True
+    description: str = ""
+
+
+Detector = RegexDetector | KeyEntropyDetector
+
+
+@dataclass(frozen=True, slots=True)
+class RedactionPolicy:
+    """The detectors to run, in priority order, and how to mark what they find."""
+
+    detectors: tuple[Detector, ...]
+    marker: str = DEFAULT_MARKER
+    placeholders: tuple[str, ...] = ()
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(detector.id for detector in self.detectors)
+
+    def marker_for(self, kind: str) -> str:
+        return self.marker.replace(KIND_PLACEHOLDER, kind)
+
+    def disable(self, *kinds: str) -> RedactionPolicy:
+        """The same policy with the detectors of ``kinds`` turned off."""
+        unknown = sorted(set(kinds) - set(self.kinds))
+        if unknown:
+            raise UsageError(
+                [
+                    Finding(
+                        "$.detectors",
+                        POLICY_INVALID,
+                        f"the policy has no detector {', '.join(unknown)}",
+                        f"known detectors: {', '.join(self.kinds)}",
+                    )
+                ]
+            )
+        return replace(
+            self,
+            detectors=tuple(
+                replace(detector, enabled=False) if detector.id in kinds else detector
+                for detector in self.detectors
+            ),
+        )
+
+
+def _regex_problem(pattern: str, flags: int, where: str) -> Finding | None:
+    try:
+        re.compile(pattern, flags)
+    except re.error as exc:
+        return Finding(
+            where,
+            POLICY_INVALID,
+            f"the pattern is not a valid Python regular expression: {exc}",
+            "patterns use Python `re` syntax",
+        )
+    return None
+
+
+def policy_problems(policy: RedactionPolicy) -> list[Finding]:
+    """What makes ``policy`` unusable, each located by the path in its policy file."""
+    problems: list[Finding] = []
+    if policy.marker.count(KIND_PLACEHOLDER) != 1:
+        problems.append(
+            Finding(
+                "$.marker",
+                POLICY_INVALID,
+                f"the marker must hold {KIND_PLACEHOLDER} exactly once",
+                f"for example {DEFAULT_MARKER}",
+            )
+        )
+    for index, placeholder in enumerate(policy.placeholders):
+        problem = _regex_problem(placeholder, 0, json_path(["placeholders", index]))
+        if problem:
+            problems.append(problem)
+    seen: set[str] = set()
+    for index, detector in enumerate(policy.detectors):
+        where: list[str | int] = ["detectors", index]
+        if not _KIND.fullmatch(detector.id):
+            problems.append(
+                Finding(
+                    json_path([*where, "id"]),
+                    POLICY_INVALID,
+                    f"{detector.id!r} is not a detector id",
+                    "an id is lower case letters, digits and underscores, starting with a letter",
+                )
+            )
+        if detector.id in seen:
+            problems.append(
+                Finding(
+                    json_path([*where, "id"]),
+                    POLICY_INVALID,
+                    f"the detector id {detector.id!r} is used twice",
+                    "each detector needs its own id: markers and findings name it",
+                )
+            )
+        seen.add(detector.id)
+        if isinstance(detector, RegexDetector):
+            flags = re.IGNORECASE if detector.ignore_case else 0
+            problem = _regex_problem(detector.pattern, flags, json_path([*where, "pattern"]))
+            if problem:
+                problems.append(problem)
+                continue
+            compiled = re.compile(detector.pattern, flags)
+            group = detector.group
+            if (isinstance(group, int) and not 0 <= group <= compiled.groups) or (
+                isinstance(group, str) and group not in compiled.groupindex
+            ):
+                problems.append(
+                    Finding(
+                        json_path([*where, "group"]),
+                        POLICY_INVALID,
+                        f"the pattern has no group {group!r}",
+                        "name a group the pattern defines, or 0 for the whole match",
+                    )
+                )
+        else:
+            problem = _regex_problem(
+                detector.key_pattern, re.IGNORECASE, json_path([*where, "key_pattern"])
+            )
+            if problem:
+                problems.append(problem)
+            if detector.min_length < 1:
+                problems.append(
+                    Finding(
+                        json_path([*where, "min_length"]),
+                        POLICY_INVALID,
+                        "min_length must be at least 1",
+                    )
+                )
+            if not detector.charsets:
+                problems.append(
+                    Finding(
+                        json_path([*where, "charsets"]),
+                        POLICY_INVALID,
+                        "a key-entropy detector needs at least one character set",
+                    )
+                )
+            for number, threshold in enumerate(detector.charsets):
+                if threshold.charset not in CHARSETS:
+                    problems.append(
+                        Finding(
+                            json_path([*where, "charsets", number, "charset"]),
+                            POLICY_INVALID,
+                            f"unknown character set {threshold.charset!r}",
+                            f"use one of {', '.join(CHARSETS)}",
+                        )
+                    )
+    return problems
+
+
+# -- compiled form --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _CompiledRegex:
+    kind: str
+    regex: re.Pattern[str]
+    group: int | str
+
+
+@dataclass(frozen=True, slots=True)
+class _CompiledKey:
+    kind: str
+    key: re.Pattern[str]
+    min_length: int
+    charsets: tuple[tuple[frozenset[str] | None, float], ...]
+
+    def is_secret(self, value: str) -> bool:
+        if len(value) < self.min_length:
+            return False
+        characters = set(value)
+        for alphabet, min_entropy in self.charsets:
+            if alphabet is None or characters <= alphabet:
+                return shannon_entropy(value) >= min_entropy
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    policy: RedactionPolicy
+    detectors: tuple[_CompiledRegex | _CompiledKey, ...]
+    placeholders: tuple[re.Pattern[str], ...]
+    marker: re.Pattern[str]
+
+    def is_placeholder(self, value: str) -> bool:
+        return any(p.fullmatch(value) for p in self.placeholders)
+
+
+@lru_cache(maxsize=32)
+def _compile(policy: RedactionPolicy) -> _Compiled:
+    problems = policy_problems(policy)
+    if problems:
+        raise UsageError(problems)
+    detectors: list[_CompiledRegex | _CompiledKey] = []
+    for detector in policy.detectors:
+        if not detector.enabled:
+            continue
+        if isinstance(detector, RegexDetector):
+            flags = re.IGNORECASE if detector.ignore_case else 0
+            detectors.append(
+                _CompiledRegex(detector.id, re.compile(detector.pattern, flags), detector.group)
+            )
+        else:
+            detectors.append(
+                _CompiledKey(
+                    detector.id,
+                    re.compile(detector.key_pattern, re.IGNORECASE),
+                    detector.min_length,
+                    tuple((CHARSETS[t.charset], t.min_entropy) for t in detector.charsets),
+                )
+            )
+    # Markers of every kind the policy knows, enabled or not, are left alone.
+    # Only known kinds count: "[REDACTED:hunter2]" is not a marker.
+    prefix, _, suffix = policy.marker.partition(KIND_PLACEHOLDER)
+    kinds = "|".join(re.escape(kind) for kind in sorted(policy.kinds, key=len, reverse=True))
+    marker = re.compile(f"{re.escape(prefix)}(?:{kinds or '(?!)'}){re.escape(suffix)}")
+    return _Compiled(
+        policy,
+        tuple(detectors),
+        tuple(re.compile(p) for p in policy.placeholders),
+        marker,
+    )
+
+
+# -- results --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """A secret found at ``text[start:end]``: what kind and where, never the secret."""
+
+    kind: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class RedactionResult:
+    """The redacted text and what was found in the input text."""
+
+    text: str
+    detections: tuple[Detection, ...]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.detections)
+
+
+# -- detection ------------------------------------------------------------------
+
+
+def shannon_entropy(value: str) -> float:
+    """Bits of information per character, from the string's own character counts."""
+    if not value:
+        return 0.0
+    length = len(value)
+    return -sum(n / length * math.log2(n / length) for n in Counter(value).values())
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    start: int
+    end: int
+    order: int
+    kind: str
+
+
+def _hits_in(segment: str, compiled: _Compiled, key: str | None) -> Iterator[_Hit]:
+    for order, detector in enumerate(compiled.detectors):
+        if isinstance(detector, _CompiledRegex):
+            for match in detector.regex.finditer(segment):
+                start, end = match.span(detector.group)
+                if start < end:
+                    yield _Hit(start, end, order, detector.kind)
+            continue
+        for match in _ASSIGNMENT.finditer(segment):
+            if detector.key.search(match["key"]) and detector.is_secret(match["value"]):
+                start, end = match.span("value")
+                yield _Hit(start, end, order, detector.kind)
+        # In a JSON document the object key is the context: the string (or
+        # what is left of it between markers) is the value.
+        if key is not None and detector.key.search(key) and detector.is_secret(segment):
+            yield _Hit(0, len(segment), order, detector.kind)
+
+
+def _detect_segment(segment: str, compiled: _Compiled, key: str | None) -> list[Detection]:
+    """Overlapping hits become one detection: a secret is never left half-covered.
+
+    The detection is named after the hit that starts first, then the longest,
+    then the detector listed first, so a specific kind wins over a generic one.
+    """
+    hits = sorted(
+        (
+            hit
+            for hit in _hits_in(segment, compiled, key)
+            if not compiled.is_placeholder(segment[hit.start : hit.end])
+        ),
+        key=lambda hit: (hit.start, -hit.end, hit.order),
+    )
+    merged: list[Detection] = []
+    for hit in hits:
+        if merged and hit.start < merged[-1].end:
+            last = merged[-1]
+            merged[-1] = Detection(last.kind, last.start, max(last.end, hit.end))
+        else:
+            merged.append(Detection(hit.kind, hit.start, hit.end))
+    return merged
+
+
+def _gaps(blocked: Sequence[tuple[int, int]], length: int) -> Iterator[tuple[int, int]]:
+    """The stretches of ``range(length)`` outside the sorted, disjoint ``blocked`` spans."""
+    position = 0
+    for start, end in blocked:
+        if start > position:
+            yield position, start
+        position = max(position, end)
+    if position < length:
+        yield position, length
+
+
+def _detect(text: str, compiled: _Compiled, key: str | None = None) -> list[Detection]:
+    """Detections in ``text``, skipping the markers already in it."""
+    found: list[Detection] = []
+    markers = [match.span() for match in compiled.marker.finditer(text)]
+    pending = list(_gaps(markers, len(text)))
+    # A detection cuts a piece of text in two, and each part read on its own
+    # can reveal what its neighbour hid (a look-behind that failed on the
+    # secret's last character now sees the start of a string).  Redacting the
+    # output would then change it again; so the parts are read again until a
+    # pass finds nothing.  Parts only shrink, so this ends; in practice the
+    # second pass reads a few short parts and finds nothing.
+    # Repetitive text cuts into many equal parts; read each distinct part once.
+    memo: dict[str, list[Detection]] = {}
+    while pending:
+        next_pending: list[tuple[int, int]] = []
+        for start, end in pending:
+            segment = text[start:end]
+            if segment not in memo:
+                memo[segment] = _detect_segment(segment, compiled, key)
+            position = start
+            for detection in memo[segment]:
+                found.append(
+                    Detection(detection.kind, start + detection.start, start + detection.end)
+                )
+                if start + detection.start > position:
+                    next_pending.append((position, start + detection.start))
+                position = start + detection.end
+            if start < position < end:
+                next_pending.append((position, end))
+        pending = next_pending
+    return sorted(found, key=lambda detection: (detection.start, detection.end))
+
+
+def _apply(text: str, detections: Sequence[Detection], policy: RedactionPolicy) -> str:
+    pieces: list[str] = []
+    position = 0
+    for detection in detections:
+        pieces.append(text[position : detection.start])
+        pieces.append(policy.marker_for(detection.kind))
+        position = detection.end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def redact_text(text: str, policy: RedactionPolicy) -> RedactionResult:
+    """Replace every secret ``policy`` finds in ``text`` with its kind's marker."""
+    compiled = _compile(policy)
+    detections = _detect(text, compiled)
+    return RedactionResult(_apply(text, detections, policy), tuple(detections))
+
+
+def redact_value(value: Any, policy: RedactionPolicy) -> Any:
+    """A copy of a JSON value with every string redacted; object keys are kept as they are.
+
+    A string under a key naming a secret (``password``, ``token``, ``api_key``,
+    ``authorization``, ...) is replaced whole by a marker when it is random
+    enough for one of the policy's key-entropy detectors.
+    """
+    compiled = _compile(policy)
+    return _redact_node(value, None, compiled)
+
+
+def _redact_node(node: Any, key: str | None, compiled: _Compiled) -> Any:
+    if isinstance(node, str):
+        return _apply(node, _detect(node, compiled, key), compiled.policy)
+    if isinstance(node, dict):
+        return {
+            k: _redact_node(item, k if isinstance(k, str) else None, compiled)
+            for k, item in node.items()
+        }
+    if isinstance(node, list):
+        return [_redact_node(item, None, compiled) for item in node]
+    return node
+
+
+_SCAN_HINT = (
+    "redact public text through the active redaction policy before it reaches the "
+    "snapshot; raw logs, private prompts and credentials do not belong here"
+)
+
+
+def _finding(path: str, detection: Detection, where: str) -> Finding:
+    return Finding(
+        path,
+        SECRET_FOUND,
+        f"{where} holds a secret of kind {detection.kind} "
+        f"(characters {detection.start} to {detection.end})",
+        _SCAN_HINT,
+    )
+
+
+def scan_text(text: str, policy: RedactionPolicy, path: str = "$") -> list[Finding]:
+    """One finding per secret in ``text``, located at ``path``; never quoting the secret."""
+    compiled = _compile(policy)
+    return [_finding(path, d, "the string") for d in _detect(text, compiled)]
+
+
+def scan_value(value: Any, policy: RedactionPolicy) -> list[Finding]:
+    """One finding per secret in a JSON value, located by JSON path.
+
+    Object keys are scanned too.  A path is built from keys that are redacted
+    first, so a secret used as a key is reported without being repeated.
+    """
+    compiled = _compile(policy)
+    findings: list[Finding] = []
+    stack: list[tuple[Any, str | None, list[str | int]]] = [(value, None, [])]
+    while stack:
+        node, key, parts = stack.pop()
+        path = json_path(parts)
+        if isinstance(node, str):
+            findings.extend(_finding(path, d, "the string") for d in _detect(node, compiled, key))
+        elif isinstance(node, dict):
+            children: list[tuple[Any, str | None, list[str | int]]] = []
+            for child_key, item in node.items():
+                if not isinstance(child_key, str):
+                    children.append((item, None, [*parts, str(child_key)]))
+                    continue
+                scrubbed = _detect(child_key, compiled)
+                findings.extend(_finding(path, d, "an object key") for d in scrubbed)
+                safe_key = _apply(child_key, scrubbed, compiled.policy)
+                children.append((item, child_key, [*parts, safe_key]))
+            stack.extend(reversed(children))
+        elif isinstance(node, list):
+            stack.extend(
+                (item, None, [*parts, index]) for index, item in reversed(list(enumerate(node)))
+            )
+    return findings
+
+
+# -- canaries -------------------------------------------------------------------
+#
+# The conformance suite plants a canary of every kind into every text input of
+# a producer and checks that none reaches the output, while a look-alike of
+# every kind must survive.  Canaries are built from pieces at run time so that
+# no secret scanner flags this source file, and from a hash so they are
+# deterministic yet as random-looking as real secrets.
+
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_UPPER_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+_BASE64 = _ALNUM + "+/"
+_BASE64URL = _ALNUM + "-_"
+
+
+def _filler(seed: str, length: int, alphabet: str) -> str:
+    out: list[str] = []
+    counter = 0
+    while len(out) < length:
+        digest = hashlib.sha256(f"session-contracts canary {seed} {counter}".encode()).digest()
+        out.extend(alphabet[byte % len(alphabet)] for byte in digest)
+        counter += 1
+    return "".join(out[:length])
+
+
+def _canary_parts() -> dict[str, tuple[str, str, str]]:
+    """Per kind: the text before the secret, the secret, the text after it."""
+    pem_body = "\n".join(
+        "MIIEpAIBAAKCAQEA" + _filler("pem", 48, _BASE64)
+        if line == 0
+        else "CANARY" + _filler(f"pem{line}", 58, _BASE64)
+        for line in range(4)
+    )
+    rsa = "RSA PRIVATE KEY"
+    pem = f"-----BEGIN {rsa}-----\n{pem_body}\n-----END {rsa}-----"
+    jwt_header = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"  # {"alg":"HS256","typ":"JWT"}
+    jwt_payload = "eyJzdWIiOiJDQU5BUlkiLCJuYW1lIjoiY2FuYXJ5In0"  # {"sub":"CANARY",...}
+    return {
+        "pem_private_key": ("", pem, ""),
+        "jwt": ("", f"{jwt_header}.{jwt_payload}.CANARY{_filler('jwt', 37, _BASE64URL)}", ""),
+        "anthropic_api_key": ("", "sk-" + "ant-api03-CANARY" + _filler("ant", 80, _BASE64URL), ""),
+        "openai_api_key": ("", "sk-" + "proj-CANARY" + _filler("openai", 40, _ALNUM) + "7", ""),
+        "github_token": ("", "gh" + "p_CANARY" + _filler("github", 30, _ALNUM), ""),
+        "slack_token": (
+            "",
+            "xox" + "b-104729" + "3355-77041952" + "-CANARY" + _filler("slack", 18, _ALNUM),
+            "",
+        ),
+        "stripe_key": ("", "sk" + "_live_CANARY" + _filler("stripe", 20, _ALNUM), ""),
+        "google_api_key": ("", "AI" + "zaCANARY" + _filler("google", 29, _BASE64URL), ""),
+        "aws_access_key_id": ("", "AK" + "IACANARY" + _filler("akia", 10, _UPPER_ALNUM), ""),
+        "aws_secret_access_key": (
+            "aws_secret_access_key = ",
+            "CANARY" + _filler("aws-secret", 34, _BASE64),
+            "",
+        ),
+        "azure_storage_key": (
+            "DefaultEndpointsProtocol=https;AccountName=canary;AccountKey=",
+            "CANARY" + _filler("azure", 80, _BASE64) + "==",
+            ";EndpointSuffix=core.windows.net",
+        ),
+        "url_password": (
+            "postgres://canary:",
+            "CANARY-" + _filler("url", 12, _ALNUM),
+            "@db:5432/app",
+        ),
+        "bearer_token": (
+            "Authorization: Bearer ",
+            "CANARY." + _filler("bearer", 24, _BASE64URL),
+            "",
+        ),
+        "authorization_header": (
+            "Authorization: Basic ",
+            "Q0FOQVJZ" + _filler("basic", 16, _ALNUM) + "==",
+            "",
+        ),
+        "password_assignment": ("password=", "CANARY-" + _filler("password", 9, _ALNUM), ""),
+        "sensitive_key_high_entropy": (
+            'signing_key: "',
+            "CANARY" + _filler("entropy", 34, _ALNUM),
+            '"',
+        ),
+    }
+
+
+def canaries() -> dict[str, str]:
+    """One realistic, clearly fake secret of every built-in kind, in the context it needs."""
+    return {kind: "".join(parts) for kind, parts in _canary_parts().items()}
+
+
+def canary_secrets() -> dict[str, str]:
+    """The part of each canary that must not survive redaction (the key or scheme may)."""
+    return {kind: secret for kind, (_, secret, _) in _canary_parts().items()}
+
+
+def lookalikes() -> dict[str, str]:
+    """One text per built-in kind that resembles its secrets but must survive redaction."""
+    return {
+        "pem_private_key": "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A\n"
+        "-----END PUBLIC KEY-----",
+        "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+        "anthropic_api_key": "sk-ant-short",
+        "openai_api_key": "sk-abc123",
+        "github_token": "ghp_short123",
+        "slack_token": "xoxb-not-a-token",
+        "stripe_key": "pk_live_" + "CANARYpublishable0123456789",
+        "google_api_key": "AIza prefixes a Google API key",
+        "aws_access_key_id": "AKIA is the prefix of an access key id",
+        "aws_secret_access_key": "aws_secret_access_key is read from the environment",
+        "azure_storage_key": "set AccountKey in the connection string",
+        "url_password": "https://user@example.com:8443/path?q=1",
+        "bearer_token": "the bearer of this letter",
+        "authorization_header": "Authorization: required",
+        "password_assignment": "reset your password in settings",
+        "sensitive_key_high_entropy": 'signing_key: "rotate-every-ninety-days"',
+    }

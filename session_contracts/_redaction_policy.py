@@ -1,0 +1,158 @@
+"""Redaction policy files: reading, validating and the built-in default.
+
+A policy file is JSON, valid against ``redaction-policy.schema.json``.  This
+module is the I/O edge of redaction; the detectors themselves live in
+:mod:`session_contracts._redaction`.  The default policy is data too
+(``redaction-policy.default.json``) and comes in through the same door as any
+other policy file.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
+
+from session_contracts._errors import Finding, InvalidDocument, UsageError, json_path
+from session_contracts._jsonload import loads_strict
+from session_contracts._redaction import (
+    DEFAULT_MARKER,
+    POLICY_INVALID,
+    Detector,
+    EntropyThreshold,
+    KeyEntropyDetector,
+    RedactionPolicy,
+    RegexDetector,
+    policy_problems,
+)
+
+__all__ = [
+    "DEFAULT_POLICY",
+    "DEFAULT_POLICY_FILE",
+    "POLICY_SCHEMA_FILE",
+    "default_policy",
+    "load_policy",
+    "parse_policy",
+    "policy_from_document",
+    "policy_schema",
+    "validate_policy_document",
+]
+
+POLICY_SCHEMA_FILE = "redaction-policy.schema.json"
+DEFAULT_POLICY_FILE = "redaction-policy.default.json"
+POLICY_UNREADABLE = "redaction_policy_unreadable"
+
+_HINT = "see docs/redaction.md and schemas/redaction-policy.schema.json"
+
+
+@lru_cache(maxsize=1)
+def policy_schema() -> dict[str, Any]:
+    """The JSON Schema every policy file must satisfy."""
+    text = files("session_contracts.schemas").joinpath(POLICY_SCHEMA_FILE).read_bytes()
+    schema: dict[str, Any] = loads_strict(text)
+    return schema
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Any:
+    schema = policy_schema()
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def _error_path(error: Any) -> list[str | int]:
+    return list(error.absolute_path)
+
+
+def validate_policy_document(document: Any) -> list[Finding]:
+    """One ``redaction_policy_invalid`` finding per schema violation, in path order."""
+    errors = sorted(
+        _validator().iter_errors(document),
+        key=lambda error: (json_path(_error_path(error)), error.message),
+    )
+    return [
+        Finding(json_path(_error_path(error)), POLICY_INVALID, error.message, _HINT)
+        for error in errors
+    ]
+
+
+def _detector(entry: dict[str, Any]) -> Detector:
+    common = {
+        "id": entry["id"],
+        "enabled": entry.get("enabled", True),
+        "description": entry.get("description", ""),
+    }
+    if entry["type"] == "key_entropy":
+        return KeyEntropyDetector(
+            key_pattern=entry["key_pattern"],
+            charsets=tuple(
+                EntropyThreshold(item["charset"], float(item["min_entropy"]))
+                for item in entry["charsets"]
+            ),
+            min_length=entry.get("min_length", 16),
+            **common,
+        )
+    return RegexDetector(
+        pattern=entry["pattern"],
+        group=entry.get("group", 0),
+        ignore_case=entry.get("ignore_case", False),
+        **common,
+    )
+
+
+def policy_from_document(document: Any, *, source: str = "") -> RedactionPolicy:
+    """Build a policy from a parsed policy file, or raise :class:`UsageError` saying why not."""
+    findings = validate_policy_document(document)
+    if not findings:
+        policy = RedactionPolicy(
+            detectors=tuple(_detector(entry) for entry in document["detectors"]),
+            marker=document.get("marker", DEFAULT_MARKER),
+            placeholders=tuple(document.get("placeholders", ())),
+        )
+        findings = policy_problems(policy)
+    if findings:
+        raise UsageError(finding.at(source) if source else finding for finding in findings)
+    return policy
+
+
+def parse_policy(data: bytes | str, *, source: str = "") -> RedactionPolicy:
+    """Read a policy from the text of a policy file."""
+    try:
+        document = loads_strict(data)
+    except InvalidDocument as exc:
+        # A broken policy is a broken invocation, not a broken document under test.
+        raise UsageError(f.at(source) if source else f for f in exc.findings) from None
+    return policy_from_document(document, source=source)
+
+
+def load_policy(path: str | os.PathLike[str]) -> RedactionPolicy:
+    """Read and check a policy file; every problem is a finding with a JSON path."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise UsageError(
+            [
+                Finding(
+                    "$",
+                    POLICY_UNREADABLE,
+                    f"cannot read the redaction policy: {exc.strerror or exc}",
+                    "pass the path of a JSON redaction policy file",
+                    source=os.fspath(path),
+                )
+            ]
+        ) from None
+    return parse_policy(data, source=os.fspath(path))
+
+
+@lru_cache(maxsize=1)
+def default_policy() -> RedactionPolicy:
+    """The built-in policy, read from the packaged ``redaction-policy.default.json``."""
+    data = files("session_contracts.schemas").joinpath(DEFAULT_POLICY_FILE).read_bytes()
+    return parse_policy(data, source=DEFAULT_POLICY_FILE)
+
+
+DEFAULT_POLICY = default_policy()
