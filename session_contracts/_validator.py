@@ -223,6 +223,7 @@ class DocumentValidator:
                             violation.hint,
                         ])
                     )
+                    error.violation = violation  # type: ignore[attr-defined]
                     yield error
 
             return check
@@ -271,7 +272,7 @@ class DocumentValidator:
                 json_path(where), "no_matching_variant", error.message, _HINTS["no_matching_variant"]
             )
             return
-        if error.validator == "required":
+        if error.validator in ("required", "dependentRequired"):
             missing = str(error.message).split("'")[1] if "'" in error.message else "?"
             yield Finding(
                 json_path([*where, missing]),
@@ -306,6 +307,19 @@ class DocumentValidator:
             for rs_error in fast.iter_errors(instance):
                 findings.extend(self._convert_rs(rs_error, instance))
         return sorted(set(findings))
+
+    def violations(self, doctype: str, instance: Any) -> list[tuple[list[str | int], Violation]]:
+        """Every broken x- rule with its absolute location (reference engine)."""
+        document_type = self.schema_set.document_type(doctype)
+        found: list[tuple[list[str | int], Violation]] = []
+        pending = list(self._reference_validator(document_type).iter_errors(instance))
+        while pending:
+            error = pending.pop()
+            pending.extend(error.context or ())
+            violation = getattr(error, "violation", None)
+            if violation is not None:
+                found.append((list(error.absolute_path), violation))
+        return found
 
     def is_valid(self, doctype: str, instance: Any) -> bool:
         document_type = self.schema_set.document_type(doctype)

@@ -36,6 +36,10 @@ class Violation:
     code: str
     message: str
     hint: str
+    # The smallest edit that mends this violation, as ("set", where, value) or
+    # ("delete", where, None) operations relative to the keyword's instance.
+    # Test-data generators use it to turn schema-shaped data into valid data.
+    fix: tuple[tuple[str, tuple[str | int, ...], Any], ...] = ()
 
 
 def resolve_pointer(instance: Any, pointer: str) -> Any:
@@ -91,6 +95,7 @@ def max_utf8_bytes(limit: int, instance: Any) -> Iterator[Violation]:
             "max_utf8_bytes",
             f"the string is {size:,} UTF-8 bytes long; the limit is {limit:,} bytes",
             "shorten it: the limit counts UTF-8 bytes, and non-ASCII characters take 2-4 each",
+            (("set", (), instance.encode("utf-8")[:limit].decode("utf-8", "ignore")),),
         )
 
 
@@ -105,6 +110,7 @@ def js_safe_integer(enabled: bool, instance: Any) -> Iterator[Violation]:
                 f"{instance!r} is written as a fraction or exponent; this field takes an "
                 "integer literal",
                 f"write it as {int(instance)}" if math.isfinite(instance) else "write an integer",
+                (("set", (), int(instance)),),
             )
     elif isinstance(instance, int) and abs(instance) > JS_SAFE_INTEGER_MAX:
         yield Violation(
@@ -112,6 +118,7 @@ def js_safe_integer(enabled: bool, instance: Any) -> Iterator[Violation]:
             "unsafe_integer",
             f"{instance} is outside JavaScript's safe integer range (+-9007199254740991)",
             "carry larger values as strings; JavaScript readers would round this one",
+            (("set", (), JS_SAFE_INTEGER_MAX if instance > 0 else -JS_SAFE_INTEGER_MAX),),
         )
 
 
@@ -123,6 +130,7 @@ def require_any_of(names: Sequence[str], instance: Any) -> Iterator[Violation]:
             "require_any_of",
             f"at least one of {listed} is required",
             f"add {names[0]} or another of: {listed}",
+            (("set", (names[0],), 0),),
         )
 
 
@@ -137,6 +145,7 @@ def not_greater_than(pairs: Mapping[str, str], instance: Any) -> Iterator[Violat
                 "not_greater_than",
                 f"{small} ({low}) is greater than {large} ({high})",
                 f"{small} is part of {large}, so it cannot exceed it",
+                (("set", (small,), high),),
             )
 
 
@@ -162,6 +171,7 @@ def ratio(spec: Mapping[str, str], instance: Any) -> Iterator[Violation]:
                     f"{name} is present, but {_pointer_name(spec['denominator'])} is not a "
                     "positive number",
                     f"omit {name} until a positive {_pointer_name(spec['denominator'])} exists",
+                    (("delete", where, None),),
                 )
         elif value is not _ABSENT and value is not None:
             yield Violation(
@@ -170,6 +180,7 @@ def ratio(spec: Mapping[str, str], instance: Any) -> Iterator[Violation]:
                 f"{name} is {value!r}, but {_pointer_name(spec['denominator'])} is zero or "
                 "unmeasured",
                 f"write null for {name}: no qualifying observations is not a zero ratio",
+                (("set", where, None),),
             )
         return
     expected = numerator / denominator
@@ -180,6 +191,7 @@ def ratio(spec: Mapping[str, str], instance: Any) -> Iterator[Violation]:
             f"{name} is missing although {_pointer_name(spec['denominator'])} is positive",
             f"write {name} = {_pointer_name(spec['numerator'])} / "
             f"{_pointer_name(spec['denominator'])} = {expected!r}",
+            (("set", where, expected),),
         )
     elif _is_number(value) and not math.isclose(
         value, expected, rel_tol=RATIO_RELATIVE_TOLERANCE, abs_tol=1e-12
@@ -190,6 +202,7 @@ def ratio(spec: Mapping[str, str], instance: Any) -> Iterator[Violation]:
             f"{name} is {value!r}, but {_pointer_name(spec['numerator'])} / "
             f"{_pointer_name(spec['denominator'])} is {expected!r}",
             "compute the value from the numerator and denominator it carries",
+            (("set", where, expected),),
         )
 
 
@@ -204,6 +217,7 @@ def same_value(pairs: Sequence[Sequence[str]], instance: Any) -> Iterator[Violat
                 "same_value",
                 f"{_pointer_name(second)} is {b!r} but {_pointer_name(first)} is {a!r}",
                 "both name the same thing and must hold the same value",
+                (("set", _parts(second), a),),
             )
 
 
@@ -219,6 +233,10 @@ def prefer_reference(spec: Mapping[str, str], instance: Any) -> Iterator[Violati
             f"{_pointer_name(spec['inline'])} repeats {_pointer_name(spec['target'])} verbatim",
             f"write {spec['reference']}: {_pointer_name(spec['target'])!r} instead of "
             "serializing the same array twice",
+            (
+                ("delete", _parts(spec["inline"]), None),
+                ("set", (spec["reference"],), _pointer_name(spec["target"])),
+            ),
         )
 
 
@@ -229,6 +247,8 @@ def span_tree(spec: Mapping[str, str], instance: Any) -> Iterator[Violation]:
     base = _parts(spec["spans"])
     parent_of: dict[int, int | None] = {}
     index_of: dict[int, int] = {}
+    free_id = 1 + max((s["span_id"] for s in spans if isinstance(s, dict)
+                       and isinstance(s.get("span_id"), int)), default=0)
     for index, span in enumerate(spans):
         if not isinstance(span, dict) or not isinstance(span.get("span_id"), int):
             continue
@@ -239,6 +259,7 @@ def span_tree(spec: Mapping[str, str], instance: Any) -> Iterator[Violation]:
                 "span_id_duplicate",
                 f"span_id {span_id} is used by spans {index_of[span_id]} and {index}",
                 "span ids are stable and unique within a record",
+                (("set", (*base, index, "span_id"), free_id + index),),
             )
             continue
         parent = span.get("parent_span_id")
@@ -251,6 +272,7 @@ def span_tree(spec: Mapping[str, str], instance: Any) -> Iterator[Violation]:
                 "span_parent_missing",
                 f"span {span_id} names parent {parent}, which is not in this record",
                 "root spans set parent_span_id to null; every other parent must be present",
+                (("set", (*base, index_of[span_id], "parent_span_id"), None),),
             )
     reported: set[int] = set()
     for start in parent_of:
@@ -267,6 +289,7 @@ def span_tree(spec: Mapping[str, str], instance: Any) -> Iterator[Violation]:
                 "span_cycle",
                 "spans " + " -> ".join(str(s) for s in [*cycle, node]) + " form a cycle",
                 "parent links must form a tree rooted at spans whose parent_span_id is null",
+                (("set", (*base, index_of[node], "parent_span_id"), None),),
             )
 
 

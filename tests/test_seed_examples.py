@@ -1,0 +1,90 @@
+"""Every JSON example in the seeds validates as its document type."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_contracts._validator import default_validator
+from session_contracts.bindings import decode, encode
+from session_contracts._xkeywords import json_equal
+
+
+def _blocks(text: str) -> list[Any]:
+    """JSON objects that stand alone in a seed: fenced blocks, else bare `{` ... `}` lines."""
+    fenced = re.findall(r"```json\n(.*?)```", text, re.S)
+    if fenced:
+        return [json.loads(block) for block in fenced]
+    found: list[Any] = []
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        if lines[index].strip() == "{":
+            end = next(e for e in range(index + 1, len(lines)) if lines[e].strip() == "}")
+            found.append(json.loads("\n".join(lines[index : end + 1])))
+            index = end
+        index += 1
+    return found
+
+
+def _seed(shared: Path, number: str) -> str:
+    (path,) = (shared / "seeds").glob(f"{number}_*.txt")
+    return path.read_text()
+
+
+def _check(doctype: str, document: Any) -> None:
+    assert default_validator().validate(doctype, document) == []
+    assert json_equal(encode(decode(doctype, document)), document)
+
+
+def test_seed_001_client_info_progress_and_usage_examples(shared: Path) -> None:
+    client_info, progress, usage = _blocks(_seed(shared, "001"))
+    _check("session-feedback.client-info", client_info)
+    _check("session-feedback.progress", progress)
+    _check("session-feedback.usage", usage)
+
+
+def test_seed_003_evidence_and_span_examples(shared: Path) -> None:
+    evidence_example, span_example = _blocks(_seed(shared, "003"))
+    _check("run-record.evidence", evidence_example["evidence"])
+    for span in span_example["evidence"]["trace_spans"]:
+        _check("run-record.span", span)
+
+
+def test_seed_002_query_fields_in_both_spellings(shared: Path) -> None:
+    text = _seed(shared, "002")
+    camel = re.findall(r"^(\w+Id|limit) \| (string|unsigned integer)", text, re.M)
+    assert {name for name, _ in camel} == {"runId", "turnId", "fromEventId", "limit"}
+    query = {"sessionId": "s", "runId": "r", "turnId": "t", "fromEventId": 1, "limit": 32768}
+    _check("session-recap.query", query)
+    snake = {"session_id": "s", "run_id": "r", "turn_id": "t", "from_event_id": 1, "limit": 1}
+    assert default_validator().validate("session-recap.query", snake) == []
+
+
+def test_seed_002_unavailable_reasons_are_the_schema_enum(shared: Path) -> None:
+    reasons = set(re.findall(r"^(\w+) \| ", _seed(shared, "002"), re.M)) - {"runId", "turnId", "fromEventId", "limit", "Reason", "Field"}
+    for reason in reasons:
+        _check("session-recap.envelope", {"state": "unavailable", "reason": reason})
+    assert reasons == {"journal_unavailable", "session_missing", "projection_failed", "admission_terminal"}
+
+
+def test_seed_001_missing_reasons_are_the_schema_enum(shared: Path) -> None:
+    text = _seed(shared, "001")
+    sentence = re.search(r"Missing reasons distinguish (.*?)\.", text).group(1)  # type: ignore[union-attr]
+    reasons = set(re.findall(r"[a-z_]{5,}", sentence)) - {"and"}
+    schema = default_validator().schema_set
+    enum = set(schema.schemas[schema.document_type("session-feedback.observation").schema_id]["$defs"]["MissingReason"]["enum"])
+    assert reasons == enum
+
+
+def test_seed_001_phases_are_the_schema_enum(shared: Path) -> None:
+    text = _seed(shared, "001")
+    sentence = re.search(r"^Phases: (.*?)\. ", text, re.M).group(1)  # type: ignore[union-attr]
+    phases = {p.strip() for p in sentence.split(",")}
+    for phase in phases:
+        _check("session-feedback.progress", {"phase": phase, "summary": "x"})
+    assert len(phases) == 6
