@@ -1,0 +1,126 @@
+"""Issue 2 targets: regenerate-all wall time, and `validate` throughput against
+jsonschema's Draft202012Validator alone on the same 10,000 documents."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import referencing
+
+from bench._timing import median_seconds
+from session_contracts._jsonload import loads_strict
+from session_contracts._validator import DocumentValidator
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "schemas" / "examples"
+
+
+def _documents(count: int) -> list[tuple[str, bytes]]:
+    """A realistic mix: every document type, values varied, snapshots with many turns."""
+    examples = {
+        path.name.removesuffix(".json"): json.loads(path.read_text())
+        for path in sorted(EXAMPLES.glob("*.json"))
+    }
+    snapshot = examples["session-recap.snapshot"]
+    turn = snapshot["turns"][0]
+    snapshot["turns"] = [copy.deepcopy(turn) | {"turnId": f"turn-{i}"} for i in range(20)]
+    examples["session-recap.envelope"]["snapshot"] = snapshot
+    names = sorted(examples)
+    out = []
+    for index in range(count):
+        name = names[index % len(names)]
+        document = copy.deepcopy(examples[name])
+        if isinstance(document, dict) and "session_id" in document:
+            document["session_id"] = f"sess-{index}"
+        out.append((name, json.dumps(document).encode()))
+    return out
+
+
+def bench_generate(repeats: int) -> dict[str, Any]:
+    # A fresh process each time: what `session-contracts generate` costs a user.
+    with tempfile.TemporaryDirectory() as tmp:
+        def once() -> None:
+            subprocess.run(
+                [sys.executable, "-m", "session_contracts", "generate", "--root", str(REPO),
+                 "--check"],
+                check=True, capture_output=True, cwd=tmp,
+            )
+
+        seconds = median_seconds(once, repeats)
+    return {"name": "regenerate all (generate --check, fresh process)", "seconds": seconds,
+            "target": "< 10 s", "met": seconds < 10}
+
+
+def bench_validate(repeats: int, count: int = 10_000) -> dict[str, Any]:
+    documents = _documents(count)
+    ours = DocumentValidator()
+    # Warm both: compile every document type once, outside the timing.
+    for name, raw in documents[:50]:
+        ours.validate(name, loads_strict(raw))
+
+    registry: referencing.Registry[Any] = referencing.Registry().with_resources(
+        (schema_id, referencing.Resource.from_contents(schema))
+        for schema_id, schema in ours.schema_set.schemas.items()
+    )
+    peers = {
+        name: jsonschema.Draft202012Validator(
+            {"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": dt.ref},
+            registry=registry,
+        )
+        for name, dt in ours.schema_set.document_types.items()
+    }
+
+    def run_ours() -> int:
+        invalid = 0
+        for name, raw in documents:
+            invalid += bool(ours.validate(name, loads_strict(raw)))
+        return invalid
+
+    def run_peer() -> int:
+        invalid = 0
+        for name, raw in documents:
+            invalid += bool(list(peers[name].iter_errors(json.loads(raw))))
+        return invalid
+
+    assert run_ours() == 0, "the benchmark documents must be valid"
+    ours_s = median_seconds(run_ours, repeats)
+    peer_s = median_seconds(run_peer, max(1, repeats // 2 + 1))
+    ratio = peer_s / ours_s
+    return {
+        "name": f"validate {count:,} documents (parse + schema + x- rules)",
+        "ours_docs_per_s": count / ours_s,
+        "peer_docs_per_s": count / peer_s,
+        "ratio": ratio,
+        "target": ">= 5x jsonschema Draft202012Validator alone",
+        "met": ratio >= 5,
+    }
+
+
+def run(repeats: int = 5) -> list[dict[str, Any]]:
+    return [bench_generate(max(3, repeats // 2)), bench_validate(repeats)]
+
+
+def report(results: list[dict[str, Any]]) -> None:
+    for result in results:
+        print(f"- {result['name']}")
+        if "seconds" in result:
+            print(f"    median {result['seconds']:.2f} s   target {result['target']}   "
+                  f"{'MET' if result['met'] else 'MISSED'}")
+        else:
+            print(f"    ours {result['ours_docs_per_s']:,.0f} docs/s   jsonschema "
+                  f"{result['peer_docs_per_s']:,.0f} docs/s   ratio {result['ratio']:.1f}x   "
+                  f"target {result['target']}   {'MET' if result['met'] else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    started = time.perf_counter()
+    report(run())
+    print(f"({time.perf_counter() - started:.0f} s)")
