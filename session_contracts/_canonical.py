@@ -1,0 +1,576 @@
+"""Canonical JSON (RFC 8785, JCS) and the content hashes built on it.
+
+Every hash the toolkit writes or checks comes from here: ``canonical_bytes``
+turns a parsed JSON value into its RFC 8785 bytes, ``content_hash`` hashes
+them as ``sha256:<64 lowercase hex>``.  ``docs/hashing.md`` is the
+specification; this module is its reference implementation.
+
+Accepted values are exactly the types ``json.loads`` produces: ``dict`` with
+``str`` keys, ``list``, ``str``, ``int``, ``float``, ``bool`` and ``None``.
+Subclasses (``OrderedDict``, ``IntEnum``, ``StrEnum``) and look-alikes
+(``tuple``) are refused, so a hash never depends on how a subclass overrides
+``__str__`` or ``__iter__``.
+
+How it is fast and still exact.  ``orjson.dumps(value, OPT_SORT_KEYS)`` is the
+JCS form of ``value`` exactly when
+
+1. every value is a plain ``dict``, ``list``, ``str``, ``int``, ``bool`` or
+   ``None``: no ``float`` (orjson writes ``1e16`` and ``1.0`` where JCS writes
+   ``10000000000000000`` and ``1``, and NaN as ``null`` where JCS has none), and no
+   ``tuple``, enum, UUID or ``orjson.Fragment``, which orjson writes but this
+   module refuses;
+2. every integer is within +-(2**53 - 1);
+3. no string or key holds a lone surrogate;
+4. within each object, sorting the keys by code point (orjson) gives the same
+   order as sorting them by UTF-16 code units (JCS).  The two orders differ
+   only where one key has a character in U+E000..U+FFFF and another a
+   character above U+FFFF at the first position where they differ, so (4)
+   holds whenever the whole output lacks characters of one of those two
+   ranges, which a byte scan of the UTF-8 output decides (lead bytes
+   0xEE/0xEF versus 0xF0..0xF4).  Only when both occur are the keys read.
+
+orjson itself enforces (2) (``OPT_STRICT_INTEGER`` raises beyond 53 bits) and
+(3), and with ``OPT_PASSTHROUGH_*`` it raises on ``str``/``int``/``dict``/
+``list`` subclasses, keys that are not exactly ``str``, dataclasses and
+datetimes.  (1) is a census of the type of every value, run before orjson and
+done with C calls a few thousand values at a time; on a typical journal it
+costs about as much as orjson's own pass, and (4) is a few ``memchr`` scans.
+Anything the fast path does not vouch for goes through the exact path: a
+validating walk that reports the first problem with its JSON path, then an
+encoder that formats floats per ECMAScript, sorts keys by UTF-16 code units and
+still hands every clean subtree to orjson.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import math
+import re
+import sys
+from collections.abc import Callable
+from itertools import chain, compress, repeat
+from operator import is_
+from typing import Any
+
+import orjson
+
+from session_contracts._errors import Finding, InvalidDocument, json_path
+from session_contracts._jsonload import loads_strict
+
+__all__ = [
+    "HASH_PREFIX",
+    "MAX_DEPTH",
+    "MAX_SAFE_INTEGER",
+    "canonical_bytes",
+    "canonical_bytes_from_text",
+    "content_hash",
+    "hash_bytes",
+]
+
+HASH_PREFIX = "sha256:"
+MAX_SAFE_INTEGER = 2**53 - 1
+# Deeper than any contract needs, shallow enough to turn a reference cycle into
+# a finding quickly.  Depth counts containers: ``[]`` is 1, ``[[]]`` is 2.
+MAX_DEPTH = 1000
+
+_FAST_OPTIONS = (
+    orjson.OPT_SORT_KEYS
+    | orjson.OPT_STRICT_INTEGER
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+)
+_NONE_TYPE = type(None)
+_PLAIN_TYPES = frozenset({dict, list, str, int, bool, _NONE_TYPE})
+_CENSUS_CHUNK = 4096
+_FAST_MAX_LEVELS = 200
+_UTF8_LEADS_E000_FFFF = (b"\xee", b"\xef")
+_UTF8_LEADS_ASTRAL = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+_CHARS_E000_FFFF = re.compile("[\ue000-\uffff]")
+_CHARS_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+# --------------------------------------------------------------------------- public
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """RFC 8785 (JCS) bytes of a parsed JSON value.
+
+    Raises :class:`InvalidDocument` with one finding (code ``canonical_*``,
+    path of the offending value) for what has no canonical form.
+    """
+    # The census comes first: orjson 3.13 recurses without limit into tuples
+    # (a self-containing tuple crashes the interpreter), and the census refuses
+    # a tuple before anything descends into it.
+    if _plain_types_only(value):
+        try:
+            out = orjson.dumps(value, option=_FAST_OPTIONS)
+        except orjson.JSONEncodeError:
+            pass  # an unsafe integer, a lone surrogate, a str subclass key: exact path
+        else:
+            if _orders_agree_in(out) or _key_orders_agree(value):
+                return out
+    return _exact_bytes(value)
+
+
+def content_hash(value: Any) -> str:
+    """``sha256:`` + 64 lowercase hex digits of SHA-256 over ``canonical_bytes(value)``."""
+    return HASH_PREFIX + hashlib.sha256(canonical_bytes(value)).hexdigest()
+
+
+def hash_bytes(data: bytes) -> str:
+    """The same hash form over bytes that are already canonical."""
+    return HASH_PREFIX + hashlib.sha256(data).hexdigest()
+
+
+def canonical_bytes_from_text(data: bytes | str) -> bytes:
+    """Parse one JSON text strictly (see ``loads_strict``), then canonicalize it."""
+    return canonical_bytes(loads_strict(data))
+
+
+# ------------------------------------------------------------------------ fast path
+#
+# The census decides whether every value in the tree is a plain dict, list,
+# str, int, bool or None, nested at most _FAST_MAX_LEVELS deep (so the walk ends
+# on a reference cycle, and orjson's own limit of 254 levels is never reached).
+# A chunk's types are checked before anything in it is descended into, so a
+# tuple, an enum or any other object is never traversed.
+
+
+def _plain_types_by_referents(value: Any) -> bool:
+    """Type census walking containers with ``gc.get_referents`` (CPython 3.11, 3.12).
+
+    ``get_referents`` runs each container's ``tp_traverse``, which for a
+    ``list`` visits every item and for a ``dict`` every value (plus, in a table
+    that is not string-keyed, every key: a key that is not a ``str`` fails the
+    census, as it must); ``str``, ``int``, ``bool`` and ``None`` have none.  That
+    is one C call per chunk instead of the four C-level passes of the portable
+    census below, and about half its time.
+    """
+    stack: list[tuple[list[Any], int]] = [([value], 1)]
+    is_plain = _PLAIN_TYPES.issuperset
+    while stack:
+        chunk, level = stack.pop()
+        if len(chunk) > _CENSUS_CHUNK:
+            stack.extend(
+                (chunk[at : at + _CENSUS_CHUNK], level)
+                for at in range(0, len(chunk), _CENSUS_CHUNK)
+            )
+            continue
+        if not is_plain(map(type, chunk)):
+            return False
+        below = gc.get_referents(*chunk)
+        if below:
+            if level >= _FAST_MAX_LEVELS:
+                return False
+            stack.append((below, level + 1))
+    return True
+
+
+def _plain_types_by_iteration(value: Any) -> bool:
+    """The same census with ``dict.values`` and list iteration (any Python)."""
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        return kind in _PLAIN_TYPES
+    dicts: list[dict[Any, Any]] = [value] if kind is dict else []
+    lists: list[list[Any]] = [value] if kind is list else []
+    level = 1
+    while dicts or lists:
+        if level >= _FAST_MAX_LEVELS:
+            return False
+        values = list(
+            chain(chain.from_iterable(map(dict.values, dicts)), chain.from_iterable(lists))
+        )
+        kinds = list(map(type, values))
+        present = set(kinds)
+        if not present <= _PLAIN_TYPES:
+            return False
+        dicts = list(compress(values, map(is_, kinds, repeat(dict)))) if dict in present else []
+        lists = list(compress(values, map(is_, kinds, repeat(list)))) if list in present else []
+        level += 1
+    return True
+
+
+def _referents_census_is_sound() -> bool:
+    """Whether this interpreter's ``get_referents`` shows every dict value and list item.
+
+    True on CPython 3.11 and 3.12, where ``dict`` and ``list`` traversal visits
+    every slot.  CPython 3.13 stopped visiting the values of an instance
+    ``__dict__`` whose values live inside the instance, so newer versions and
+    other interpreters use the portable census.  The probe below re-checks the
+    known cases at import.
+    """
+    if sys.implementation.name != "cpython" or sys.version_info >= (3, 13):
+        return False
+
+    class _Probe:
+        number: float
+
+    probe = _Probe()
+    probe.number = 0.5
+    samples: list[Any] = [probe.__dict__, {"a": 0.5}, {1: 0.5}, [0.5], dict.fromkeys("ab", 0.5)]
+    return all(0.5 in gc.get_referents(sample) for sample in samples)
+
+
+_plain_types_only: Callable[[Any], bool] = (
+    _plain_types_by_referents if _referents_census_is_sound() else _plain_types_by_iteration
+)
+
+
+def _orders_agree_in(out: bytes) -> bool:
+    """Whether no text in ``out`` can sort differently by code point and by UTF-16."""
+    if out.isascii():
+        return True
+    has_e000_ffff = any(lead in out for lead in _UTF8_LEADS_E000_FFFF)
+    return not has_e000_ffff or not any(lead in out for lead in _UTF8_LEADS_ASTRAL)
+
+
+def _key_orders_agree(value: Any) -> bool:
+    """The same question asked of each object's keys (rare: the text has both ranges).
+
+    Runs after the census, so the value is plain and at most _FAST_MAX_LEVELS
+    deep.  Works a nesting level at a time: the keys of a whole level are
+    checked at once, and one object at a time only if the level has both ranges.
+    """
+    kind = type(value)
+    dicts: list[dict[str, Any]] = [value] if kind is dict else []
+    lists: list[list[Any]] = [value] if kind is list else []
+    while dicts or lists:
+        keys = "".join(chain.from_iterable(dicts))
+        if (
+            not keys.isascii()
+            and _orders_may_differ(keys)
+            and any(_orders_may_differ("".join(node)) for node in dicts)
+        ):
+            return False
+        values = list(
+            chain(chain.from_iterable(map(dict.values, dicts)), chain.from_iterable(lists))
+        )
+        kinds = list(map(type, values))
+        dicts = list(compress(values, map(is_, kinds, repeat(dict))))
+        lists = list(compress(values, map(is_, kinds, repeat(list))))
+    return True
+
+
+# ----------------------------------------------------------------------- exact path
+#
+# _scan checks everything in one pass over the containers and marks "dirty"
+# each container holding a float, or whose keys sort differently by code point
+# and by UTF-16, together with all containers above it.  When it meets a
+# problem it only says so; _first_problem then walks the value depth first in
+# document order (list order, dict insertion order) and names the first problem
+# there, so the finding does not depend on the order of the scan.
+#
+# _encode then has two ways, both ending in orjson:
+# - no object needs its keys reordered (the usual case: floats are the reason
+#   for the exact path): copy the dirty containers, put each float in as an
+#   orjson.Fragment holding its ECMAScript form, and serialize the copy once
+#   with OPT_SORT_KEYS; clean subtrees are shared, not copied;
+# - otherwise, or past orjson's nesting limit: write the dirty containers
+#   bottom-up, each as one orjson call over a shallow copy whose floats and
+#   dirty children are fragments, objects in UTF-16 key order.
+
+
+class _Problem(Exception):
+    """Raised by the scan; the finding comes from _first_problem."""
+
+
+# Every container this many levels down is marked dirty, so a clean subtree
+# handed to orjson whole never reaches orjson's limit of 254 levels.
+_HAND_ENCODE_EVERY = 128
+_STR_TYPE_ONLY = frozenset({str})
+
+
+def _exact_bytes(value: Any) -> bytes:
+    try:
+        dirty, reorder = _scan(value)
+    except _Problem:
+        raise _first_problem(value) from None
+    return _encode(value, dirty, reorder)
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _orders_may_differ(keys: str) -> bool:
+    """Whether keys joined in ``keys`` may sort differently by code point and by UTF-16."""
+    return bool(_CHARS_E000_FFFF.search(keys)) and bool(_CHARS_ASTRAL.search(keys))
+
+
+def _scan(value: Any) -> tuple[set[int], bool]:
+    """Raise ``_Problem`` if ``value`` has no canonical form.
+
+    Otherwise return the ids of the dirty containers and whether some object
+    needs its keys put in UTF-16 order by hand.
+    """
+    root_kind = type(value)
+    if root_kind is not dict and root_kind is not list:
+        if _scalar_problem(value) is not None:
+            raise _Problem
+        return set(), False
+    parents: list[int] = [-1]  # container number -> its parent's number
+    ids: list[int] = [id(value)]
+    dirty: set[int] = set()
+    reorder = False
+
+    def mark_dirty(index: int) -> None:
+        while index >= 0 and index not in dirty:
+            dirty.add(index)
+            index = parents[index]
+
+    stack: list[tuple[Any, int, int]] = [(value, 0, 1)]
+    while stack:
+        node, index, level = stack.pop()
+        if type(node) is dict:
+            if not _STR_TYPE_ONLY.issuperset(map(type, node)):
+                raise _Problem
+            keys = "".join(node)
+            if not keys.isascii():
+                if _has_lone_surrogate(keys):
+                    raise _Problem
+                if _orders_may_differ(keys):
+                    reorder = True
+                    mark_dirty(index)
+            children: Any = node.values()
+        else:
+            children = node
+        for child in children:
+            kind = type(child)
+            if kind is str:
+                if not child.isascii() and _has_lone_surrogate(child):
+                    raise _Problem
+            elif kind is int:
+                if not -MAX_SAFE_INTEGER <= child <= MAX_SAFE_INTEGER:
+                    raise _Problem
+            elif kind is float:
+                if not math.isfinite(child):
+                    raise _Problem
+                mark_dirty(index)
+            elif kind is dict or kind is list:
+                if level >= MAX_DEPTH:
+                    raise _Problem
+                number = len(parents)
+                parents.append(index)
+                ids.append(id(child))
+                stack.append((child, number, level + 1))
+                if level % _HAND_ENCODE_EVERY == 0:
+                    mark_dirty(number)
+            elif kind is not bool and kind is not _NONE_TYPE:
+                raise _Problem
+    return {ids[index] for index in dirty}, reorder
+
+
+def _scalar_problem(value: Any) -> tuple[str, str, str] | None:
+    """(code, message, hint) for a value that is not a container, or None if it is fine."""
+    kind = type(value)
+    if kind is str:
+        if _has_lone_surrogate(value):
+            return (
+                "canonical_lone_surrogate",
+                "the string holds a lone UTF-16 surrogate, which is not Unicode text",
+                "pair the surrogate or remove it; such a string has no UTF-8 form",
+            )
+    elif kind is int:
+        if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return (
+                "canonical_unsafe_integer",
+                f"the integer {value} is outside +-(2**53 - 1), where JSON numbers "
+                "stop being exact",
+                "carry large ids and counters as strings",
+            )
+    elif kind is float:
+        if not math.isfinite(value):
+            return (
+                "canonical_non_finite",
+                f"{value} is not a finite number; JSON has no NaN or Infinity",
+                "write null or a finite number",
+            )
+    elif kind is not bool and kind is not _NONE_TYPE:
+        return (
+            "canonical_unsupported_type",
+            f"a {_type_name(kind)} is not a JSON value",
+            "use only dict (str keys), list, str, int, float, bool and None: turn "
+            "tuples into lists and subclasses or enums into their plain values",
+        )
+    return None
+
+
+def _first_problem(value: Any) -> InvalidDocument:
+    """The first problem in document order, as a refusal with the path of the offending value."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        node, parts = stack.pop()
+        kind = type(node)
+        if kind is dict or kind is list:
+            if len(parts) >= MAX_DEPTH:
+                return _refusal(
+                    "canonical_too_deep",
+                    f"the value nests deeper than {MAX_DEPTH} levels (or contains itself)",
+                    "flatten the document; a value that contains itself has no JSON form",
+                    parts,
+                )
+            if kind is list:
+                stack.extend((child, (*parts, at)) for at, child in reversed(list(enumerate(node))))
+                continue
+            for key in node:
+                if type(key) is not str:
+                    return _refusal(
+                        "canonical_unsupported_type",
+                        f"the object has a key {key!r} of type {_type_name(type(key))}; "
+                        "JSON object keys are strings",
+                        "convert the keys to str before hashing",
+                        parts,
+                    )
+                if _has_lone_surrogate(key):
+                    return _refusal(
+                        "canonical_lone_surrogate",
+                        "the key holds a lone UTF-16 surrogate, which is not Unicode text",
+                        "pair the surrogate or remove it; such a key has no UTF-8 form",
+                        (*parts, key.encode("utf-8", "backslashreplace").decode("ascii")),
+                    )
+            stack.extend((child, (*parts, key)) for key, child in reversed(node.items()))
+            continue
+        problem = _scalar_problem(node)
+        if problem is not None:
+            return _refusal(*problem, parts)
+    raise AssertionError("the scan refused a value in which no problem was found")
+
+
+def _refusal(code: str, message: str, hint: str, parts: tuple[str | int, ...]) -> InvalidDocument:
+    return InvalidDocument([Finding(json_path(parts), code, message, hint)])
+
+
+def _type_name(kind: type) -> str:
+    if kind.__module__ == "builtins":
+        return kind.__qualname__
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _float_fragment(number: float) -> orjson.Fragment:
+    return orjson.Fragment(_format_number(number).encode("ascii"))
+
+
+def _encode(value: Any, dirty: set[int], reorder: bool) -> bytes:
+    """JCS bytes of a value ``_scan`` accepted (see the comment above ``_Problem``)."""
+    kind = type(value)
+    if kind is float:
+        return _format_number(value).encode("ascii")
+    if (kind is not dict and kind is not list) or id(value) not in dirty:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    if not reorder:
+        try:
+            return orjson.dumps(_floats_as_fragments(value, dirty), option=orjson.OPT_SORT_KEYS)
+        except orjson.JSONEncodeError:  # nested past orjson's limit
+            pass
+    return _encode_bottom_up(value, dirty)
+
+
+def _floats_as_fragments(value: Any, dirty: set[int]) -> Any:
+    """A copy of the dirty containers of ``value`` with every float as a fragment."""
+    copy: Any = dict(value) if type(value) is dict else list(value)
+    stack: list[tuple[Any, Any]] = [(value, copy)]
+    while stack:
+        node, mirror = stack.pop()
+        slots: Any = node.items() if type(node) is dict else enumerate(node)
+        for slot, child in slots:
+            kind = type(child)
+            if kind is float:
+                mirror[slot] = _float_fragment(child)
+            elif (kind is dict or kind is list) and id(child) in dirty:
+                inner = dict(child) if kind is dict else list(child)
+                mirror[slot] = inner
+                stack.append((child, inner))
+    return copy
+
+
+def _encode_bottom_up(value: Any, dirty: set[int]) -> bytes:
+    done: dict[int, bytes] = {}
+    stack: list[Any] = [value]
+    while stack:  # post-order: a container is written once its dirty children are
+        node = stack[-1]
+        if id(node) in done:
+            stack.pop()
+            continue
+        children = node.values() if type(node) is dict else node
+        waiting = [
+            child
+            for child in children
+            if (type(child) is dict or type(child) is list)
+            and id(child) in dirty
+            and id(child) not in done
+        ]
+        if waiting:
+            stack.extend(waiting)
+            continue
+        stack.pop()
+        done[id(node)] = _encode_one(node, dirty, done)
+    return done[id(value)]
+
+
+def _encode_one(node: Any, dirty: set[int], done: dict[int, bytes]) -> bytes:
+    """One dirty container, its floats and dirty children as ready-made fragments."""
+
+    def piece(child: Any, every_container: bool) -> Any:
+        kind = type(child)
+        if kind is float:
+            return _float_fragment(child)
+        if kind is dict or kind is list:
+            if id(child) in dirty:
+                return orjson.Fragment(done[id(child)])
+            if every_container:
+                return orjson.Fragment(orjson.dumps(child, option=orjson.OPT_SORT_KEYS))
+        return child
+
+    if type(node) is dict:
+        if not _orders_may_differ("".join(node)):  # orjson's key order is JCS order
+            copy = {key: piece(child, False) for key, child in node.items()}
+            return orjson.dumps(copy, option=orjson.OPT_SORT_KEYS)
+        # Insert in UTF-16 order and keep it: every child container is a fragment.
+        ordered = sorted(node.items(), key=_utf16_order)
+        return orjson.dumps({key: piece(child, True) for key, child in ordered})
+    return orjson.dumps([piece(child, False) for child in node], option=orjson.OPT_SORT_KEYS)
+
+
+def _utf16_order(item: tuple[str, Any]) -> bytes:
+    return item[0].encode("utf-16-be")
+
+
+def _format_number(number: float) -> str:
+    """ECMAScript Number.prototype.toString of a finite double (RFC 8785 3.2.2.3).
+
+    Python's ``repr`` gives the shortest digits that round-trip, choosing the
+    closest when several do, which is the digit string ECMAScript asks for; only
+    the placement of the decimal point and the exponent differs.
+    """
+    if number == 0:
+        return "0"  # both +0 and -0
+    text = repr(number)
+    sign = ""
+    if text[0] == "-":
+        sign, text = "-", text[1:]
+    mantissa, _, exponent = text.partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = whole + fraction
+    # value = 0.<digits> * 10**point
+    point = len(whole) + (int(exponent) if exponent else 0)
+    stripped = digits.lstrip("0")
+    point -= len(digits) - len(stripped)
+    digits = stripped.rstrip("0")
+    count = len(digits)
+    if count <= point <= 21:
+        body = digits + "0" * (point - count)
+    elif 0 < point <= 21:
+        body = f"{digits[:point]}.{digits[point:]}"
+    elif -6 < point <= 0:
+        body = "0." + "0" * -point + digits
+    else:
+        power = point - 1
+        head = digits[0] if count == 1 else f"{digits[0]}.{digits[1:]}"
+        body = f"{head}e{'+' if power > 0 else '-'}{abs(power)}"
+    return sign + body
