@@ -34,8 +34,9 @@ def typecheck(session: nox.Session) -> None:
     # install's import hook, and our folders map onto one package.
     session.install(".[dev]")
     session.chdir(session.create_tmp())
-    session.run("mypy", "--config-file", f"{session.invoked_from}/pyproject.toml",
-                "-p", "session_contracts")
+    session.run(
+        "mypy", "--config-file", f"{session.invoked_from}/pyproject.toml", "-p", "session_contracts"
+    )
 
 
 @nox.session(python=PYTHON)

@@ -14,7 +14,9 @@ def main(argv: list[str]) -> int:
     failed = 0
     for module in chosen:
         print(f"== {module}", flush=True)
-        failed += subprocess.run([sys.executable, "-m", f"bench.{module}"], check=False).returncode != 0
+        failed += (
+            subprocess.run([sys.executable, "-m", f"bench.{module}"], check=False).returncode != 0
+        )
     return 1 if failed else 0
 
 

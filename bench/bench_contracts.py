@@ -47,16 +47,30 @@ def _documents(count: int) -> list[tuple[str, bytes]]:
 def bench_generate(repeats: int) -> dict[str, Any]:
     # A fresh process each time: what `session-contracts generate` costs a user.
     with tempfile.TemporaryDirectory() as tmp:
+
         def once() -> None:
             subprocess.run(
-                [sys.executable, "-m", "session_contracts", "generate", "--root", str(REPO),
-                 "--check"],
-                check=True, capture_output=True, cwd=tmp,
+                [
+                    sys.executable,
+                    "-m",
+                    "session_contracts",
+                    "generate",
+                    "--root",
+                    str(REPO),
+                    "--check",
+                ],
+                check=True,
+                capture_output=True,
+                cwd=tmp,
             )
 
         seconds = median_seconds(once, repeats)
-    return {"name": "regenerate all (generate --check, fresh process)", "seconds": seconds,
-            "target": "< 10 s", "met": seconds < 10}
+    return {
+        "name": "regenerate all (generate --check, fresh process)",
+        "seconds": seconds,
+        "target": "< 10 s",
+        "met": seconds < 10,
+    }
 
 
 def bench_validate(repeats: int, count: int = 10_000) -> dict[str, Any]:
@@ -112,12 +126,16 @@ def report(results: list[dict[str, Any]]) -> None:
     for result in results:
         print(f"- {result['name']}")
         if "seconds" in result:
-            print(f"    median {result['seconds']:.2f} s   target {result['target']}   "
-                  f"{'MET' if result['met'] else 'MISSED'}")
+            print(
+                f"    median {result['seconds']:.2f} s   target {result['target']}   "
+                f"{'MET' if result['met'] else 'MISSED'}"
+            )
         else:
-            print(f"    ours {result['ours_docs_per_s']:,.0f} docs/s   jsonschema "
-                  f"{result['peer_docs_per_s']:,.0f} docs/s   ratio {result['ratio']:.1f}x   "
-                  f"target {result['target']}   {'MET' if result['met'] else 'MISSED'}")
+            print(
+                f"    ours {result['ours_docs_per_s']:,.0f} docs/s   jsonschema "
+                f"{result['peer_docs_per_s']:,.0f} docs/s   ratio {result['ratio']:.1f}x   "
+                f"target {result['target']}   {'MET' if result['met'] else 'MISSED'}"
+            )
 
 
 if __name__ == "__main__":

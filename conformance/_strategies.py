@@ -87,7 +87,7 @@ def apply_fix(document: Any, where: list[str | int], operation: str, value: Any)
         except (IndexError, TypeError):
             return
     elif operation == "delete" and isinstance(node, dict):
-        node.pop(last, None)  # type: ignore[call-overload]
+        node.pop(last, None)
 
 
 def repair(validator: DocumentValidator, doctype: str, document: Any) -> Any:
@@ -144,9 +144,7 @@ def _schema_strategy(doctype: str) -> st.SearchStrategy[Any]:
     return from_schema(_inline(bundled, bundled["$defs"]))
 
 
-def documents(
-    doctype: str, validator: DocumentValidator | None = None
-) -> st.SearchStrategy[Any]:
+def documents(doctype: str, validator: DocumentValidator | None = None) -> st.SearchStrategy[Any]:
     """Valid documents of ``doctype``, x- rules included."""
     checker = validator or default_validator()
     return (

@@ -98,16 +98,18 @@ def _run_codegen(schema_file: Path) -> str:
                 "--input", str(schema_file), "--output", str(out), *CODEGEN_ARGUMENTS,
             ])  # fmt: skip
         if int(status) != 0 or not out.exists():
-            raise ToolError([
-                Finding(
-                    "$",
-                    "codegen_failed",
-                    f"datamodel-code-generator failed on {schema_file.name}: "
-                    + (stderr.getvalue().strip().splitlines() or ["no message"])[-1],
-                    "run `datamodel-codegen --input` on that schema to see the whole error",
-                    source=str(schema_file),
-                )
-            ])
+            raise ToolError(
+                [
+                    Finding(
+                        "$",
+                        "codegen_failed",
+                        f"datamodel-code-generator failed on {schema_file.name}: "
+                        + (stderr.getvalue().strip().splitlines() or ["no message"])[-1],
+                        "run `datamodel-codegen --input` on that schema to see the whole error",
+                        source=str(schema_file),
+                    )
+                ]
+            )
         return out.read_text(encoding="utf-8")
 
 
@@ -122,15 +124,17 @@ def _class_name(schema: Mapping[str, Any], pointer: str, schema_file: Path) -> s
     name = pointer.removeprefix("#/$defs/")
     definition = schema.get("$defs", {}).get(name)
     if not pointer.startswith("#/$defs/") or not isinstance(definition, dict):
-        raise ToolError([
-            Finding(
-                "$['x-documentTypes']",
-                "document_type_unresolved",
-                f"{schema_file.name}: document type pointer {pointer!r} names no $defs entry",
-                "point each x-documentTypes entry at #/$defs/<Name>",
-                source=str(schema_file),
-            )
-        ])
+        raise ToolError(
+            [
+                Finding(
+                    "$['x-documentTypes']",
+                    "document_type_unresolved",
+                    f"{schema_file.name}: document type pointer {pointer!r} names no $defs entry",
+                    "point each x-documentTypes entry at #/$defs/<Name>",
+                    source=str(schema_file),
+                )
+            ]
+        )
     title = definition.get("title", name)
     return str(title)
 
@@ -167,9 +171,7 @@ def render_all(schemas_dir: Path) -> list[GeneratedFile]:
         )
         files.append(GeneratedFile(f"{module['name']}.py", content))
         modules.append(module)
-    index = env.get_template("index.py.jinja2").render(
-        tool_version=tool_version, modules=modules
-    )
+    index = env.get_template("index.py.jinja2").render(tool_version=tool_version, modules=modules)
     files.append(GeneratedFile("__init__.py", index))
     for generated in files:
         _syntax_check(generated)
@@ -180,11 +182,13 @@ def _syntax_check(generated: GeneratedFile) -> None:
     try:
         compile(generated.content, generated.name, "exec")
     except SyntaxError as exc:
-        raise ToolError([
-            Finding(
-                "$",
-                "codegen_syntax_error",
-                f"generated {generated.name} is not valid Python: line {exc.lineno}: {exc.msg}",
-                "a template under generator/templates produced broken code; fix the template",
-            )
-        ]) from None
+        raise ToolError(
+            [
+                Finding(
+                    "$",
+                    "codegen_syntax_error",
+                    f"generated {generated.name} is not valid Python: line {exc.lineno}: {exc.msg}",
+                    "a template under generator/templates produced broken code; fix the template",
+                )
+            ]
+        ) from None

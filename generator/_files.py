@@ -32,8 +32,7 @@ def _on_disk(generated_dir: Path) -> dict[str, str]:
     if not generated_dir.is_dir():
         return {}
     return {
-        path.name: path.read_text(encoding="utf-8")
-        for path in sorted(generated_dir.glob("*.py"))
+        path.name: path.read_text(encoding="utf-8") for path in sorted(generated_dir.glob("*.py"))
     }
 
 

@@ -21,11 +21,14 @@ def find_checkout(start: Path | None = None) -> Path:
     package_dir = Path(packaged.__file__).resolve().parent
     if package_dir.name == "schemas" and (package_dir.parent / "pyproject.toml").is_file():
         return package_dir.parent
-    raise UsageError([
-        Finding(
-            "$",
-            "no_checkout",
-            f"no session-contracts checkout (schemas/ beside pyproject.toml) at or above {here}",
-            "run this from the repository, or pass --root PATH",
-        )
-    ])
+    raise UsageError(
+        [
+            Finding(
+                "$",
+                "no_checkout",
+                "no session-contracts checkout (schemas/ beside pyproject.toml) "
+                f"at or above {here}",
+                "run this from the repository, or pass --root PATH",
+            )
+        ]
+    )

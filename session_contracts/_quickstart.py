@@ -68,9 +68,10 @@ def run(out: TextIO, root: Path | None = None) -> int:
         for finding in findings:
             console.print(f"[red]{doctype}[/] {finding.render()}")
     console.print(table)
-    missing = sorted(set(validator.schema_set.document_types) - {
-        e.name.removesuffix(".json") for e in examples.iterdir()
-    })
+    missing = sorted(
+        set(validator.schema_set.document_types)
+        - {e.name.removesuffix(".json") for e in examples.iterdir()}
+    )
     if missing:
         console.print(f"document types without a bundled example: {', '.join(missing)}")
     console.print(

@@ -59,14 +59,16 @@ class SchemaSet:
             return self.document_types[name]
         except KeyError:
             known = ", ".join(sorted(self.document_types))
-            raise UsageError([
-                Finding(
-                    "$",
-                    "unknown_document_type",
-                    f"there is no document type {name!r}",
-                    f"use one of: {known} (list them with `session-contracts doctypes`)",
-                )
-            ]) from None
+            raise UsageError(
+                [
+                    Finding(
+                        "$",
+                        "unknown_document_type",
+                        f"there is no document type {name!r}",
+                        f"use one of: {known} (list them with `session-contracts doctypes`)",
+                    )
+                ]
+            ) from None
 
     @classmethod
     def from_texts(cls, texts: Mapping[str, str]) -> SchemaSet:

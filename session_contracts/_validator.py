@@ -77,12 +77,14 @@ def _keyword_class(function: CheckFunction) -> type:
         def iter_errors(self, instance: Any) -> Iterator[ValueError]:
             for violation in function(self.value, instance):
                 yield ValueError(
-                    _SEPARATOR.join([
-                        violation.code,
-                        json.dumps(list(violation.where)),
-                        violation.message,
-                        violation.hint,
-                    ])
+                    _SEPARATOR.join(
+                        [
+                            violation.code,
+                            json.dumps(list(violation.where)),
+                            violation.message,
+                            violation.hint,
+                        ]
+                    )
                 )
 
         def validate(self, instance: Any) -> None:
@@ -95,9 +97,7 @@ def _keyword_class(function: CheckFunction) -> type:
 _FAST_KEYWORDS = {name: _keyword_class(function) for name, function in CHECK_KEYWORDS.items()}
 
 
-def apply_input_aliases(
-    document_type: DocumentType, instance: Any
-) -> tuple[Any, list[Finding]]:
+def apply_input_aliases(document_type: DocumentType, instance: Any) -> tuple[Any, list[Finding]]:
     """Rename input-side alias members to their canonical names (x-inputAliases)."""
     aliases = document_type.input_aliases
     if not aliases or not isinstance(instance, dict):
@@ -140,7 +140,8 @@ class DocumentValidator:
     # -- fast engine -------------------------------------------------------
     @cached_property
     def _rs_registry(self) -> Any:
-        return jsonschema_rs.Registry(list(self.schema_set.schemas.items()))
+        resources: list[tuple[str, Any]] = list(self.schema_set.schemas.items())
+        return jsonschema_rs.Registry(resources)
 
     def _fast_validator(self, document_type: DocumentType) -> Any:
         validator = self._fast.get(document_type.name)
@@ -216,19 +217,21 @@ class DocumentValidator:
             ) -> Iterator[jsonschema.ValidationError]:
                 for violation in function(value, instance):
                     error = jsonschema.ValidationError(
-                        _SEPARATOR.join([
-                            violation.code,
-                            json.dumps(list(violation.where)),
-                            violation.message,
-                            violation.hint,
-                        ])
+                        _SEPARATOR.join(
+                            [
+                                violation.code,
+                                json.dumps(list(violation.where)),
+                                violation.message,
+                                violation.hint,
+                            ]
+                        )
                     )
                     error.violation = violation  # type: ignore[attr-defined]
                     yield error
 
             return check
 
-        return jsonschema.validators.extend(
+        return jsonschema.validators.extend(  # type: ignore[no-untyped-call]
             jsonschema.Draft202012Validator,
             {name: wrap(function) for name, function in CHECK_KEYWORDS.items()},
         )
@@ -251,7 +254,8 @@ class DocumentValidator:
             yield Finding(json_path([*where, *json.loads(relative)]), code, message, hint)
             return
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            allowed = set(error.schema.get("properties", {}))
+            schema = error.schema if isinstance(error.schema, Mapping) else {}
+            allowed = set(schema.get("properties", {}))
             for key in error.instance:
                 if key not in allowed:
                     yield Finding(
@@ -269,7 +273,10 @@ class DocumentValidator:
                     yield from self._convert_py(inner)
                 return
             yield Finding(
-                json_path(where), "no_matching_variant", error.message, _HINTS["no_matching_variant"]
+                json_path(where),
+                "no_matching_variant",
+                error.message,
+                _HINTS["no_matching_variant"],
             )
             return
         if error.validator in ("required", "dependentRequired"):
@@ -356,9 +363,7 @@ def _best_branch(
         for error in branch:
             path = list(error.instance_path)
             kind = type(error.kind).__name__
-            if kind == "Type" and len(path) == depth:
-                ruled_out = True
-            elif (
+            if (kind == "Type" and len(path) == depth) or (
                 kind == "Constant"
                 and len(path) == depth + 1
                 and isinstance(value, dict)
@@ -377,7 +382,8 @@ def _best_py_branch(error: jsonschema.ValidationError) -> list[Any] | None:
     depth = len(error.absolute_path)
     value = error.instance
     candidates = []
-    for index in range(len(error.validator_value)):
+    alternatives = error.validator_value if isinstance(error.validator_value, list) else []
+    for index in range(len(alternatives)):
         branch = by_branch.get(index, [])
         ruled_out = any(
             (inner.validator == "type" and len(inner.absolute_path) == depth)

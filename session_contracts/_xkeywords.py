@@ -138,7 +138,8 @@ def not_greater_than(pairs: Mapping[str, str], instance: Any) -> Iterator[Violat
     if not isinstance(instance, dict):
         return
     for small, large in pairs.items():
-        low, high = instance.get(small), instance.get(large)
+        low: Any = instance.get(small)
+        high: Any = instance.get(large)
         if _is_number(low) and _is_number(high) and low > high:
             yield Violation(
                 (small,),
@@ -247,8 +248,10 @@ def span_tree(spec: Mapping[str, str], instance: Any) -> Iterator[Violation]:
     base = _parts(spec["spans"])
     parent_of: dict[int, int | None] = {}
     index_of: dict[int, int] = {}
-    free_id = 1 + max((s["span_id"] for s in spans if isinstance(s, dict)
-                       and isinstance(s.get("span_id"), int)), default=0)
+    free_id = 1 + max(
+        (s["span_id"] for s in spans if isinstance(s, dict) and isinstance(s.get("span_id"), int)),
+        default=0,
+    )
     for index, span in enumerate(spans):
         if not isinstance(span, dict) or not isinstance(span.get("span_id"), int):
             continue

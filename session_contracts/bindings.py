@@ -26,7 +26,8 @@ def model_class(doctype: str) -> type[pydantic.BaseModel]:
     from session_contracts.generated import DOCUMENT_TYPES
 
     default_validator().schema_set.document_type(doctype)  # a clear error for unknown names
-    return DOCUMENT_TYPES[doctype]
+    cls: type[pydantic.BaseModel] = DOCUMENT_TYPES[doctype]
+    return cls
 
 
 def _located(value: Any, loc: Sequence[int | str]) -> list[str | int]:
@@ -35,10 +36,9 @@ def _located(value: Any, loc: Sequence[int | str]) -> list[str | int]:
     where: list[str | int] = []
     node = value
     for part in loc:
-        if isinstance(node, dict) and isinstance(part, str) and part in node:
-            node = node[part]
-            where.append(part)
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        in_object = isinstance(node, dict) and isinstance(part, str) and part in node
+        in_array = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if in_object or in_array:
             node = node[part]
             where.append(part)
     return where
@@ -76,7 +76,9 @@ def decode(
     """
     validator = validator or default_validator()
     document_type = validator.schema_set.document_type(doctype)
-    value = loads_strict(data) if isinstance(data, bytes | bytearray | str) else data
+    value = loads_strict(bytes(data) if isinstance(data, bytearray) else data) if isinstance(
+        data, bytes | bytearray | str
+    ) else data
     value, findings = apply_input_aliases(document_type, value)
     findings += validator.validate(doctype, value)
     if findings:

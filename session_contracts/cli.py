@@ -43,21 +43,21 @@ def _read_input(path: str) -> tuple[bytes, str]:
     file = Path(path)
     try:
         if file.is_dir():
-            raise UsageError([
-                Finding("$", "input_is_directory", f"{path} is a directory", "name a file")
-            ])
+            raise UsageError(
+                [Finding("$", "input_is_directory", f"{path} is a directory", "name a file")]
+            )
         with file.open("rb") as handle:
             # Read one byte past the limit: enough to say "too large" without
             # loading a huge file whole.
             data = handle.read(MAX_DOCUMENT_BYTES * 64 + 1)
     except FileNotFoundError:
-        raise UsageError([
-            Finding("$", "input_not_found", f"no such file: {path}", "check the path")
-        ]) from None
+        raise UsageError(
+            [Finding("$", "input_not_found", f"no such file: {path}", "check the path")]
+        ) from None
     except OSError as exc:
-        raise UsageError([
-            Finding("$", "input_unreadable", f"cannot read {path}: {exc.strerror}", "")
-        ]) from None
+        raise UsageError(
+            [Finding("$", "input_unreadable", f"cannot read {path}: {exc.strerror}", "")]
+        ) from None
     return data, path
 
 
@@ -87,8 +87,10 @@ def _cmd_doctypes(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_OK
     width = max(len(name) for name in schema_set.document_types)
     for name, document_type in sorted(schema_set.document_types.items()):
-        out.write(f"{name:<{width}}  {schema_set.files[document_type.schema_id]}"
-                  f"#/$defs/{document_type.title}\n")
+        out.write(
+            f"{name:<{width}}  {schema_set.files[document_type.schema_id]}"
+            f"#/$defs/{document_type.title}\n"
+        )
     return EXIT_OK
 
 
@@ -114,8 +116,7 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
             _print_findings([f.at(document.source) for f in findings], out, args.format)
     if args.format == "text":
         sys.stderr.write(
-            f"{len(documents) - invalid} of {len(documents)} document(s) valid "
-            f"as {args.doctype}\n"
+            f"{len(documents) - invalid} of {len(documents)} document(s) valid as {args.doctype}\n"
         )
     return EXIT_FINDINGS if invalid else EXIT_OK
 
@@ -194,17 +195,29 @@ def _build_parser() -> argparse.ArgumentParser:
         command.add_argument("doctype", help="CONTRACT.KIND, see `session-contracts doctypes`")
         command.add_argument("file", help="a JSON or JSON Lines file, or - for stdin")
         mode = command.add_mutually_exclusive_group()
-        mode.add_argument("--jsonl", dest="jsonl", action="store_const", const=True,
-                          default=None, help="read one document per line")
-        mode.add_argument("--json", dest="jsonl", action="store_const", const=False,
-                          help="read exactly one document")
+        mode.add_argument(
+            "--jsonl",
+            dest="jsonl",
+            action="store_const",
+            const=True,
+            default=None,
+            help="read one document per line",
+        )
+        mode.add_argument(
+            "--json",
+            dest="jsonl",
+            action="store_const",
+            const=False,
+            help="read exactly one document",
+        )
         if name == "validate":
             command.add_argument("--format", choices=["text", "json"], default="text")
         command.set_defaults(handler=handler)
 
     generate = commands.add_parser("generate", help="regenerate generated/ from schemas/")
-    generate.add_argument("--check", action="store_true",
-                          help="change nothing; exit 1 when generated/ is out of date")
+    generate.add_argument(
+        "--check", action="store_true", help="change nothing; exit 1 when generated/ is out of date"
+    )
     generate.add_argument("--root", help="the checkout (default: found from the working folder)")
     generate.set_defaults(handler=_cmd_generate)
 

@@ -10,20 +10,29 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from session_contracts.conformance._strategies import documents, object_paths
 
 from session_contracts import InvalidDocument
 from session_contracts._schemas import default_schema_set
 from session_contracts._validator import default_validator
 from session_contracts._xkeywords import json_equal
 from session_contracts.bindings import decode, decode_unchecked, encode, encode_json
-from session_contracts.conformance._strategies import documents, object_paths
 
 DOCTYPES = sorted(default_schema_set().document_types)
 EXAMPLES = Path(__file__).resolve().parents[1] / "schemas" / "examples"
 # Members whose objects are open on purpose: the seeds call them forward-compatible
 # (extensions) or opaque (a completion receipt, span metadata, provider-native calls).
-OPEN_MEMBERS = {"extensions", "metadata", "completion_receipt", "payload", "arguments",
-                "receipts", "tool_calls", "loop_state", "value"}
+OPEN_MEMBERS = {
+    "extensions",
+    "metadata",
+    "completion_receipt",
+    "payload",
+    "arguments",
+    "receipts",
+    "tool_calls",
+    "loop_state",
+    "value",
+}
 
 
 def _inside_open_member(where: list[str | int]) -> bool:

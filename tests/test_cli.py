@@ -19,7 +19,10 @@ EXAMPLES = REPO / "schemas" / "examples"
 def run(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "session_contracts", *args],
-        input=stdin, capture_output=True, timeout=120, check=False,
+        input=stdin,
+        capture_output=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -38,7 +41,9 @@ def test_validate_valid_file_exits_0(capsys: pytest.CaptureFixture[str]) -> None
     assert main(["validate", "session-feedback.usage", str(path)]) == 0
 
 
-def test_validate_prints_every_error_with_its_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_prints_every_error_with_its_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     document = json.loads((EXAMPLES / "session-feedback.usage.json").read_text())
     document |= {"cached_input_tokens": 5000, "source": "x" * 129, "surprise": 1}
     path = tmp_path / "usage.json"
@@ -47,18 +52,23 @@ def test_validate_prints_every_error_with_its_path(tmp_path: Path, capsys: pytes
     out = capsys.readouterr().out
     assert f"{path} $.cached_input_tokens:" in out
     assert "[not_greater_than]" in out
-    assert "$.source:" in out and "[max_utf8_bytes]" in out
-    assert "$.surprise:" in out and "[unknown_field]" in out
+    assert "$.source:" in out
+    assert "[max_utf8_bytes]" in out
+    assert "$.surprise:" in out
+    assert "[unknown_field]" in out
     assert "hint:" in out
 
 
-def test_validate_json_lines_and_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_json_lines_and_json_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     good = (EXAMPLES / "run-record.span.json").read_text().replace("\n", "")
     path = tmp_path / "spans.jsonl"
     path.write_text(f'{good}\n{{"span_id": "x"}}\n{good}\n')
     assert main(["validate", "run-record.span", str(path), "--format", "json"]) == 1
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert lines and all(line["source"] == f"{path}:2" for line in lines)
+    assert lines
+    assert all(line["source"] == f"{path}:2" for line in lines)
     assert {"code", "path", "message", "hint"} <= set(lines[0])
 
 
@@ -133,7 +143,10 @@ def test_quickstart_runs_the_main_job(tmp_path: Path) -> None:
     env = dict(os.environ, COLUMNS="120")
     result = subprocess.run(
         [sys.executable, "-m", "session_contracts", "quickstart", "--root", str(REPO)],
-        capture_output=True, timeout=300, check=False, env=env,
+        capture_output=True,
+        timeout=300,
+        check=False,
+        env=env,
     )
     assert result.returncode == 0, result.stdout.decode() + result.stderr.decode()
     assert b"example(s) valid and round-tripped" in result.stdout

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from session_contracts.generator import check, render_all, write
 
 from session_contracts.cli import main
-from session_contracts.generator import check, render_all, write
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -39,7 +39,10 @@ def test_rendering_does_not_depend_on_hash_seed_or_working_folder(tmp_path: Path
     for seed in ("0", "12345"):
         out = subprocess.run(
             [sys.executable, "-c", script, str(REPO / "schemas")],
-            capture_output=True, text=True, check=True, cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=tmp_path,
             env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"},
         )
         digests.add(out.stdout.strip())

@@ -7,11 +7,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from session_contracts._validator import default_validator
-from session_contracts.bindings import decode, encode
 from session_contracts._xkeywords import json_equal
+from session_contracts.bindings import decode, encode
 
 
 def _blocks(text: str) -> list[Any]:
@@ -66,10 +64,22 @@ def test_seed_002_query_fields_in_both_spellings(shared: Path) -> None:
 
 
 def test_seed_002_unavailable_reasons_are_the_schema_enum(shared: Path) -> None:
-    reasons = set(re.findall(r"^(\w+) \| ", _seed(shared, "002"), re.M)) - {"runId", "turnId", "fromEventId", "limit", "Reason", "Field"}
+    reasons = set(re.findall(r"^(\w+) \| ", _seed(shared, "002"), re.M)) - {
+        "runId",
+        "turnId",
+        "fromEventId",
+        "limit",
+        "Reason",
+        "Field",
+    }
     for reason in reasons:
         _check("session-recap.envelope", {"state": "unavailable", "reason": reason})
-    assert reasons == {"journal_unavailable", "session_missing", "projection_failed", "admission_terminal"}
+    assert reasons == {
+        "journal_unavailable",
+        "session_missing",
+        "projection_failed",
+        "admission_terminal",
+    }
 
 
 def test_seed_001_missing_reasons_are_the_schema_enum(shared: Path) -> None:
@@ -77,7 +87,11 @@ def test_seed_001_missing_reasons_are_the_schema_enum(shared: Path) -> None:
     sentence = re.search(r"Missing reasons distinguish (.*?)\.", text).group(1)  # type: ignore[union-attr]
     reasons = set(re.findall(r"[a-z_]{5,}", sentence)) - {"and"}
     schema = default_validator().schema_set
-    enum = set(schema.schemas[schema.document_type("session-feedback.observation").schema_id]["$defs"]["MissingReason"]["enum"])
+    enum = set(
+        schema.schemas[schema.document_type("session-feedback.observation").schema_id]["$defs"][
+            "MissingReason"
+        ]["enum"]
+    )
     assert reasons == enum
 
 

@@ -41,7 +41,9 @@ def reference(request: pytest.FixtureRequest) -> bool:
         ("\U0001f602" * 512 + "a", False),
     ],
 )
-def test_progress_summary_limit_counts_utf8_bytes(summary: str, valid: bool, reference: bool) -> None:
+def test_progress_summary_limit_counts_utf8_bytes(
+    summary: str, valid: bool, reference: bool
+) -> None:
     document = example("session-feedback.progress") | {"summary": summary}
     expected = set() if valid else {("$.summary", "max_utf8_bytes")}
     assert codes("session-feedback.progress", document, reference) == expected
@@ -51,7 +53,9 @@ def test_progress_summary_limit_counts_utf8_bytes(summary: str, valid: bool, ref
     ("field", "limit"),
     [("completed", 1024), ("blockers", 1024)],
 )
-def test_completed_and_blocker_text_limit_is_1024_bytes(field: str, limit: int, reference: bool) -> None:
+def test_completed_and_blocker_text_limit_is_1024_bytes(
+    field: str, limit: int, reference: bool
+) -> None:
     document = example("session-feedback.progress")
     document[field] = ["ü" * (limit // 2)]
     assert codes("session-feedback.progress", document, reference) == set()
@@ -81,9 +85,7 @@ def test_each_list_has_at_most_eight_entries(reference: bool) -> None:
     document["completed"] = ["done"] * 8
     assert codes("session-feedback.progress", document, reference) == set()
     document["completed"] = ["done"] * 9
-    assert codes("session-feedback.progress", document, reference) == {
-        ("$.completed", "max_items")
-    }
+    assert codes("session-feedback.progress", document, reference) == {("$.completed", "max_items")}
 
 
 def test_usage_labels_limit(reference: bool) -> None:
@@ -112,7 +114,9 @@ def test_usage_labels_limit(reference: bool) -> None:
         ("4000", {"wrong_type"}),
     ],
 )
-def test_token_counts_are_safe_integer_literals(value: Any, expected: set[str], reference: bool) -> None:
+def test_token_counts_are_safe_integer_literals(
+    value: Any, expected: set[str], reference: bool
+) -> None:
     document = example("session-feedback.usage")
     document["output_tokens"] = value
     found = codes("session-feedback.usage", document, reference)
@@ -129,9 +133,7 @@ def test_at_least_one_of_input_and_output_tokens(reference: bool) -> None:
     assert codes("session-feedback.usage", document | {"input_tokens": 1}, reference) == set()
 
 
-@pytest.mark.parametrize(
-    ("cached", "valid"), [(4000, True), (4001, False), (0, True)]
-)
+@pytest.mark.parametrize(("cached", "valid"), [(4000, True), (4001, False), (0, True)])
 def test_cached_input_is_a_subset_of_input(cached: int, valid: bool, reference: bool) -> None:
     document = example("session-feedback.usage") | {"cached_input_tokens": cached}
     expected = set() if valid else {("$.cached_input_tokens", "not_greater_than")}
@@ -249,7 +251,7 @@ def test_reference_needs_non_empty_tool_calls(reference: bool) -> None:
     )
 
 
-# -- x-spanTree -------------------------------------------------------------------------------------
+# -- x-spanTree ------------------------------------------------------------------------------
 def test_span_tree_rules(reference: bool) -> None:
     document = example("run-record.evidence")
     spans = document["trace_spans"]
@@ -269,9 +271,7 @@ def test_span_tree_rules(reference: bool) -> None:
 
 def test_null_execution_id_needs_an_execution_identity_gap(reference: bool) -> None:
     document = example("run-record.evidence") | {"execution_id": None}
-    assert codes("run-record.evidence", document, reference) == {
-        ("$.gaps", "contains")
-    }
+    assert codes("run-record.evidence", document, reference) == {("$.gaps", "contains")}
     document["gaps"] = [{"kind": "execution_identity", "reason": "historical record"}]
     assert codes("run-record.evidence", document, reference) == set()
 
