@@ -169,6 +169,87 @@ def _cmd_generate(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _cmd_canonicalize(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts._canonical import canonical_bytes, hash_bytes
+
+    failed = False
+    documents = _documents(args.file, args.jsonl)
+    for document in documents:
+        try:
+            if document.error is not None:
+                raise document.error
+            data = canonical_bytes(document.value)
+        except SessionContractsError as exc:
+            if exc.exit_status == EXIT_USAGE:
+                raise
+            failed = True
+            _print_findings([f.at(document.source) for f in exc.findings], sys.stderr, "text")
+            continue
+        if args.command == "hash":
+            out.write(
+                hash_bytes(data) + ("\n" if len(documents) == 1 else f"  {document.source}\n")
+            )
+        else:
+            out.flush()
+            sys.stdout.buffer.write(data + (b"\n" if len(documents) > 1 else b""))
+            sys.stdout.buffer.flush()
+    return EXIT_FINDINGS if failed or not documents else EXIT_OK
+
+
+def _journal_record_hashes(path: str, document: Any) -> dict[int, str]:
+    from session_contracts._snapshot_hashes import record_hash
+    from session_contracts.conformance.journal import SqliteJournal
+
+    snapshot = document.get("snapshot", document) if isinstance(document, dict) else {}
+    session_id = snapshot.get("sessionId") if isinstance(snapshot, dict) else None
+    hashes: dict[int, str] = {}
+    if not isinstance(session_id, str):
+        return hashes
+    with SqliteJournal.open(path) as journal:
+        for event in journal.events(session_id):
+            hashes[event.id] = record_hash(event.to_json())
+    return hashes
+
+
+def _cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts._snapshot_hashes import classify_extensions
+    from session_contracts._validator import default_validator
+    from session_contracts._verify import HASH_BEARING, verify_document
+
+    validator = default_validator()
+    validator.schema_set.document_type(args.doctype)
+    documents = _documents(args.file, args.jsonl)
+    failed = 0
+    for document in documents:
+        if document.error is not None:
+            findings = list(document.error.findings)
+        else:
+            findings = validator.validate(args.doctype, document.value)
+            if not findings:
+                journal = (
+                    _journal_record_hashes(args.journal, document.value) if args.journal else None
+                )
+                findings = verify_document(args.doctype, document.value, journal)
+        errors = [f for f in findings if f.level == "error"]
+        failed += bool(errors)
+        _print_findings([f.at(document.source) for f in findings], out, args.format)
+        if document.error is None and args.format == "text" and args.doctype in HASH_BEARING:
+            value = document.value
+            snapshot = value.get("snapshot", value) if isinstance(value, dict) else {}
+            for binding in classify_extensions(snapshot if isinstance(snapshot, dict) else {}):
+                sys.stderr.write(
+                    f"{document.source}: extension {binding.name!r} is {binding.state}"
+                    + (f" (to {binding.target})" if binding.target else "")
+                    + "\n"
+                )
+    if args.doctype not in HASH_BEARING:
+        sys.stderr.write(f"{args.doctype} carries no hashes; checked the schema only\n")
+    if not documents:
+        return EXIT_FINDINGS
+    sys.stderr.write(f"{len(documents) - failed} of {len(documents)} document(s) verified\n")
+    return EXIT_FINDINGS if failed else EXIT_OK
+
+
 def _cmd_quickstart(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts._quickstart import run
 
@@ -213,6 +294,25 @@ def _build_parser() -> argparse.ArgumentParser:
         if name == "validate":
             command.add_argument("--format", choices=["text", "json"], default="text")
         command.set_defaults(handler=handler)
+
+    for name, text in (
+        ("canonicalize", "write the RFC 8785 canonical bytes of a JSON document"),
+        ("hash", "print sha256:<hex> of a JSON document's canonical bytes"),
+    ):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("file", help="a JSON or JSON Lines file, or - for stdin")
+        command.add_argument("--jsonl", action="store_const", const=True, default=None)
+        command.set_defaults(handler=_cmd_canonicalize)
+
+    verify = commands.add_parser(
+        "verify", help="recompute every hash a document carries; report each mismatch"
+    )
+    verify.add_argument("doctype", help="CONTRACT.KIND, see `session-contracts doctypes`")
+    verify.add_argument("file", help="a JSON or JSON Lines file, or - for stdin")
+    verify.add_argument("--journal", help="an SQLite journal: also check each recordHash")
+    verify.add_argument("--jsonl", action="store_const", const=True, default=None)
+    verify.add_argument("--format", choices=["text", "json"], default="text")
+    verify.set_defaults(handler=_cmd_verify)
 
     generate = commands.add_parser("generate", help="regenerate generated/ from schemas/")
     generate.add_argument(
