@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any
+from urllib.parse import urljoin
 
 import jsonschema
 import jsonschema_rs
@@ -23,7 +24,12 @@ from session_contracts._errors import Finding, json_path
 from session_contracts._schemas import DocumentType, SchemaSet, default_schema_set
 from session_contracts._xkeywords import CHECK_KEYWORDS, CheckFunction, Violation
 
-__all__ = ["DocumentValidator", "apply_input_aliases", "default_validator"]
+__all__ = [
+    "DocumentValidator",
+    "apply_historical_aliases",
+    "apply_input_aliases",
+    "default_validator",
+]
 
 _DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _SEPARATOR = "\x1f"
@@ -121,6 +127,63 @@ def apply_input_aliases(document_type: DocumentType, instance: Any) -> tuple[Any
             continue
         renamed[canonical] = value
     return renamed, findings
+
+
+def apply_historical_aliases(
+    schema_set: SchemaSet, document_type: DocumentType, instance: Any
+) -> tuple[Any, list[Finding]]:
+    """Rename names that historical records used (x-historicalAliases), wherever
+    a definition carrying them applies; for loading old records only."""
+    findings: list[Finding] = []
+
+    def resolve(ref: str, base: str) -> tuple[Mapping[str, Any], str]:
+        target = urljoin(base, ref)
+        schema_id, _, fragment = target.partition("#")
+        node: Any = schema_set.schemas[schema_id]
+        for part in fragment.lstrip("/").split("/") if fragment else []:
+            node = node[part.replace("~1", "/").replace("~0", "~")]
+        return node, schema_id
+
+    def walk(schema: Any, base: str, value: Any, where: list[str | int], depth: int) -> Any:
+        if not isinstance(schema, Mapping) or depth > 64:
+            return value
+        if "$ref" in schema:
+            target, target_base = resolve(schema["$ref"], base)
+            value = walk(target, target_base, value, where, depth + 1)
+        for keyword in ("anyOf", "oneOf", "allOf"):
+            for branch in schema.get(keyword, ()):
+                value = walk(branch, base, value, where, depth + 1)
+        if isinstance(value, dict):
+            aliases = schema.get("x-historicalAliases")
+            if isinstance(aliases, Mapping):
+                value = dict(value)
+                for old, new in aliases.items():
+                    if old in value:
+                        if new in value:
+                            findings.append(
+                                Finding(
+                                    json_path([*where, old]),
+                                    "alias_conflict",
+                                    f"{old} (historical) and {new} are both given",
+                                    f"keep only {new}",
+                                )
+                            )
+                            continue
+                        value[new] = value.pop(old)
+            properties = schema.get("properties", {})
+            for key, child in properties.items():
+                if key in value:
+                    value[key] = walk(child, base, value[key], [*where, key], depth + 1)
+        elif isinstance(value, list) and "items" in schema:
+            value = [
+                walk(schema["items"], base, item, [*where, index], depth + 1)
+                for index, item in enumerate(value)
+            ]
+        return value
+
+    start = {"$ref": document_type.ref}
+    result = walk(start, document_type.schema_id, instance, [], 0)
+    return result, findings
 
 
 def _violation_finding(base: Sequence[str | int], violation: Violation) -> Finding:

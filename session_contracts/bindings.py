@@ -16,7 +16,12 @@ import pydantic
 
 from session_contracts._errors import Finding, InvalidDocument, json_path
 from session_contracts._jsonload import loads_strict
-from session_contracts._validator import DocumentValidator, apply_input_aliases, default_validator
+from session_contracts._validator import (
+    DocumentValidator,
+    apply_historical_aliases,
+    apply_input_aliases,
+    default_validator,
+)
 
 __all__ = ["decode", "decode_unchecked", "encode", "encode_json", "model_class"]
 
@@ -69,17 +74,26 @@ def decode(
     data: bytes | str | Any,
     *,
     validator: DocumentValidator | None = None,
+    historical: bool = False,
 ) -> pydantic.BaseModel:
     """Parse (if given text), validate and build the typed model of ``doctype``.
 
+    ``historical=True`` loads records written before the current contract:
+    names the schema lists in x-historicalAliases (a span's ``parent_id``) are
+    read as their current names, and :func:`encode` writes the current names.
     Raises :class:`InvalidDocument` with every finding, each with a JSON path.
     """
     validator = validator or default_validator()
     document_type = validator.schema_set.document_type(doctype)
-    value = loads_strict(bytes(data) if isinstance(data, bytearray) else data) if isinstance(
-        data, bytes | bytearray | str
-    ) else data
+    value = (
+        loads_strict(bytes(data) if isinstance(data, bytearray) else data)
+        if isinstance(data, bytes | bytearray | str)
+        else data
+    )
     value, findings = apply_input_aliases(document_type, value)
+    if historical:
+        value, more = apply_historical_aliases(validator.schema_set, document_type, value)
+        findings += more
     findings += validator.validate(doctype, value)
     if findings:
         raise InvalidDocument(sorted(set(findings)))

@@ -181,3 +181,23 @@ def test_decode_accepts_text_and_refuses_bad_json() -> None:
 def test_safe_integers_round_trip_exactly(value: int) -> None:
     span = example("run-record.span") | {"start_ms": value}
     assert encode(decode("run-record.span", span))["start_ms"] == value
+
+
+def test_historical_parent_id_loads_and_is_written_back_as_parent_span_id() -> None:
+    record = example("run-record.record")
+    for span in record["evidence"]["trace_spans"]:
+        span["parent_id"] = span.pop("parent_span_id")
+    with pytest.raises(InvalidDocument) as caught:
+        decode("run-record.record", record)
+    assert "$.evidence.trace_spans[0].parent_id" in {f.path for f in caught.value.findings}
+    encoded = encode(decode("run-record.record", record, historical=True))
+    spans = encoded["evidence"]["trace_spans"]
+    assert [s["parent_span_id"] for s in spans] == [None, 3]
+    assert all("parent_id" not in s for s in spans)
+
+
+def test_historical_record_with_both_names_is_refused() -> None:
+    span = example("run-record.span") | {"parent_id": 3}
+    with pytest.raises(InvalidDocument) as caught:
+        decode("run-record.span", span, historical=True)
+    assert [(f.path, f.code) for f in caught.value.findings] == [("$.parent_id", "alias_conflict")]
