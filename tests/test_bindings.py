@@ -200,4 +200,4 @@ def test_historical_record_with_both_names_is_refused() -> None:
     span = example("run-record.span") | {"parent_id": 3}
     with pytest.raises(InvalidDocument) as caught:
         decode("run-record.span", span, historical=True)
-    assert [(f.path, f.code) for f in caught.value.findings] == [("$.parent_id", "alias_conflict")]
+    assert ("$.parent_id", "alias_conflict") in {(f.path, f.code) for f in caught.value.findings}
