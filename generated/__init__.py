@@ -43,7 +43,7 @@ DOCUMENT_TYPES: dict[str, type[BaseModel]] = {
 SOURCES: dict[str, tuple[str, str]] = {
     "health_observation": ("schemas/health-observation.schema.json", "be1b2fc4dd975f39a841766a34f3e3e270de951569827938c67602e7fe11e518"),
     "run_record": ("schemas/run-record.schema.json", "614d717d3a3a473eb86fdb68753e466fe73009c712e8f1ecdf41ce0c7ff07743"),
-    "session_event": ("schemas/session-event.schema.json", "f73e0dd591a0a5c6d2b14482c951d49a324bbb643765e7c32ea2537ecc58e0e0"),
+    "session_event": ("schemas/session-event.schema.json", "cc53ddf4ef871fde502c94fb51abaa6eb15c109086fe95536b3e0cdd6b9b03ae"),
     "session_feedback": ("schemas/session-feedback.schema.json", "2e89b25870a0150c6f5a9fb359297f5ad3b28a73cf5ee1a73f38fe95be33c378"),
     "session_health": ("schemas/session-health.schema.json", "891393f9b337a326a6c732e15462a792e727ce25d77db0d1aa54e30f9f63cbaa"),
     "session_recap_v1": ("schemas/session-recap-v1.schema.json", "9b67ecef67c3f0f2977603823c7bfc1fdf2ba54b1111b112011590cb026c37ce"),

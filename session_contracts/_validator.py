@@ -235,7 +235,34 @@ class DocumentValidator:
                     "where the contract has one",
                 )
             return
+        if kind == "OneOfNotValid":
+            location = str(error.absolute_keyword_location or "")
+            node, base_id = _resolve_uri(self.schema_set, location.removesuffix("/oneOf"))
+            index, finding = _discriminated(
+                self.schema_set, node, base_id, _at(instance, where), where
+            )
+            if finding is not None:
+                yield finding
+                return
+            if index is not None:
+                for inner in error.kind.context[index]:
+                    yield from self._convert_rs(inner, instance)
+                return
         if kind in ("OneOfNotValid", "AnyOf"):
+            if all(
+                any(
+                    type(e.kind).__name__ == "Type" and len(list(e.instance_path)) == len(where)
+                    for e in branch
+                )
+                for branch in error.kind.context
+            ):
+                yield Finding(
+                    json_path(where),
+                    "wrong_type",
+                    f"{_short(_at(instance, where))} is of none of the types allowed here",
+                    _HINTS["wrong_type"],
+                )
+                return
             branch = _best_branch(error.kind.context, where, instance)
             if branch is not None:
                 for inner in branch:
@@ -263,6 +290,22 @@ class DocumentValidator:
         yield Finding(json_path(where), code, str(error.message), _HINTS.get(code, ""))
 
     # -- reference engine --------------------------------------------------
+    @cached_property
+    def _schema_ids(self) -> dict[int, str]:
+        # python-jsonschema hands back the very dicts we loaded; remember which
+        # file each one came from, to resolve a discriminated oneOf's branches.
+        found: dict[int, str] = {}
+        for schema_id, schema in self.schema_set.schemas.items():
+            pending: list[Any] = [schema]
+            while pending:
+                node = pending.pop()
+                if isinstance(node, Mapping):
+                    found[id(node)] = schema_id
+                    pending.extend(node.values())
+                elif isinstance(node, list):
+                    pending.extend(node)
+        return found
+
     @cached_property
     def _py_registry(self) -> referencing.Registry[Any]:
         resources = [
@@ -329,7 +372,34 @@ class DocumentValidator:
                         "where the contract has one",
                     )
             return
+        if error.validator == "oneOf" and error.context:
+            base_id = self._schema_ids.get(id(error.schema), "")
+            index, finding = _discriminated(
+                self.schema_set, error.schema, base_id, error.instance, where
+            )
+            if finding is not None:
+                yield finding
+                return
+            if index is not None:
+                for inner in error.context:
+                    if int(inner.relative_schema_path[0]) == index:
+                        yield from self._convert_py(inner)
+                return
         if error.validator in ("oneOf", "anyOf") and error.context:
+            alternatives = error.validator_value if isinstance(error.validator_value, list) else []
+            wrong_type = {
+                int(inner.relative_schema_path[0])
+                for inner in error.context
+                if inner.validator == "type" and len(inner.absolute_path) == len(where)
+            }
+            if alternatives and wrong_type == set(range(len(alternatives))):
+                yield Finding(
+                    json_path(where),
+                    "wrong_type",
+                    f"{_short(error.instance)} is of none of the types allowed here",
+                    _HINTS["wrong_type"],
+                )
+                return
             branch = _best_py_branch(error)
             if branch is not None:
                 for inner in branch:
@@ -400,6 +470,62 @@ class DocumentValidator:
         return self.schema_set.document_types
 
 
+def _resolve_uri(schema_set: SchemaSet, uri: str) -> tuple[Any, str]:
+    schema_id, _, fragment = uri.partition("#")
+    node: Any = schema_set.schemas.get(schema_id)
+    for part in fragment.lstrip("/").split("/") if fragment else []:
+        if isinstance(node, list):
+            node = node[int(part)]
+        elif isinstance(node, Mapping):
+            node = node.get(part.replace("~1", "/").replace("~0", "~"))
+        else:
+            return None, schema_id
+    return node, schema_id
+
+
+def _discriminated(
+    schema_set: SchemaSet,
+    node: Any,
+    base_id: str,
+    value: Any,
+    where: Sequence[str | int],
+) -> tuple[int | None, Finding | None]:
+    """Use a oneOf's ``discriminator`` to pick the branch the value meant to be.
+
+    Returns (branch index, None), (None, a finding about the discriminator
+    itself), or (None, None) when the oneOf has no usable discriminator.
+    """
+    if not isinstance(node, Mapping) or not isinstance(node.get("discriminator"), Mapping):
+        return None, None
+    name = node["discriminator"].get("propertyName")
+    if not isinstance(value, dict) or not isinstance(name, str):
+        return None, None
+    tags: list[Any] = []
+    for branch in node.get("oneOf", ()):
+        target = branch
+        if isinstance(branch, Mapping) and "$ref" in branch:
+            target, _ = _resolve_uri(schema_set, urljoin(base_id, branch["$ref"]))
+        member = target.get("properties", {}).get(name, {}) if isinstance(target, Mapping) else {}
+        tags.append(member.get("const") if isinstance(member, Mapping) else None)
+    allowed = ", ".join(repr(t) for t in tags if t is not None)
+    if name not in value:
+        return None, Finding(
+            json_path([*where, name]),
+            "required",
+            f"the required member {name!r} is missing",
+            f"add {name!r}: one of {allowed}",
+        )
+    for index, tag in enumerate(tags):
+        if tag is not None and tag == value[name] and type(tag) is type(value[name]):
+            return index, None
+    return None, Finding(
+        json_path([*where, name]),
+        "not_allowed_value",
+        f"{name} is {value[name]!r}, which names no variant",
+        f"use one of {allowed}",
+    )
+
+
 def _at(instance: Any, where: Sequence[str | int]) -> Any:
     node = instance
     for part in where:
@@ -436,6 +562,11 @@ def _best_branch(
         if not ruled_out:
             candidates.append(branch)
     return candidates[0] if len(candidates) == 1 else None
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _best_py_branch(error: jsonschema.ValidationError) -> list[Any] | None:

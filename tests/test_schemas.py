@@ -112,6 +112,13 @@ def test_x_keyword_usage_matches_the_meta_schema(path: Path) -> None:
     jsonschema.Draft202012Validator(meta).validate(json.loads(path.read_text()))
 
 
+@pytest.mark.parametrize("path", CONTRACTS, ids=lambda p: p.name)
+def test_contract_roots_hold_no_ref(path: Path) -> None:
+    # A root $ref to a oneOf definition makes datamodel-code-generator emit the
+    # union as the root model and drop the named class the document type needs.
+    assert "$ref" not in json.loads(path.read_text())
+
+
 def test_the_seed_file_names_are_used() -> None:
     names = {p.name for p in SCHEMA_FILES}
     assert {"session-recap-v1.schema.json", "session-health.schema.json"} <= names

@@ -1,0 +1,176 @@
+"""Benchmark: the reference session-health reducer over a 10,000-iteration session.
+
+    python bench/bench_health.py [repeats]
+
+Times, as the median of ``repeats`` runs: ``reduce`` (the whole stream checked
+against ``health-observation.stream``, then folded), and the fold alone
+(``step`` over the observations, no contract check).  Prints the facts
+emitted, the median milliseconds and facts per second.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from session_contracts.conformance.health import initial_state, reduce, step
+
+ITERATIONS = 10_000
+SESSION_ID = "sess-0199a2b4c6d8e0f1"
+_STOPS = ("completed", "completed", "completed", "max_iterations", "user_cancelled")
+
+
+def make_session(iterations: int = ITERATIONS, seed: int = 2026) -> list[dict[str, Any]]:
+    """A realistic session's observations: ``iterations`` model iterations.
+
+    History is loaded once; prompt turns of 2-6 iterations each end with the
+    loop's terminal outcome, and now and then a pending call is abandoned
+    during closeout.  Each iteration measures prose, completes 1-4 tool calls
+    (one in 20 first seen as a streaming parse candidate; commands report an
+    exit, a few without a code; edits apply mutations), verifies every third
+    iteration or so (a complete collection most of the time), and finishes
+    with its wall time (a few unmeasured).  A transcript reset every ~2,000
+    iterations.
+    """
+    rng = random.Random(seed)
+    out: list[dict[str, Any]] = [{"kind": "historical_messages_loaded", "count": 240}]
+    call_number = 0
+    turn_left = rng.randint(2, 6)
+    for iteration in range(iterations):
+        out.append({"kind": "iteration_started", "iteration": iteration})
+        out.append(
+            {"kind": "prose_measured", "iteration": iteration, "characters": rng.randint(0, 1500)}
+        )
+        for _ in range(rng.randint(1, 4)):
+            call_number += 1
+            call_id = f"call-{call_number}"
+            if rng.random() < 0.05:
+                out.append(_completed(call_id, iteration, True, candidate=True))
+            success = rng.random() < 0.9
+            out.append(_completed(call_id, iteration, success, candidate=False))
+            tool = rng.random()
+            if tool < 0.4:
+                code = None if rng.random() < 0.05 else rng.choice((0, 0, 0, 1, 2))
+                out.append(
+                    {
+                        "kind": "command_exit",
+                        "call_id": call_id,
+                        "iteration": iteration,
+                        "exit_code": code,
+                    }
+                )
+            elif tool < 0.7 and success:
+                out.append({"kind": "tool_mutation_applied", "iteration": iteration})
+        if rng.random() < 0.3:
+            diagnostics = {
+                "complete": rng.random() < 0.85,
+                "fingerprint": f"sha256:{rng.randrange(16):02x}",
+                "count": rng.randint(0, 12),
+            }
+            out.append(
+                {
+                    "kind": "verification_completed",
+                    "iteration": iteration,
+                    "passed": diagnostics["count"] == 0,
+                    "diagnostics": diagnostics if rng.random() < 0.9 else None,
+                }
+            )
+        wall = None if rng.random() < 0.02 else rng.randint(800, 45_000)
+        out.append({"kind": "iteration_finished", "iteration": iteration, "wall_time_ms": wall})
+        turn_left -= 1
+        if turn_left == 0:
+            out.append(
+                {
+                    "kind": "terminal_classified",
+                    "call_id": None,
+                    "stop_class": rng.choice(_STOPS),
+                    "terminal_outcome": True,
+                }
+            )
+            if rng.random() < 0.1:
+                call_number += 1
+                out.append(
+                    {
+                        "kind": "tool_call_abandoned",
+                        "call_id": f"call-{call_number}",
+                        "iteration": iteration,
+                    }
+                )
+            turn_left = rng.randint(2, 6)
+        if iteration and iteration % 2_000 == 0:
+            out.append({"kind": "transcript_reset"})
+    return out
+
+
+def _completed(call_id: str, iteration: int, success: bool, *, candidate: bool) -> dict[str, Any]:
+    return {
+        "kind": "tool_call_completed",
+        "call_id": call_id,
+        "iteration": iteration,
+        "success": success,
+        "streaming_parse_candidate": candidate,
+    }
+
+
+def _fold(observations: list[dict[str, Any]]) -> int:
+    state, facts = initial_state(SESSION_ID), 0
+    for observation in observations:
+        state, emitted = step(state, observation)
+        facts += len(emitted)
+    return facts
+
+
+def _median_seconds(action: Callable[[], object], repeats: int) -> float:
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def run(repeats: int = 5) -> dict[str, float]:
+    """Time reduce and the bare fold; print and return the figures."""
+    observations = make_session()
+    facts = len(reduce(SESSION_ID, observations))
+    if _fold(observations) != facts:
+        raise AssertionError("the fold and reduce emitted different facts")
+    reduce_s = _median_seconds(lambda: reduce(SESSION_ID, observations), repeats)
+    fold_s = _median_seconds(lambda: _fold(observations), repeats)
+    figures = {
+        "iterations": float(ITERATIONS),
+        "observations": float(len(observations)),
+        "facts": float(facts),
+        "reduce_ms": reduce_s * 1000,
+        "reduce_facts_per_s": facts / reduce_s,
+        "fold_ms": fold_s * 1000,
+        "fold_facts_per_s": facts / fold_s,
+    }
+    print(
+        f"session health benchmark: {ITERATIONS:,} iterations, {len(observations):,} "
+        f"observations, {facts:,} facts, median of {repeats} runs"
+    )
+    print(
+        f"  reduce (check + fold)   {figures['reduce_ms']:9.1f} ms  "
+        f"{figures['reduce_facts_per_s']:12,.0f} facts/s  "
+        f"({reduce_s / len(observations) * 1e6:.1f} us/observation)"
+    )
+    print(
+        f"  fold only (step)        {figures['fold_ms']:9.1f} ms  "
+        f"{figures['fold_facts_per_s']:12,.0f} facts/s  "
+        f"({fold_s / len(observations) * 1e6:.1f} us/observation)"
+    )
+    return figures
+
+
+def main(argv: list[str]) -> int:
+    run(int(argv[1]) if len(argv) > 1 else 5)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

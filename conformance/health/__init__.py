@@ -1,0 +1,41 @@
+"""The reference session-health reducer: the oracle producers are compared against.
+
+Observations (``schemas/health-observation.schema.json``) go in, session-health
+facts (``schemas/session-health.schema.json``, seed 000) come out:
+:func:`initial_state` and :func:`step` fold one observation at a time,
+:func:`reduce` checks and folds a whole session, and :func:`acp_notification` /
+:func:`a2a_status_update` wrap a fact for its transports.  ``docs/health.md``
+specifies every measurement and the decisions taken where the seed is silent.
+"""
+
+from session_contracts.conformance.health._reducer import (
+    A2A_DOCUMENT_TYPE,
+    ACP_DOCUMENT_TYPE,
+    FACT_DOCUMENT_TYPE,
+    OBSERVATION_DOCUMENT_TYPE,
+    STREAM_DOCUMENT_TYPE,
+    Fact,
+    HealthState,
+    Observation,
+    a2a_status_update,
+    acp_notification,
+    initial_state,
+    reduce,
+    step,
+)
+
+__all__ = [
+    "A2A_DOCUMENT_TYPE",
+    "ACP_DOCUMENT_TYPE",
+    "FACT_DOCUMENT_TYPE",
+    "OBSERVATION_DOCUMENT_TYPE",
+    "STREAM_DOCUMENT_TYPE",
+    "Fact",
+    "HealthState",
+    "Observation",
+    "a2a_status_update",
+    "acp_notification",
+    "initial_state",
+    "reduce",
+    "step",
+]

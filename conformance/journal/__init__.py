@@ -1,0 +1,48 @@
+"""The canonical session journal: the input of recap and run-record projections.
+
+A journal is an ordered log of :class:`SessionEvent` values
+(``schemas/session-event.schema.json``), kept in SQLite
+(:class:`SqliteJournal`) or as a JSON Lines tape (:class:`JsonlTape`), with
+:func:`import_tape` / :func:`export_tape` between the two.  ``docs/journal.md``
+describes the layout and the error codes.
+"""
+
+from session_contracts.conformance.journal._import import export_tape, import_tape
+from session_contracts.conformance.journal._jsonl import JsonlTape
+from session_contracts.conformance.journal._model import (
+    EVENT_DOCUMENT_TYPE,
+    EVENT_KINDS,
+    SESSION_EVENT_SCHEMA_ID,
+    EventKind,
+    JournalCorrupt,
+    JournalError,
+    JournalUnavailable,
+    JournalWriteError,
+    SessionEvent,
+    SessionMissing,
+    canonical_event_bytes,
+    event_findings,
+    validate_event,
+)
+from session_contracts.conformance.journal._sqlite import ReadResult, SqliteJournal
+
+__all__ = [
+    "EVENT_DOCUMENT_TYPE",
+    "EVENT_KINDS",
+    "SESSION_EVENT_SCHEMA_ID",
+    "EventKind",
+    "JournalCorrupt",
+    "JournalError",
+    "JournalUnavailable",
+    "JournalWriteError",
+    "JsonlTape",
+    "ReadResult",
+    "SessionEvent",
+    "SessionMissing",
+    "SqliteJournal",
+    "canonical_event_bytes",
+    "event_findings",
+    "export_tape",
+    "import_tape",
+    "validate_event",
+]
