@@ -146,3 +146,14 @@ def test_document_types_cover_the_required_list() -> None:
         "run-record.tape-entry",
     }
     assert required <= set(default_schema_set().document_types)
+
+
+def test_every_document_type_has_a_valid_bundled_example() -> None:
+    from session_contracts._jsonload import loads_strict
+    from session_contracts._validator import default_validator
+
+    validator = default_validator()
+    for name in validator.schema_set.document_types:
+        path = REPO / "schemas" / "examples" / f"{name}.json"
+        assert path.is_file(), f"no example for {name}: add schemas/examples/{name}.json"
+        assert validator.validate(name, loads_strict(path.read_bytes())) == [], name
