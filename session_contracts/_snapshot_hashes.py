@@ -124,7 +124,8 @@ def verify_snapshot(
         )
     if journal_record_hashes is not None:
         for index, source in enumerate(sources):
-            expected = journal_record_hashes.get(source.get("id"))  # type: ignore[arg-type]
+            event_id = source.get("id")
+            expected = journal_record_hashes.get(event_id) if isinstance(event_id, int) else None
             where = json_path([*base, "source", "events", index, "recordHash"])
             if expected is None:
                 findings.append(

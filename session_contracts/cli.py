@@ -206,7 +206,7 @@ def _journal_record_hashes(path: str, document: Any) -> dict[int, str]:
     if not isinstance(session_id, str):
         return hashes
     with SqliteJournal.open(path) as journal:
-        for event in journal.events(session_id):
+        for event in journal.iter_events(session_id=session_id):
             hashes[event.id] = record_hash(event.to_json())
     return hashes
 

@@ -15,7 +15,11 @@ settings.register_profile(
     "default",
     max_examples=10,
     deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+        HealthCheck.data_too_large,
+    ],
     derandomize=True,
     database=None,
 )
@@ -23,7 +27,11 @@ settings.register_profile(
     "thorough",
     max_examples=200,
     deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+        HealthCheck.data_too_large,
+    ],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 

@@ -20,6 +20,8 @@ from session_contracts.bindings import decode, decode_unchecked, encode, encode_
 
 DOCTYPES = sorted(default_schema_set().document_types)
 EXAMPLES = Path(__file__).resolve().parents[1] / "schemas" / "examples"
+
+
 def _at(document: Any, where: list[str | int]) -> Any:
     for part in where:
         document = document[part]
