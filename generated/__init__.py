@@ -5,17 +5,21 @@
 from pydantic import BaseModel
 
 from session_contracts.generated import health_observation
+from session_contracts.generated import producer_protocol
 from session_contracts.generated import run_record
 from session_contracts.generated import session_event
 from session_contracts.generated import session_feedback
 from session_contracts.generated import session_health
 from session_contracts.generated import session_recap_v1
 
-__all__ = ["DOCUMENT_TYPES", "SOURCES", "health_observation", "run_record", "session_event", "session_feedback", "session_health", "session_recap_v1"]
+__all__ = ["DOCUMENT_TYPES", "SOURCES", "health_observation", "producer_protocol", "run_record", "session_event", "session_feedback", "session_health", "session_recap_v1"]
 
 DOCUMENT_TYPES: dict[str, type[BaseModel]] = {
     "health-observation.observation": health_observation.HealthObservation,
     "health-observation.stream": health_observation.HealthObservationStream,
+    "producer-protocol.command": producer_protocol.Command,
+    "producer-protocol.response": producer_protocol.CaseResponse,
+    "producer-protocol.started": producer_protocol.Started,
     "run-record.evidence": run_record.Evidence,
     "run-record.provider-call-response": run_record.ProviderCallResponse,
     "run-record.record": run_record.RunRecord,
@@ -42,6 +46,7 @@ DOCUMENT_TYPES: dict[str, type[BaseModel]] = {
 # Source schema of each module and the sha256 of its bytes when generated.
 SOURCES: dict[str, tuple[str, str]] = {
     "health_observation": ("schemas/health-observation.schema.json", "be1b2fc4dd975f39a841766a34f3e3e270de951569827938c67602e7fe11e518"),
+    "producer_protocol": ("schemas/producer-protocol.schema.json", "3cc52eb8e37957b666c142c435d0a22c27e7171307a58a603871b53eea02aec0"),
     "run_record": ("schemas/run-record.schema.json", "614d717d3a3a473eb86fdb68753e466fe73009c712e8f1ecdf41ce0c7ff07743"),
     "session_event": ("schemas/session-event.schema.json", "cc53ddf4ef871fde502c94fb51abaa6eb15c109086fe95536b3e0cdd6b9b03ae"),
     "session_feedback": ("schemas/session-feedback.schema.json", "2e89b25870a0150c6f5a9fb359297f5ad3b28a73cf5ee1a73f38fe95be33c378"),

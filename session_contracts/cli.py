@@ -250,6 +250,12 @@ def _cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FINDINGS if failed else EXIT_OK
 
 
+def _cmd_reference_producer(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts.conformance._reference_producer import main as producer_main
+
+    return producer_main()
+
+
 def _cmd_quickstart(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts._quickstart import run
 
@@ -320,6 +326,12 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     generate.add_argument("--root", help="the checkout (default: found from the working folder)")
     generate.set_defaults(handler=_cmd_generate)
+
+    producer = commands.add_parser(
+        "reference-producer",
+        help="run the reference producer: the producer protocol on stdin/stdout",
+    )
+    producer.set_defaults(handler=_cmd_reference_producer)
 
     quickstart = commands.add_parser(
         "quickstart", help="the main job on built-in defaults: regenerate, validate the examples"

@@ -1,0 +1,93 @@
+"""Our reference producer: the oracle, speaking the producer protocol.
+
+``session-contracts reference-producer`` runs it on stdio.  Each operation is
+a thin adapter from the protocol's case input to the reference implementation
+of one contract; docs/protocol.md specifies inputs and outputs.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from session_contracts.conformance.protocol import Handler, Rejected, serve
+
+from session_contracts import __version__
+from session_contracts._errors import InvalidDocument
+
+__all__ = ["HANDLERS", "main"]
+
+
+def _reject(exc: InvalidDocument) -> Rejected:
+    first = exc.findings[0]
+    return Rejected(first.code, first.path, first.message)
+
+
+def document_roundtrip(case: Mapping[str, Any]) -> Any:
+    from session_contracts.bindings import decode, encode
+
+    try:
+        return encode(decode(str(case["doctype"]), case["document"]))
+    except InvalidDocument as exc:
+        raise _reject(exc) from None
+
+
+def health_reduce(case: Mapping[str, Any]) -> Any:
+    from session_contracts.conformance.health import reduce
+
+    try:
+        return {"facts": reduce(str(case["session_id"]), case["observations"])}
+    except InvalidDocument as exc:
+        raise _reject(exc) from None
+
+
+def feedback_run(case: Mapping[str, Any]) -> Any:
+    from session_contracts.conformance.feedback import FeedbackStore
+
+    steps = case["steps"]
+    now = {"ms": 0}
+    responses: list[Any] = []
+    with tempfile.TemporaryDirectory(prefix="sc-feedback-") as folder:
+        store = FeedbackStore.open(Path(folder) / "feedback.sqlite", clock=lambda: now["ms"])
+        try:
+            for step in steps:
+                now["ms"] = int(step["at_unix_ms"])
+                call = step["call"]
+                try:
+                    if call == "start":
+                        responses.append(store.start(step["request"]))
+                    elif call == "checkpoint":
+                        responses.append(store.checkpoint(step["request"]))
+                    else:
+                        responses.append(
+                            store.observe(
+                                str(step["session_id"]),
+                                reader_can_read_raw_receipts=bool(step["can_read_raw_receipts"]),
+                            )
+                        )
+                except InvalidDocument as exc:
+                    raise _reject(exc) from None
+        finally:
+            store.close()
+    return {"responses": responses}
+
+
+HANDLERS: dict[str, Handler] = {
+    "document.roundtrip": document_roundtrip,
+    "health.reduce": health_reduce,
+    "feedback.run": feedback_run,
+}
+
+
+def main() -> int:
+    return serve(
+        HANDLERS,
+        implementation={
+            "name": "session-contracts reference producer",
+            "version": __version__,
+            "language": "python",
+        },
+        contracts=["session-health", "session-feedback", "session-recap", "run-record"],
+    )

@@ -1,0 +1,361 @@
+"""The harness side of the producer protocol: run any producer, never hang.
+
+Every read has a deadline; stdout is read by a thread that enforces a line
+size bound; stderr is drained into a bounded tail so a flooding producer can
+neither block nor exhaust memory; a producer that crashes or hangs is killed
+with its whole process group and started again for the next case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from session_contracts._errors import EXIT_USAGE, Finding, SessionContractsError
+from session_contracts._validator import default_validator
+
+__all__ = ["CaseOutcome", "HarnessError", "ProducerInfo", "ProducerProcess"]
+
+_EOF = object()
+_TOO_LONG = object()
+STDERR_TAIL_BYTES = 64 * 1024
+
+
+class HarnessError(SessionContractsError):
+    """The producer could not be run at all (exit status 2)."""
+
+    exit_status = EXIT_USAGE
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerInfo:
+    """What the producer said of itself in answer to ``start``."""
+
+    implementation: Mapping[str, Any]
+    contracts: tuple[str, ...]
+    operations: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CaseOutcome:
+    """The producer's answer to one case, or what went wrong getting it.
+
+    ``outcome`` is result, rejected, skipped, or errored; an errored outcome
+    says in ``error_code`` whether the producer reported its own error
+    (``producer_error``) or the harness saw it break (``producer_crashed``,
+    ``timeout``, ``invalid_json``, ``line_too_long``, ``wrong_seq``,
+    ``invalid_response``).
+    """
+
+    seq: int
+    outcome: str
+    output: Any = None
+    rejection: Mapping[str, Any] | None = None
+    reason: str = ""
+    error_code: str = ""
+    message: str = ""
+    seconds: float = 0.0
+    stderr_tail: str = field(default="", compare=False)
+
+
+class _LineReader(threading.Thread):
+    """Split a pipe into lines, bounded in size, onto a queue."""
+
+    def __init__(self, fd: int, max_line_bytes: int) -> None:
+        super().__init__(daemon=True)
+        self.fd, self.max_line_bytes = fd, max_line_bytes
+        self.lines: queue.Queue[object] = queue.Queue()
+
+    def run(self) -> None:
+        pending = bytearray()
+        discarding = False
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.lines.put(_EOF)
+                return
+            start = 0
+            while True:
+                end = chunk.find(b"\n", start)
+                if end < 0:
+                    if not discarding:
+                        pending += chunk[start:]
+                        if len(pending) > self.max_line_bytes:
+                            pending.clear()
+                            discarding = True
+                            self.lines.put(_TOO_LONG)
+                    break
+                if discarding:
+                    discarding = False
+                else:
+                    pending += chunk[start:end]
+                    if len(pending) > self.max_line_bytes:
+                        self.lines.put(_TOO_LONG)
+                    else:
+                        self.lines.put(bytes(pending))
+                pending.clear()
+                start = end + 1
+
+
+class _TailReader(threading.Thread):
+    """Keep only the last bytes of a pipe (stderr), however much is written."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__(daemon=True)
+        self.fd = fd
+        self.tail = bytearray()
+        self.lock = threading.Lock()
+
+    def run(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except OSError:
+                return
+            if not chunk:
+                return
+            with self.lock:
+                self.tail += chunk
+                del self.tail[: max(0, len(self.tail) - STDERR_TAIL_BYTES)]
+
+    def text(self) -> str:
+        with self.lock:
+            return self.tail.decode("utf-8", "replace")
+
+
+class ProducerProcess:
+    """One producer command, started on demand and restarted after it breaks."""
+
+    def __init__(
+        self,
+        command: str | Sequence[str],
+        *,
+        timeout: float = 10.0,
+        start_timeout: float = 30.0,
+        max_line_bytes: int = 64 * 1024 * 1024,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not self.argv:
+            raise HarnessError([Finding("$", "producer_command_empty", "no producer command", "")])
+        self.timeout, self.start_timeout = timeout, start_timeout
+        self.max_line_bytes = max_line_bytes
+        self.env = dict(env) if env is not None else None
+        self.info: ProducerInfo | None = None
+        self.restarts = 0
+        self._process: subprocess.Popen[bytes] | None = None
+        self._stdout: _LineReader | None = None
+        self._stderr: _TailReader | None = None
+
+    # -- life cycle -----------------------------------------------------------
+    def __enter__(self) -> ProducerProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> ProducerInfo:
+        """Spawn the producer and shake hands; raise HarnessError if it cannot."""
+        self._spawn()
+        answer = self._read(self.start_timeout)
+        if not isinstance(answer, dict):
+            tail = self.stderr_tail()
+            self._kill()
+            raise HarnessError(
+                [
+                    Finding(
+                        "$",
+                        "producer_start_failed",
+                        f"{self.argv[0]} did not answer start: {answer}"
+                        + (f"; its stderr ends with: {tail[-500:]}" if tail else ""),
+                        "run the producer command by hand and send it "
+                        '{"cmd": "start", "protocol_version": 1}',
+                    )
+                ]
+            )
+        findings = default_validator().validate("producer-protocol.started", answer)
+        if findings:
+            self._kill()
+            raise HarnessError(
+                [
+                    Finding(
+                        f.path,
+                        "producer_start_invalid",
+                        f"the producer's answer to start breaks the protocol: {f.message}",
+                        f.hint,
+                    )
+                    for f in findings
+                ]
+            )
+        self.info = ProducerInfo(
+            answer["implementation"], tuple(answer["contracts"]), tuple(answer["operations"])
+        )
+        return self.info
+
+    def _spawn(self) -> None:
+        try:
+            self._process = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.env,
+                start_new_session=True,  # its own process group: we can end all of it
+            )
+        except OSError as exc:
+            raise HarnessError(
+                [
+                    Finding(
+                        "$",
+                        "producer_not_started",
+                        f"cannot start {self.argv[0]!r}: {exc.strerror or exc}",
+                        "check the --producer command and that it is executable",
+                    )
+                ]
+            ) from None
+        assert self._process.stdout is not None
+        assert self._process.stderr is not None
+        self._stdout = _LineReader(self._process.stdout.fileno(), self.max_line_bytes)
+        self._stderr = _TailReader(self._process.stderr.fileno())
+        self._stdout.start()
+        self._stderr.start()
+        self._send({"cmd": "start", "protocol_version": 1}, self.start_timeout)
+
+    def stop(self) -> None:
+        """Ask the producer to stop, then end its whole process group."""
+        process = self._process
+        if process is None:
+            return
+        if process.poll() is None:
+            with contextlib.suppress(OSError, ValueError):
+                self._send({"cmd": "stop"}, 1.0)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=2.0)
+        self._kill()
+
+    def _kill(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=5.0)
+        for stream in (process.stdin, process.stdout, process.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                if stream is not None:
+                    stream.close()
+        self._process = None
+
+    def stderr_tail(self) -> str:
+        return self._stderr.text() if self._stderr is not None else ""
+
+    # -- messages -------------------------------------------------------------
+    def _send(self, message: Mapping[str, Any], deadline: float) -> bool:
+        process = self._process
+        if process is None or process.stdin is None:
+            return False
+        data = orjson.dumps(message) + b"\n"
+        done = threading.Event()
+        failed: list[BaseException] = []
+
+        def write() -> None:
+            try:
+                assert process.stdin is not None
+                process.stdin.write(data)
+                process.stdin.flush()
+            except BaseException as exc:  # a closed pipe: the producer died
+                failed.append(exc)
+            finally:
+                done.set()
+
+        # A producer that stops reading would block a plain write forever.
+        threading.Thread(target=write, daemon=True).start()
+        return done.wait(deadline) and not failed
+
+    def _read(self, deadline: float) -> object:
+        assert self._stdout is not None
+        try:
+            line = self._stdout.lines.get(timeout=deadline)
+        except queue.Empty:
+            return "timeout"
+        if line is _EOF:
+            return "producer_crashed"
+        if line is _TOO_LONG:
+            return "line_too_long"
+        try:
+            return orjson.loads(line)  # type: ignore[arg-type]
+        except orjson.JSONDecodeError:
+            return "invalid_json"
+
+    def run(self, seq: int, case: Mapping[str, Any]) -> CaseOutcome:
+        """Send one case and classify the answer; never raises for producer faults."""
+        if self._process is None or self._process.poll() is not None:
+            self._kill()
+            self.restarts += 1
+            self.start()
+        started = time.perf_counter()
+        if not self._send({"cmd": "run", "seq": seq, "case": dict(case)}, self.timeout):
+            return self._broken(seq, "producer_crashed", "the producer stopped reading", started)
+        answer = self._read(self.timeout)
+        if isinstance(answer, str):
+            messages = {
+                "timeout": f"no answer within {self.timeout:g} s",
+                "producer_crashed": "the producer exited before answering",
+                "line_too_long": f"the answer exceeds {self.max_line_bytes:,} bytes",
+                "invalid_json": "the answer is not JSON",
+            }
+            return self._broken(seq, answer, messages[answer], started)
+        findings = default_validator().validate("producer-protocol.response", answer)
+        if findings:
+            detail = "; ".join(f"{f.path}: {f.message}" for f in findings[:3])
+            return self._broken(
+                seq, "invalid_response", f"the answer breaks the protocol: {detail}", started
+            )
+        assert isinstance(answer, dict)
+        if answer["seq"] != seq:
+            return self._broken(
+                seq, "wrong_seq", f"answered seq {answer['seq']} to seq {seq}", started
+            )
+        seconds = time.perf_counter() - started
+        outcome = answer["outcome"]
+        if outcome == "result":
+            return CaseOutcome(seq, "result", output=answer["output"], seconds=seconds)
+        if outcome == "rejected":
+            return CaseOutcome(seq, "rejected", rejection=answer["rejection"], seconds=seconds)
+        if outcome == "skipped":
+            return CaseOutcome(seq, "skipped", reason=answer["reason"], seconds=seconds)
+        return CaseOutcome(
+            seq,
+            "errored",
+            error_code="producer_error",
+            message=str(answer.get("message", "")),
+            seconds=seconds,
+        )
+
+    def _broken(self, seq: int, code: str, message: str, started: float) -> CaseOutcome:
+        # After a fault the stream cannot be trusted to be in step: start over.
+        tail = self.stderr_tail()
+        self._kill()
+        return CaseOutcome(
+            seq,
+            "errored",
+            error_code=code,
+            message=message,
+            seconds=time.perf_counter() - started,
+            stderr_tail=tail[-2000:],
+        )

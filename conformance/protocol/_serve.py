@@ -1,0 +1,134 @@
+"""The producer side: answer the harness's commands with Python functions.
+
+A third party wraps its own implementation in a few lines::
+
+    from session_contracts.conformance.protocol import serve, Rejected
+
+    def reduce_health(case_input):
+        return {"facts": my_runtime.health_facts(case_input["observations"])}
+
+    serve({"health.reduce": reduce_health},
+          implementation={"name": "my-runtime", "version": "1.0", "language": "python"},
+          contracts=["session-health"])
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, BinaryIO
+
+import orjson
+
+__all__ = ["PROTOCOL_VERSION", "Handler", "Rejected", "Skipped", "serve"]
+
+PROTOCOL_VERSION = 1
+MAX_COMMAND_BYTES = 256 * 1024 * 1024
+
+Handler = Callable[[Mapping[str, Any]], Any]
+
+
+class Rejected(Exception):
+    """Raise from a handler when the input breaks the contract."""
+
+    def __init__(self, code: str, path: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.path, self.message = code, path, message
+
+
+class Skipped(Exception):
+    """Raise from a handler for a case the implementation knowingly does not support."""
+
+    def __init__(self, reason: str, issue_url: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.issue_url = reason, issue_url
+
+
+def _answer(seq: Any, handler: Handler | None, case_input: Any, operation: Any) -> dict[str, Any]:
+    if handler is None:
+        return {
+            "seq": seq,
+            "outcome": "skipped",
+            "reason": f"operation {operation!r} not supported",
+        }
+    try:
+        return {"seq": seq, "outcome": "result", "output": handler(case_input)}
+    except Rejected as rejected:
+        return {
+            "seq": seq,
+            "outcome": "rejected",
+            "rejection": {
+                "code": rejected.code,
+                "path": rejected.path,
+                "message": rejected.message,
+            },
+        }
+    except Skipped as skipped:
+        answer: dict[str, Any] = {"seq": seq, "outcome": "skipped", "reason": skipped.reason}
+        if skipped.issue_url:
+            answer["issue_url"] = skipped.issue_url
+        return answer
+    except Exception as exc:  # the producer's own failure, reported rather than fatal
+        return {
+            "seq": seq,
+            "outcome": "errored",
+            "message": f"{type(exc).__name__}: {exc}",
+            "context": {"traceback": traceback.format_exc(limit=20)},
+        }
+
+
+def serve(
+    handlers: Mapping[str, Handler],
+    *,
+    implementation: Mapping[str, str],
+    contracts: Sequence[str],
+    stdin: BinaryIO | None = None,
+    stdout: BinaryIO | None = None,
+) -> int:
+    """Speak the producer protocol until ``stop`` or end of input; returns an exit status."""
+    reader = stdin or sys.stdin.buffer
+    writer = stdout or sys.stdout.buffer
+
+    def send(message: Mapping[str, Any]) -> None:
+        try:
+            line = orjson.dumps(message)
+        except TypeError as exc:  # an output that is not JSON: report it as our error
+            line = orjson.dumps(
+                {
+                    "seq": message.get("seq"),
+                    "outcome": "errored",
+                    "message": f"output is not JSON: {exc}",
+                }
+            )
+        writer.write(line + b"\n")
+        writer.flush()
+
+    while True:
+        line = reader.readline(MAX_COMMAND_BYTES)
+        if not line:
+            return 0
+        if not line.strip():
+            continue
+        try:
+            command = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return 2  # the harness spoke garbage: nothing sensible to answer
+        kind = command.get("cmd") if isinstance(command, dict) else None
+        if kind == "start":
+            send(
+                {
+                    "protocol_version": PROTOCOL_VERSION,
+                    "implementation": dict(implementation),
+                    "contracts": list(contracts),
+                    "operations": sorted(handlers),
+                }
+            )
+        elif kind == "run":
+            case = command.get("case") or {}
+            operation = case.get("operation")
+            send(_answer(command.get("seq"), handlers.get(operation), case.get("input"), operation))
+        elif kind == "stop":
+            return 0
+        else:
+            return 2
