@@ -144,13 +144,29 @@ def _schema_strategy(doctype: str) -> st.SearchStrategy[Any]:
     return from_schema(_inline(bundled, bundled["$defs"]))
 
 
+def _json_safe(value: Any) -> bool:
+    """Every integer within JavaScript's safe range, as every producer must accept."""
+    pending = [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, bool):
+            continue
+        if isinstance(node, int) and abs(node) > 2**53 - 1:
+            return False
+        if isinstance(node, dict):
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+    return True
+
+
 def documents(doctype: str, validator: DocumentValidator | None = None) -> st.SearchStrategy[Any]:
     """Valid documents of ``doctype``, x- rules included."""
     checker = validator or default_validator()
     return (
         _schema_strategy(doctype)
         .map(lambda document: repair(checker, doctype, document))
-        .filter(lambda document: checker.is_valid(doctype, document))
+        .filter(lambda document: checker.is_valid(doctype, document) and _json_safe(document))
     )
 
 

@@ -1,0 +1,254 @@
+"""Case strategies per operation: what the suite sends a producer.
+
+Documents come from the bundled examples and hypothesis-jsonschema (through
+:mod:`._strategies`); observation streams and checkpoint sequences are built
+for their purpose, so that the interesting rules (replays, counter resets,
+stale reports, oscillating diagnostics) are reached in a few dozen cases.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from hypothesis import strategies as st
+from session_contracts.conformance._strategies import documents, object_paths
+
+from session_contracts._schemas import default_schema_set
+
+__all__ = [
+    "bundled_examples",
+    "extension_values",
+    "feedback_steps",
+    "health_streams",
+    "roundtrip_inputs",
+    "unknown_field_inputs",
+]
+
+UNKNOWN_KEY = "zz_not_in_the_contract"
+# Document types a producer of each contract is asked to round-trip.
+CONTRACT_DOCTYPES = {
+    "session-health": ("session-health.",),
+    "session-feedback": ("session-feedback.",),
+    "session-recap": ("session-recap.",),
+    "run-record": ("run-record.",),
+}
+
+
+@cache
+def bundled_examples() -> dict[str, Any]:
+    folder = resources.files("session_contracts.schemas").joinpath("examples")
+    known = default_schema_set().document_types
+    return {
+        entry.name.removesuffix(".json"): json.loads(entry.read_text(encoding="utf-8"))
+        for entry in folder.iterdir()
+        if entry.name.endswith(".json") and entry.name.removesuffix(".json") in known
+    }
+
+
+def _doctypes(contracts: tuple[str, ...]) -> list[str]:
+    prefixes = tuple(p for c in contracts for p in CONTRACT_DOCTYPES.get(c, ()))
+    return sorted(name for name in bundled_examples() if name.startswith(prefixes))
+
+
+def roundtrip_inputs(contracts: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
+    """A valid document of a contract the producer supports."""
+    names = _doctypes(contracts)
+    light = [n for n in names if n not in ("session-recap.snapshot", "session-recap.envelope")]
+    bundled = st.sampled_from(names).map(
+        lambda name: {"doctype": name, "document": copy.deepcopy(bundled_examples()[name])}
+    )
+    if not light:
+        return bundled
+    generated = st.sampled_from(light).flatmap(
+        lambda name: documents(name).map(lambda doc: {"doctype": name, "document": doc})
+    )
+    return st.one_of(bundled, generated)
+
+
+def unknown_field_inputs(contracts: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
+    """A bundled example with one unknown member injected at a closed object."""
+    from session_contracts._validator import default_validator
+
+    def inject(name: str, data: st.DataObject) -> dict[str, Any]:
+        document = copy.deepcopy(bundled_examples()[name])
+        closed = []
+        for where in object_paths(document):
+            probe = copy.deepcopy(document)
+            node = probe
+            for part in where:
+                node = node[part]
+            node[UNKNOWN_KEY] = 1
+            if not default_validator().is_valid(name, probe):
+                closed.append(where)
+        where = data.draw(st.sampled_from(closed), label="object path")
+        node = document
+        for part in where:
+            node = node[part]
+        node[UNKNOWN_KEY] = data.draw(st.sampled_from([1, None, "x", {"nested": [True]}]))
+        return {"doctype": name, "document": document, "injected_at": where}
+
+    return st.tuples(st.sampled_from(_doctypes(contracts)), st.data()).map(
+        lambda pair: inject(*pair)
+    )
+
+
+_JSON_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53) + 1, 2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False, width=64)
+    | st.text(max_size=20)
+)
+extension_values = st.recursive(
+    _JSON_LEAVES,
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def extension_inputs() -> st.SearchStrategy[dict[str, Any]]:
+    def build(doctype: str, extensions: dict[str, Any]) -> dict[str, Any]:
+        document = copy.deepcopy(bundled_examples()[doctype])
+        snapshot = document["snapshot"] if doctype.endswith("envelope") else document
+        snapshot["extensions"] = extensions
+        return {"doctype": doctype, "document": document}
+
+    return st.builds(
+        build,
+        st.sampled_from(["session-recap.snapshot", "session-recap.envelope"]),
+        st.dictionaries(st.text(min_size=1, max_size=16), extension_values, max_size=5),
+    )
+
+
+def health_streams() -> st.SearchStrategy[dict[str, Any]]:
+    return documents("health-observation.stream")
+
+
+# -- feedback -------------------------------------------------------------------------------------
+_BASE_MS = 1_700_000_000_000
+
+
+def _usage(counter: str, at: int, tokens: int, output: int) -> dict[str, Any]:
+    return {
+        "source": "native_host_event",
+        "counter_id": counter,
+        "scope": "host_session",
+        "coverage": "partial",
+        "observed_at_unix_ms": at,
+        "input_tokens": tokens,
+        "output_tokens": output,
+    }
+
+
+@st.composite
+def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
+    """A session's start, checkpoints (some replays, some rule breakers) and reads."""
+    session = "sess-" + draw(st.sampled_from(["a", "b"]))
+    clock = _BASE_MS
+    capabilities = draw(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "usage": st.sampled_from(["supported", "unsupported", "unknown"]),
+                "progress": st.sampled_from(["supported", "unsupported", "unknown"]),
+                "model": st.sampled_from(["supported", "unsupported", "unknown"]),
+            },
+        )
+    )
+    client = {"product": "Agent", "capabilities": capabilities}
+    steps: list[dict[str, Any]] = [
+        {
+            "at_unix_ms": clock,
+            "call": "start",
+            "request": {"request_id": "r0", "session_id": session, "client_info": client},
+        },
+    ]
+    version = 0
+    tokens = draw(st.integers(0, 1000))
+    last_usage_at = 0
+    sent: list[dict[str, Any]] = []
+    for index in range(draw(st.integers(0, 6))):
+        clock += draw(st.sampled_from([0, 1000, 60_000, 1_000_000]))
+        move = draw(
+            st.sampled_from(
+                [
+                    "plain",
+                    "usage",
+                    "usage",
+                    "progress",
+                    "replay",
+                    "stale_version",
+                    "future",
+                    "decrease",
+                    "observe",
+                ]
+            )
+        )
+        if move == "observe":
+            steps.append(
+                {
+                    "at_unix_ms": clock,
+                    "call": "observe",
+                    "session_id": session,
+                    "can_read_raw_receipts": draw(st.booleans()),
+                }
+            )
+            continue
+        if move == "replay" and sent:
+            steps.append(
+                {
+                    "at_unix_ms": clock,
+                    "call": "checkpoint",
+                    "request": copy.deepcopy(draw(st.sampled_from(sent))),
+                }
+            )
+            continue
+        request: dict[str, Any] = {
+            "request_id": f"r{index + 1}",
+            "session_id": session,
+            "session_version": version + (1 if move == "stale_version" else 0),
+            "context_hash": "ctx",
+            "next_action": "continue",
+            "open_loops": [],
+        }
+        counter = draw(st.sampled_from(["c1", "c2"]))
+        if move == "usage":
+            tokens += draw(st.integers(1, 500))
+            last_usage_at = max(last_usage_at + 1, clock - draw(st.integers(0, 5000)))
+            request["usage"] = _usage(counter, last_usage_at, tokens, 10)
+        elif move == "older":
+            request["usage"] = _usage(counter, max(0, last_usage_at - 1), tokens + 1, 10)
+        elif move == "future":
+            request["usage"] = _usage(counter, clock + 300_001, tokens + 1, 10)
+        elif move == "decrease":
+            request["usage"] = _usage(counter, clock, max(0, tokens - 1), 10)
+        elif move == "progress":
+            request["progress"] = {
+                "phase": draw(st.sampled_from(["testing", "blocked"])),
+                "summary": "步骤" * draw(st.integers(0, 3)),
+            }
+        if draw(st.booleans()):
+            request["client_info"] = {
+                "product": "Agent",
+                "capabilities": {"usage": "supported", "progress": "supported"},
+            }
+        steps.append({"at_unix_ms": clock, "call": "checkpoint", "request": request})
+        sent.append(request)
+        if move not in ("stale_version", "future", "decrease", "older"):
+            version += 1
+    clock += draw(st.sampled_from([0, 900_000, 900_001]))
+    steps.append(
+        {
+            "at_unix_ms": clock,
+            "call": "observe",
+            "session_id": session,
+            "can_read_raw_receipts": draw(st.booleans()),
+        }
+    )
+    return {"steps": steps}

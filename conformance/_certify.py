@@ -1,0 +1,484 @@
+"""Certify a producer: run every check as a property against it.
+
+Each check is a hypothesis property whose test calls the producer; a failure
+shrinks to a minimal case, is saved to a file, and comes with a one-line
+command that replays exactly that case.  Outcomes are kept apart: passed,
+failed (a wrong answer), errored (the producer broke: crash, hang, invalid
+JSON, wrong seq, or an error it reported), skipped (with the reason).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+from session_contracts.conformance import _cases
+from session_contracts.conformance._checks import CHECKS, Check
+from session_contracts.conformance._reference_producer import HANDLERS
+from session_contracts.conformance.protocol import CaseOutcome, ProducerProcess, Rejected
+
+from session_contracts._canonical import canonical_bytes
+from session_contracts._validator import default_validator
+from session_contracts._xkeywords import json_equal
+
+__all__ = ["CheckResult", "Trial", "certify", "replay_trial"]
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One case as sent: the operation and its input."""
+
+    operation: str
+    input: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    check: Check
+    status: str  # passed | failed | errored | skipped
+    cases: int
+    message: str = ""
+    trial: Trial | None = None
+    saved_to: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+class _Failed(AssertionError):
+    pass
+
+
+class _Errored(Exception):
+    def __init__(self, outcome: CaseOutcome) -> None:
+        super().__init__(f"{outcome.error_code}: {outcome.message}")
+        self.outcome = outcome
+
+
+class _Skip(Exception):
+    pass
+
+
+# -- what each operation's output must be ------------------------------------------------------
+def _output_findings(operation: str, case_input: Mapping[str, Any], output: Any) -> list[str]:
+    validator = default_validator()
+    problems: list[str] = []
+
+    def check(doctype: str, value: Any, where: str) -> None:
+        for finding in validator.validate(doctype, value):
+            problems.append(f"{where}{finding.path[1:]}: {finding.message} [{finding.code}]")
+
+    if operation == "document.roundtrip":
+        check(str(case_input["doctype"]), output, "$")
+    elif operation == "health.reduce":
+        facts = output.get("facts") if isinstance(output, dict) else None
+        if not isinstance(facts, list):
+            return ['$: the output must be {"facts": [...]}']
+        for index, fact in enumerate(facts):
+            check("session-health.fact", fact, f"$.facts[{index}]")
+    elif operation == "feedback.run":
+        responses = output.get("responses") if isinstance(output, dict) else None
+        if not isinstance(responses, list):
+            return ['$: the output must be {"responses": [...]}']
+        for index, response in enumerate(responses):
+            if isinstance(response, dict) and "observed_at_unix_ms" in response:
+                doctype = "session-feedback.observation"
+            elif isinstance(response, dict) and "code" in response:
+                doctype = "session-feedback.checkpoint-rejection"
+            else:
+                doctype = "session-feedback.checkpoint-receipt"
+            check(doctype, response, f"$.responses[{index}]")
+    return problems
+
+
+def _reference(trial: Trial) -> tuple[str, Any]:
+    """The reference producer's answer, in-process: ("result", output) or ("rejected", code)."""
+    handler = HANDLERS[trial.operation]
+    try:
+        return "result", handler(trial.input)
+    except Rejected as rejected:
+        return "rejected", {"code": rejected.code, "path": rejected.path}
+
+
+def _numbers_close(a: Any, b: Any) -> bool:
+    """JSON equality, with floats equal within 1e-9 relative (summation order may differ)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_numbers_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_numbers_close(x, y) for x, y in zip(a, b, strict=True))
+    return json_equal(a, b)
+
+
+def _normalize_feedback(output: Any) -> Any:
+    # Checkpoint ids are the implementation's own: compare them by first appearance.
+    names: dict[str, str] = {}
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {}
+            for key, value in node.items():
+                if key == "checkpoint_id" and isinstance(value, str):
+                    out[key] = names.setdefault(value, f"checkpoint#{len(names) + 1}")
+                elif key == "message":
+                    out[key] = "<message>"  # people's text: not compared
+                else:
+                    out[key] = walk(value)
+            return out
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        return node
+
+    return walk(output)
+
+
+def _first_difference(expected: Any, actual: Any, where: str = "$") -> str:
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key in sorted(set(expected) | set(actual)):
+            if key not in actual:
+                return f"{where}.{key}: missing (expected {_short(expected[key])})"
+            if key not in expected:
+                return f"{where}.{key}: unexpected member {_short(actual[key])}"
+            if not _numbers_close(expected[key], actual[key]):
+                return _first_difference(expected[key], actual[key], f"{where}.{key}")
+    if isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual):
+            return f"{where}: {len(actual)} entries, expected {len(expected)}"
+        for index, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            if not _numbers_close(e, a):
+                return _first_difference(e, a, f"{where}[{index}]")
+    return f"{where}: {_short(actual)}, expected {_short(expected)}"
+
+
+def _short(value: Any) -> str:
+    text = orjson.dumps(value, default=str).decode()
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+# -- the checks -----------------------------------------------------------------------------------
+Runner = Callable[[Trial], CaseOutcome]
+
+
+def _run(runner: Runner, trial: Trial) -> CaseOutcome:
+    outcome = runner(trial)
+    if outcome.outcome == "errored":
+        raise _Errored(outcome)
+    if outcome.outcome == "skipped":
+        raise _Skip(outcome.reason)
+    return outcome
+
+
+def _expect_result(outcome: CaseOutcome) -> Any:
+    if outcome.outcome != "result":
+        rejection = outcome.rejection or {}
+        raise _Failed(
+            f"rejected a valid input: {rejection.get('code')} at {rejection.get('path')}: "
+            f"{rejection.get('message')}"
+        )
+    return outcome.output
+
+
+def judge_roundtrip_identity(runner: Runner, trial: Trial) -> None:
+    output = _expect_result(_run(runner, trial))
+    if not json_equal(output, trial.input["document"]):
+        raise _Failed(
+            "re-encoded document differs: " + _first_difference(trial.input["document"], output)
+        )
+
+
+def judge_unknown_field(runner: Runner, trial: Trial) -> None:
+    outcome = _run(runner, trial)
+    if outcome.outcome != "rejected":
+        where = "".join(
+            f"[{p}]" if isinstance(p, int) else f".{p}" for p in trial.input["injected_at"]
+        )
+        raise _Failed(f"accepted an unknown field at ${where}.{_cases.UNKNOWN_KEY}")
+
+
+def judge_extensions(runner: Runner, trial: Trial) -> None:
+    output = _expect_result(_run(runner, trial))
+    document = trial.input["document"]
+    expected = document.get("snapshot", document)
+    actual = output.get("snapshot", output) if isinstance(output, dict) else None
+    got = actual.get("extensions") if isinstance(actual, dict) else None
+    if not json_equal(got, expected["extensions"]):
+        raise _Failed(
+            "extensions changed: " + _first_difference(expected["extensions"], got, "$.extensions")
+        )
+
+
+def judge_schema(runner: Runner, trial: Trial) -> None:
+    outcome = _run(runner, trial)
+    if outcome.outcome != "result":
+        return
+    problems = _output_findings(trial.operation, trial.input, outcome.output)
+    if problems:
+        raise _Failed("output breaks the contract: " + "; ".join(problems[:3]))
+
+
+def judge_determinism(runner: Runner, trial: Trial) -> None:
+    first, second = _run(runner, trial), _run(runner, trial)
+    one = canonical_bytes(
+        {
+            "o": first.outcome,
+            "v": first.output,
+            "r": first.rejection and dict(first.rejection, message=""),
+        }
+    )
+    two = canonical_bytes(
+        {
+            "o": second.outcome,
+            "v": second.output,
+            "r": second.rejection and dict(second.rejection, message=""),
+        }
+    )
+    if one != two:
+        raise _Failed(
+            "the same case gave different answers: "
+            + _first_difference(first.output, second.output)
+        )
+
+
+def judge_semantics(runner: Runner, trial: Trial) -> None:
+    outcome = _run(runner, trial)
+    kind, expected = _reference(trial)
+    if kind == "rejected":
+        if outcome.outcome != "rejected":
+            raise _Failed(
+                "accepted an input the reference rejects "
+                f"({expected['code']} at {expected['path']})"
+            )
+        return
+    actual = _expect_result(outcome)
+    if trial.operation == "feedback.run":
+        expected, actual = _normalize_feedback(expected), _normalize_feedback(actual)
+    if not _numbers_close(expected, actual):
+        raise _Failed("differs from the reference: " + _first_difference(expected, actual))
+
+
+def judge_no_zero_rate(runner: Runner, trial: Trial) -> None:
+    output = _expect_result(_run(runner, trial))
+    for index, fact in enumerate(output.get("facts", [])):
+        for view in ("turn", "rolling"):
+            for name in ("tool_call_success_rate", "nonzero_command_exit_rate"):
+                rate = fact.get(view, {}).get(name)
+                if isinstance(rate, dict) and rate.get("denominator") == 0:
+                    raise _Failed(
+                        f"$.facts[{index}].{view}.{name}: a zero-denominator rate instead of null"
+                    )
+    judge_semantics(runner, trial)
+
+
+def judge_usage_not_summed(runner: Runner, trial: Trial) -> None:
+    judge_semantics(runner, trial)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    judge: Callable[[Runner, Trial], None]
+    strategy: Callable[[tuple[str, ...], tuple[str, ...]], st.SearchStrategy[Trial]]
+
+
+def _trials(operation: str, strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Trial]:
+    return strategy.map(lambda case_input: Trial(operation, case_input))
+
+
+def _any_operation(
+    contracts: tuple[str, ...], operations: tuple[str, ...]
+) -> st.SearchStrategy[Trial]:
+    options: list[st.SearchStrategy[Trial]] = []
+    if "document.roundtrip" in operations:
+        options.append(_trials("document.roundtrip", _cases.roundtrip_inputs(contracts)))
+    if "health.reduce" in operations:
+        options.append(_trials("health.reduce", _cases.health_streams()))
+    if "feedback.run" in operations:
+        options.append(_trials("feedback.run", _cases.feedback_steps()))
+    if not options:
+        raise _Skip("the producer supports none of the operations this check exercises")
+    return st.one_of(options)
+
+
+PLANS: dict[str, _Plan] = {
+    "roundtrip.identity": _Plan(
+        judge_roundtrip_identity,
+        lambda c, o: _trials("document.roundtrip", _cases.roundtrip_inputs(c)),
+    ),
+    "closed.unknown-field-rejected": _Plan(
+        judge_unknown_field,
+        lambda c, o: _trials("document.roundtrip", _cases.unknown_field_inputs(c)),
+    ),
+    "extensions.verbatim": _Plan(
+        judge_extensions, lambda c, o: _trials("document.roundtrip", _cases.extension_inputs())
+    ),
+    "schema.output": _Plan(judge_schema, _any_operation),
+    "determinism.same-bytes": _Plan(judge_determinism, _any_operation),
+    "health.semantics": _Plan(
+        judge_semantics, lambda c, o: _trials("health.reduce", _cases.health_streams())
+    ),
+    "health.no-zero-rate": _Plan(
+        judge_no_zero_rate, lambda c, o: _trials("health.reduce", _cases.health_streams())
+    ),
+    "feedback.semantics": _Plan(
+        judge_semantics, lambda c, o: _trials("feedback.run", _cases.feedback_steps())
+    ),
+    "feedback.usage-never-summed": _Plan(
+        judge_usage_not_summed, lambda c, o: _trials("feedback.run", _cases.feedback_steps())
+    ),
+}
+
+
+def _save(folder: Path, check: Check, trial: Trial) -> Path:
+    body = orjson.dumps(
+        {"check": check.id, "operation": trial.operation, "input": trial.input},
+        option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2,
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{check.id}-{hashlib.sha256(body).hexdigest()[:12]}.json"
+    path.write_bytes(body + b"\n")
+    return path
+
+
+def run_check(
+    check: Check,
+    runner: Runner,
+    *,
+    contracts: tuple[str, ...],
+    operations: tuple[str, ...],
+    examples: int,
+    seed: int,
+    failures_dir: Path,
+) -> CheckResult:
+    plan = PLANS[check.id]
+    if check.operation != "*" and check.operation not in operations:
+        return CheckResult(check, "skipped", 0, f"the producer does not support {check.operation}")
+    if check.contract != "all" and check.contract not in contracts:
+        return CheckResult(check, "skipped", 0, f"the producer does not claim {check.contract}")
+    try:
+        strategy = plan.strategy(contracts, operations)
+    except _Skip as skip:
+        return CheckResult(check, "skipped", 0, str(skip))
+    state: dict[str, Any] = {"cases": 0, "last": None, "errored": None, "skip": None}
+
+    @settings(
+        max_examples=examples,
+        database=None,
+        deadline=None,
+        derandomize=False,
+        phases=(Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+    )
+    @hypothesis_seed(seed)
+    @given(strategy)
+    def prop(trial: Trial) -> None:
+        if state["errored"] is not None:
+            raise _Errored(state["errored"][1])  # do not hammer a broken producer while shrinking
+        state["cases"] += 1
+        state["last"] = trial
+        try:
+            plan.judge(runner, trial)
+        except _Skip as skip:
+            state["skip"] = str(skip)
+        except _Errored as errored:
+            state["errored"] = (trial, errored.outcome)
+            raise
+
+    try:
+        prop()
+    except _Errored:
+        trial, outcome = state["errored"]
+        saved = _save(failures_dir, check, trial)
+        message = f"{outcome.error_code}: {outcome.message}"
+        return CheckResult(
+            check,
+            "errored",
+            state["cases"],
+            message,
+            trial,
+            str(saved),
+            {"error_code": outcome.error_code, "stderr_tail": outcome.stderr_tail},
+        )
+    except _Failed as failed:
+        trial = state["last"]
+        saved = _save(failures_dir, check, trial)
+        return CheckResult(check, "failed", state["cases"], str(failed), trial, str(saved))
+    if state["skip"] is not None and state["cases"] <= 1:
+        return CheckResult(check, "skipped", state["cases"], state["skip"])
+    if state["cases"] == 0:
+        return CheckResult(check, "skipped", 0, "no case could be generated")
+    return CheckResult(check, "passed", state["cases"])
+
+
+def certify(
+    producer: ProducerProcess,
+    *,
+    checks: Sequence[Check] = CHECKS,
+    examples: int = 25,
+    seed: int = 0,
+    failures_dir: Path = Path(".session-contracts/failures"),
+    progress: Callable[[Check, CheckResult], None] | None = None,
+) -> list[CheckResult]:
+    info = producer.info or producer.start()
+    counter = {"seq": 0}
+
+    def runner(trial: Trial) -> CaseOutcome:
+        counter["seq"] += 1
+        return producer.run(
+            counter["seq"], {"operation": trial.operation, "input": dict(trial.input)}
+        )
+
+    results = []
+    for check in checks:
+        result = run_check(
+            check,
+            runner,
+            contracts=info.contracts,
+            operations=info.operations,
+            examples=examples,
+            seed=seed,
+            failures_dir=failures_dir,
+        )
+        results.append(result)
+        if progress is not None:
+            progress(check, result)
+    return results
+
+
+def replay_trial(producer: ProducerProcess, check: Check, trial: Trial) -> CheckResult:
+    """Run exactly one saved case of one check again."""
+    producer.info or producer.start()
+    counter = {"seq": 0}
+
+    def runner(t: Trial) -> CaseOutcome:
+        counter["seq"] += 1
+        return producer.run(counter["seq"], {"operation": t.operation, "input": dict(t.input)})
+
+    try:
+        PLANS[check.id].judge(runner, trial)
+    except _Failed as failed:
+        return CheckResult(check, "failed", 1, str(failed), trial)
+    except _Errored as errored:
+        return CheckResult(
+            check, "errored", 1, f"{errored.outcome.error_code}: {errored.outcome.message}", trial
+        )
+    except _Skip as skip:
+        return CheckResult(check, "skipped", 1, str(skip), trial)
+    return CheckResult(check, "passed", 1, "", trial)
+
+
+def reproduce_command(producer_command: str | None, saved: str) -> str:
+    parts = ["session-contracts", "certify"]
+    if producer_command:
+        parts += ["--producer", producer_command]
+    parts += ["--replay", saved]
+    return shlex.join(parts)

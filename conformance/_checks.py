@@ -1,0 +1,101 @@
+"""The catalogue of checks: each with a stable id, a level, its contract and
+the seed sentence it enforces.  ``session-contracts checks`` lists it; the
+judges that decide a case live in :mod:`session_contracts.conformance._judges`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["CHECKS", "Check", "check_by_id"]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    id: str
+    level: str  # "required" | "recommended"
+    contract: str  # a contract name, or "all"
+    operation: str
+    title: str
+    seed: str  # the normative sentence (or where it is)
+
+
+CHECKS: tuple[Check, ...] = (
+    Check(
+        "roundtrip.identity",
+        "required",
+        "all",
+        "document.roundtrip",
+        "a valid document decodes and re-encodes to the same JSON value",
+        "002: typed bindings preserve [extensions] when they decode and re-encode a snapshot",
+    ),
+    Check(
+        "closed.unknown-field-rejected",
+        "required",
+        "all",
+        "document.roundtrip",
+        "an unknown field at any object path outside extensions is rejected",
+        "002: The schema-v1 write contract is closed. A writer must reject unknown fields",
+    ),
+    Check(
+        "extensions.verbatim",
+        "required",
+        "session-recap",
+        "document.roundtrip",
+        "extensions survive decode and encode verbatim, nested values and nulls included",
+        "002: Forward-compatible data belongs in the extensions object, which typed bindings "
+        "preserve when they decode and re-encode a snapshot",
+    ),
+    Check(
+        "schema.output",
+        "required",
+        "all",
+        "*",
+        "every output validates against its contract, x- rules included",
+        "000/001/002/003: the generated contracts",
+    ),
+    Check(
+        "determinism.same-bytes",
+        "required",
+        "all",
+        "*",
+        "the same case twice gives the same canonical bytes",
+        "002: Session recaps are deterministic, read-only projections",
+    ),
+    Check(
+        "health.semantics",
+        "required",
+        "session-health",
+        "health.reduce",
+        "facts equal the reference reducer's for the same observation stream",
+        "000: every measurement rule (rates, exclusions, gauges, populations, resets)",
+    ),
+    Check(
+        "health.no-zero-rate",
+        "required",
+        "session-health",
+        "health.reduce",
+        "without qualifying observations a rate is null, never a zero rate",
+        "000: no qualifying observations produce null, not a zero rate",
+    ),
+    Check(
+        "feedback.semantics",
+        "required",
+        "session-feedback",
+        "feedback.run",
+        "receipts, rejections and work.observe equal the reference store's",
+        "001: replay, replacement, usage ordering and counter rules, freshness",
+    ),
+    Check(
+        "feedback.usage-never-summed",
+        "required",
+        "session-feedback",
+        "feedback.run",
+        "work.observe reports the latest usage snapshot, never a sum",
+        "001: AWR retains snapshots but does not sum them",
+    ),
+)
+
+
+def check_by_id(check_id: str) -> Check | None:
+    return next((check for check in CHECKS if check.id == check_id), None)
