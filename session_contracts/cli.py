@@ -256,6 +256,64 @@ def _cmd_reference_producer(args: argparse.Namespace, out: TextIO) -> int:
     return producer_main()
 
 
+def _cmd_certify(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts.conformance._certify_cli import run
+
+    return run(args, out)
+
+
+def _cmd_checks(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts.conformance._certify_cli import list_checks
+
+    return list_checks(out, args.format)
+
+
+def _recap_policy(args: argparse.Namespace) -> Any:
+    from session_contracts._redaction_policy import default_policy, load_policy
+
+    return load_policy(args.policy) if args.policy else default_policy()
+
+
+def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts.conformance.recap import serve
+
+    serve(args.journal, args.host, args.port, policy=_recap_policy(args))
+    return EXIT_OK
+
+
+def _cmd_acp(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts.conformance.recap import RecapService, run_acp
+
+    with RecapService(args.journal, _recap_policy(args)) as service:
+        return run_acp(service, sys.stdin.buffer, sys.stdout.buffer)
+
+
+def _cmd_recap(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts.conformance.recap import (
+        RecapService,
+        coerce_params,
+        effective_query,
+        envelope_bytes,
+    )
+
+    flags = (
+        ("runId", args.run_id),
+        ("turnId", args.turn_id),
+        ("fromEventId", args.from_event_id),
+        ("limit", args.limit),
+    )
+    # Flags arrive as text and are read like an HTTP query string: strictly,
+    # with findings at the query's JSON paths (an invalid query exits 1).
+    query = coerce_params([(name, value) for name, value in flags if value is not None])
+    query["sessionId"] = args.session
+    with RecapService(args.journal, _recap_policy(args)) as service:
+        outcome = service.answer(effective_query(query))
+    out.flush()
+    sys.stdout.buffer.write(envelope_bytes(outcome.envelope) + b"\n")
+    sys.stdout.buffer.flush()
+    return EXIT_OK if outcome.available else EXIT_FINDINGS
+
+
 def _cmd_quickstart(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts._quickstart import run
 
@@ -332,6 +390,46 @@ def _build_parser() -> argparse.ArgumentParser:
         help="run the reference producer: the producer protocol on stdin/stdout",
     )
     producer.set_defaults(handler=_cmd_reference_producer)
+
+    from session_contracts.conformance._certify_cli import add_arguments
+
+    certify = commands.add_parser(
+        "certify", help="certify a producer (default: the built-in reference producer)"
+    )
+    add_arguments(certify)
+    certify.set_defaults(handler=_cmd_certify)
+
+    checks = commands.add_parser("checks", help="list the conformance checks")
+    checks.add_argument("--format", choices=["text", "json"], default="text")
+    checks.set_defaults(handler=_cmd_checks)
+
+    serve = commands.add_parser(
+        "serve", help="serve session recaps over HTTP: GET /sessions/{sessionId}/recap"
+    )
+    serve.add_argument("--journal", required=True, help="the SQLite session journal")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8765, help="port to listen on")
+    serve.add_argument("--policy", help="a redaction policy file (default: the built-in one)")
+    serve.set_defaults(handler=_cmd_serve)
+
+    acp = commands.add_parser(
+        "acp", help="answer harn.session_recap.query over JSON-RPC 2.0 on stdin/stdout"
+    )
+    acp.add_argument("--journal", required=True, help="the SQLite session journal")
+    acp.add_argument("--policy", help="a redaction policy file (default: the built-in one)")
+    acp.set_defaults(handler=_cmd_acp)
+
+    recap = commands.add_parser(
+        "recap", help="print one session recap envelope (exit 1 when unavailable)"
+    )
+    recap.add_argument("--journal", required=True, help="the SQLite session journal")
+    recap.add_argument("--session", required=True, help="the session id")
+    recap.add_argument("--run-id", help="keep events of one run")
+    recap.add_argument("--turn-id", help="keep events of one prompt turn")
+    recap.add_argument("--from-event-id", help="start the bounded read at this event id")
+    recap.add_argument("--limit", help="source-event bound (default 4096, clamped to 1..32768)")
+    recap.add_argument("--policy", help="a redaction policy file (default: the built-in one)")
+    recap.set_defaults(handler=_cmd_recap)
 
     quickstart = commands.add_parser(
         "quickstart", help="the main job on built-in defaults: regenerate, validate the examples"

@@ -1,0 +1,314 @@
+"""``session-contracts certify``: options, progress, reports and the exit status."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import orjson
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+from session_contracts.conformance._certify import (
+    CheckResult,
+    Trial,
+    certify,
+    replay_trial,
+    reproduce_command,
+)
+from session_contracts.conformance._checks import CHECKS, Check, check_by_id
+from session_contracts.conformance._report import (
+    BaselineVerdict,
+    badge,
+    compare_baseline,
+    junit_xml,
+    read_baseline,
+    report_json,
+    scrub,
+    write_baseline,
+)
+from session_contracts.conformance.protocol import ProducerProcess
+
+from session_contracts._errors import EXIT_FINDINGS, EXIT_OK, Finding, UsageError
+
+__all__ = ["add_arguments", "list_checks", "run"]
+
+REFERENCE_COMMAND = [sys.executable, "-m", "session_contracts", "reference-producer"]
+STATUS_STYLE = {"passed": "green", "failed": "red", "errored": "magenta", "skipped": "yellow"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--producer", help="the producer command (default: the reference producer)")
+    parser.add_argument(
+        "--contract", action="append", default=[], help="only checks of this contract (repeatable)"
+    )
+    parser.add_argument(
+        "--check", action="append", default=[], help="only this check id (repeatable)"
+    )
+    parser.add_argument("--examples", type=int, default=25, help="cases per check (default 25)")
+    parser.add_argument("--seed", type=int, default=0, help="the same seed gives the same cases")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per case (default 10)")
+    parser.add_argument("--fail-on", choices=["required", "recommended"], default="required")
+    parser.add_argument("--baseline", help="a file of expected failures, one check id a line")
+    parser.add_argument(
+        "--update-baseline", action="store_true", help="rewrite --baseline from this run's failures"
+    )
+    parser.add_argument("--report-json", help="write the JSON report here")
+    parser.add_argument("--junit", help="write JUnit XML here")
+    parser.add_argument("--badge", help="write a shields.io endpoint badge JSON here")
+    parser.add_argument(
+        "--failures-dir",
+        default=".session-contracts/failures",
+        help="where failing cases are saved (default .session-contracts/failures)",
+    )
+    parser.add_argument("--replay", help="run one saved failing case again")
+
+
+def list_checks(out: TextIO, fmt: str) -> int:
+    if fmt == "json":
+        rows = [
+            {
+                "id": c.id,
+                "level": c.level,
+                "contract": c.contract,
+                "operation": c.operation,
+                "title": c.title,
+                "seed": c.seed,
+            }
+            for c in CHECKS
+        ]
+        out.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return EXIT_OK
+    table = Table(title="conformance checks")
+    for column in ("id", "level", "contract", "what it checks", "seed sentence"):
+        table.add_column(column)
+    for check in CHECKS:
+        table.add_row(check.id, check.level, check.contract, check.title, check.seed)
+    Console(file=out, soft_wrap=True).print(table)
+    return EXIT_OK
+
+
+def _selected(args: argparse.Namespace) -> list[Check]:
+    unknown = [c for c in args.check if check_by_id(c) is None]
+    if unknown:
+        raise UsageError(
+            [
+                Finding(
+                    "$",
+                    "unknown_check",
+                    f"no check {unknown[0]!r}",
+                    "list them with `session-contracts checks`",
+                )
+            ]
+        )
+    checks = [c for c in CHECKS if not args.check or c.id in args.check]
+    if args.contract:
+        checks = [c for c in checks if c.contract in args.contract or c.contract == "all"]
+    if not checks:
+        raise UsageError([Finding("$", "no_checks_selected", "the options select no check", "")])
+    return checks
+
+
+def _producer(args: argparse.Namespace) -> ProducerProcess:
+    if args.examples < 1:
+        raise UsageError([Finding("$.examples", "usage", "--examples must be at least 1", "")])
+    if args.timeout <= 0:
+        raise UsageError([Finding("$.timeout", "usage", "--timeout must be positive", "")])
+    return ProducerProcess(args.producer or REFERENCE_COMMAND, timeout=args.timeout)
+
+
+def _replay(args: argparse.Namespace, console: Console) -> int:
+    try:
+        saved: Any = orjson.loads(Path(args.replay).read_bytes())
+        check = check_by_id(saved["check"])
+        trial = Trial(saved["operation"], saved["input"])
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
+        raise UsageError(
+            [
+                Finding(
+                    "$",
+                    "replay_unreadable",
+                    f"cannot read {args.replay}: {exc}",
+                    "pass a file written by a failing certify run",
+                )
+            ]
+        ) from None
+    if check is None:
+        raise UsageError([Finding("$.check", "unknown_check", f"no check {saved['check']!r}", "")])
+    with _producer(args) as producer:
+        producer.start()
+        result = replay_trial(producer, check, trial)
+    label = "FIXED" if result.status == "passed" else "FAILED"
+    console.print(f"{label}: {check.id} on {args.replay}: {result.status} {scrub(result.message)}")
+    return EXIT_OK if result.status == "passed" else EXIT_FINDINGS
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    console = Console(file=out, highlight=False, soft_wrap=True)
+    if args.replay:
+        return _replay(args, console)
+    if args.update_baseline and not args.baseline:
+        raise UsageError([Finding("$", "usage", "--update-baseline needs --baseline FILE", "")])
+    checks = _selected(args)
+    started = time.perf_counter()
+    failures_dir = Path(args.failures_dir)
+    with _producer(args) as producer:
+        info = producer.start()
+        console.print(
+            f"certifying {info.implementation.get('name')} {info.implementation.get('version')} "
+            f"({info.implementation.get('language')}): {len(checks)} check(s), "
+            f"{args.examples} case(s) each, seed {args.seed}"
+        )
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=console,
+            transient=True,
+        ) as bar:
+            task = bar.add_task("checks", total=len(checks))
+
+            def advance(check: Check, result: CheckResult) -> None:
+                bar.update(task, advance=1, description=f"{check.id}: {result.status}")
+
+            results = certify(
+                producer,
+                checks=checks,
+                examples=args.examples,
+                seed=args.seed,
+                failures_dir=failures_dir,
+                progress=advance,
+            )
+        restarts = producer.restarts
+    seconds = time.perf_counter() - started
+    return _finish(args, console, info, results, seconds, restarts)
+
+
+def _finish(
+    args: argparse.Namespace,
+    console: Console,
+    info: Any,
+    results: list[CheckResult],
+    seconds: float,
+    restarts: int,
+) -> int:
+    counts = {s: sum(r.status == s for r in results) for s in STATUS_STYLE}
+    cases = sum(r.cases for r in results)
+    ran = [r for r in results if r.status != "skipped"]
+    looks_broken = bool(ran) and all(r.status in ("failed", "errored") for r in ran)
+    if looks_broken:
+        console.print(
+            "[bold red]the producer failed or errored every check that ran: the harness looks "
+            "broken[/] (a protocol mistake, a crash at start-up, or a wrong command is likelier "
+            "than a wrong implementation); first error: " + scrub(next(r.message for r in ran))
+        )
+    table = Table(title="certification")
+    for column in ("contract", "check", "level", "status", "cases", "detail"):
+        table.add_column(column)
+    reproduce: dict[str, str] = {}
+    for result in sorted(results, key=lambda r: (r.check.contract, r.check.id)):
+        if result.saved_to:
+            reproduce[result.check.id] = reproduce_command(args.producer, result.saved_to)
+        style = STATUS_STYLE[result.status]
+        table.add_row(
+            result.check.contract,
+            result.check.id,
+            result.check.level,
+            f"[{style}]{result.status}[/]",
+            str(result.cases),
+            scrub(result.message)[:160],
+        )
+    console.print(table)
+    for check_id, command in reproduce.items():
+        console.print(f"reproduce {check_id}: {command}")
+
+    verdicts: list[BaselineVerdict] = []
+    if args.baseline and args.update_baseline:
+        write_baseline(Path(args.baseline), results)
+        console.print(f"baseline written to {args.baseline}")
+    if args.baseline:
+        try:
+            entries = read_baseline(Path(args.baseline))
+        except OSError as exc:
+            raise UsageError(
+                [
+                    Finding(
+                        "$",
+                        "baseline_unreadable",
+                        f"cannot read {args.baseline}: {exc.strerror}",
+                        "",
+                    )
+                ]
+            ) from None
+        verdicts = compare_baseline(results, entries)
+        for verdict in verdicts:
+            if verdict.state in ("unexpected_pass", "changed", "unknown"):
+                console.print(f"[red]baseline[/] {verdict.check_id}: {verdict.detail}")
+
+    gating = {"required"} if args.fail_on == "required" else {"required", "recommended"}
+    if args.baseline:
+        bad = [
+            v
+            for v in verdicts
+            if v.state in ("unexpected_failure", "unexpected_pass", "changed", "unknown")
+        ]
+        bad = [
+            v
+            for v in bad
+            if v.state != "unexpected_failure"
+            or next(r for r in results if r.check.id == v.check_id).check.level in gating
+        ]
+        findings = bool(bad)
+    else:
+        findings = any(
+            r.status in ("failed", "errored") and r.check.level in gating for r in results
+        )
+    zero = cases == 0
+    if zero:
+        console.print("[red]no case ran: a run that executed zero cases never certifies[/]")
+    certified = not findings and not zero
+    summary = {
+        **counts,
+        "cases": cases,
+        "seconds": round(seconds, 3),
+        "producer_restarts": restarts,
+        "certified": certified,
+        "harness_looks_broken": looks_broken,
+    }
+    producer = {
+        "command": args.producer,
+        "implementation": dict(info.implementation),
+        "contracts": list(info.contracts),
+        "operations": list(info.operations),
+    }
+    settings = {
+        "examples": args.examples,
+        "seed": args.seed,
+        "fail_on": args.fail_on,
+        "timeout": args.timeout,
+        "checks": [r.check.id for r in results],
+    }
+    if args.report_json:
+        Path(args.report_json).write_bytes(
+            report_json(
+                results,
+                producer=producer,
+                settings=settings,
+                summary=summary,
+                reproduce=reproduce,
+                baseline=verdicts,
+            )
+        )
+    if args.junit:
+        Path(args.junit).write_bytes(junit_xml(results, seconds=seconds))
+    if args.badge:
+        Path(args.badge).write_bytes(badge(results))
+    console.print(
+        f"{'CERTIFIED' if certified else 'NOT CERTIFIED'}: "
+        + ", ".join(f"{n} {s}" for s, n in counts.items())
+        + f"; {cases} case(s) in {seconds:.1f} s"
+    )
+    return EXIT_OK if certified else EXIT_FINDINGS

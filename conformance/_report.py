@@ -1,0 +1,195 @@
+"""Reports of a certification run: terminal, JSON, JUnit XML, badge, baseline.
+
+Every message goes through the redaction policy before it is written: a
+report must never repeat a canary or any other secret a producer leaked.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+from session_contracts.conformance._certify import CheckResult
+
+from session_contracts._redaction import redact_text
+from session_contracts._redaction_policy import default_policy
+
+__all__ = [
+    "BaselineEntry",
+    "BaselineVerdict",
+    "badge",
+    "compare_baseline",
+    "junit_xml",
+    "read_baseline",
+    "report_json",
+    "scrub",
+    "write_baseline",
+]
+
+
+def scrub(text: str) -> str:
+    """The text with every detected secret replaced by its marker."""
+    return redact_text(text, default_policy()).text
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineEntry:
+    check_id: str
+    message_prefix: str
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineVerdict:
+    """How one check's result compares with the baseline of expected failures."""
+
+    check_id: str
+    state: str  # expected | unexpected_failure | unexpected_pass | changed | ok
+    detail: str = ""
+
+
+def read_baseline(path: Path) -> list[BaselineEntry]:
+    entries = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        check_id, _, prefix = line.partition("#")
+        entries.append(BaselineEntry(check_id.strip(), prefix.strip()))
+    return entries
+
+
+def write_baseline(path: Path, results: Sequence[CheckResult]) -> None:
+    lines = [
+        "# Expected failures: one check id a line, optionally `# message prefix`.",
+        "# Written by `session-contracts certify --update-baseline`.",
+    ]
+    for result in results:
+        if result.status in ("failed", "errored"):
+            prefix = scrub(result.message)[:60].replace("\n", " ")
+            lines.append(f"{result.check.id}  # {prefix}")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def compare_baseline(
+    results: Sequence[CheckResult], entries: Sequence[BaselineEntry]
+) -> list[BaselineVerdict]:
+    listed = {entry.check_id: entry for entry in entries}
+    verdicts = []
+    for result in results:
+        entry = listed.get(result.check.id)
+        broken = result.status in ("failed", "errored")
+        if entry is None:
+            state = "unexpected_failure" if broken else "ok"
+            verdicts.append(BaselineVerdict(result.check.id, state))
+        elif not broken:
+            if result.status == "passed":
+                verdicts.append(
+                    BaselineVerdict(
+                        result.check.id,
+                        "unexpected_pass",
+                        "listed as an expected failure but passes: remove it from the baseline",
+                    )
+                )
+            else:
+                verdicts.append(BaselineVerdict(result.check.id, "ok"))
+        elif entry.message_prefix and not scrub(result.message).startswith(entry.message_prefix):
+            verdicts.append(
+                BaselineVerdict(
+                    result.check.id,
+                    "changed",
+                    f"fails differently: expected a message starting {entry.message_prefix!r}",
+                )
+            )
+        else:
+            verdicts.append(BaselineVerdict(result.check.id, "expected"))
+    ran = {result.check.id for result in results}
+    verdicts += [
+        BaselineVerdict(entry.check_id, "unknown", "the baseline names a check that did not run")
+        for entry in entries
+        if entry.check_id not in ran
+    ]
+    return verdicts
+
+
+def report_json(
+    results: Sequence[CheckResult],
+    *,
+    producer: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    summary: Mapping[str, Any],
+    reproduce: Mapping[str, str],
+    baseline: Sequence[BaselineVerdict],
+) -> bytes:
+    states = {verdict.check_id: verdict.state for verdict in baseline}
+    body = {
+        "report_version": 1,
+        "producer": dict(producer),
+        "settings": dict(settings),
+        "summary": dict(summary),
+        "checks": [
+            {
+                "id": r.check.id,
+                "level": r.check.level,
+                "contract": r.check.contract,
+                "title": r.check.title,
+                "seed": r.check.seed,
+                "status": r.status,
+                "cases": r.cases,
+                "message": scrub(r.message),
+                "saved_case": r.saved_to,
+                "reproduce": reproduce.get(r.check.id),
+                "baseline": states.get(r.check.id),
+            }
+            for r in results
+        ],
+    }
+    return orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def junit_xml(results: Sequence[CheckResult], *, seconds: float) -> bytes:
+    suites = ET.Element("testsuites", name="session-contracts certify", time=f"{seconds:.3f}")
+    by_contract: dict[str, list[CheckResult]] = {}
+    for result in results:
+        by_contract.setdefault(result.check.contract, []).append(result)
+    for contract, members in sorted(by_contract.items()):
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            name=contract,
+            tests=str(len(members)),
+            failures=str(sum(r.status == "failed" for r in members)),
+            errors=str(sum(r.status == "errored" for r in members)),
+            skipped=str(sum(r.status == "skipped" for r in members)),
+        )
+        for result in members:
+            case = ET.SubElement(suite, "testcase", classname=contract, name=result.check.id)
+            message = scrub(result.message)
+            if result.status == "failed":
+                ET.SubElement(case, "failure", message=message[:500]).text = message
+            elif result.status == "errored":
+                ET.SubElement(case, "error", message=message[:500]).text = message
+            elif result.status == "skipped":
+                ET.SubElement(case, "skipped", message=message[:500])
+    return ET.tostring(suites, encoding="utf-8", xml_declaration=True)
+
+
+def badge(results: Sequence[CheckResult]) -> bytes:
+    """A shields.io endpoint badge: the share of checks that ran and passed."""
+    ran = [r for r in results if r.status != "skipped"]
+    passed = sum(r.status == "passed" for r in ran)
+    share = 100 * passed // len(ran) if ran else 0
+    color = "brightgreen" if ran and passed == len(ran) else "yellow" if share >= 80 else "red"
+    return orjson.dumps(
+        {
+            "schemaVersion": 1,
+            "label": "session-contracts",
+            "message": f"{share}% passing" if ran else "no checks ran",
+            "color": color,
+        }
+    )

@@ -1,0 +1,129 @@
+"""The reference producer with exactly one defect, chosen by argv[1].
+
+tests/test_certify.py proves each defect is caught by its intended check.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from session_contracts.conformance._reference_producer import HANDLERS
+from session_contracts.conformance.protocol import serve
+
+
+def accepts_unknown_fields(case: Mapping[str, Any]) -> Any:
+    # Validates nothing: echoes whatever it is given.
+    return copy.deepcopy(case["document"])
+
+
+def drops_extensions(case: Mapping[str, Any]) -> Any:
+    output = HANDLERS["document.roundtrip"](case)
+    snapshot = output.get("snapshot", output) if isinstance(output, dict) else {}
+    if isinstance(snapshot, dict):
+        snapshot.pop("extensions", None)
+    return output
+
+
+def drops_nulls_in_extensions(case: Mapping[str, Any]) -> Any:
+    output = HANDLERS["document.roundtrip"](case)
+    snapshot = output.get("snapshot", output) if isinstance(output, dict) else {}
+    if isinstance(snapshot, dict) and isinstance(snapshot.get("extensions"), dict):
+        snapshot["extensions"] = {k: v for k, v in snapshot["extensions"].items() if v is not None}
+    return output
+
+
+def _null_rates_to_zero(fact: dict[str, Any]) -> None:
+    for view in ("turn", "rolling"):
+        for name in ("tool_call_success_rate", "nonzero_command_exit_rate"):
+            if fact[view][name] is None:
+                fact[view][name] = {"numerator": 0, "denominator": 0, "value": 0}
+
+
+def zero_rate(case: Mapping[str, Any]) -> Any:
+    output = HANDLERS["health.reduce"](case)
+    for fact in output["facts"]:
+        _null_rates_to_zero(fact)
+    return output
+
+
+def counts_streaming_candidates(case: Mapping[str, Any]) -> Any:
+    observations = [
+        dict(o, streaming_parse_candidate=False) if o.get("kind") == "tool_call_completed" else o
+        for o in case["observations"]
+    ]
+    return HANDLERS["health.reduce"](dict(case, observations=observations))
+
+
+def sums_usage(case: Mapping[str, Any]) -> Any:
+    output = HANDLERS["feedback.run"](case)
+    total: dict[str, int] = {}
+    for step, response in zip(case["steps"], output["responses"], strict=True):
+        usage = step.get("request", {}).get("usage") if step["call"] == "checkpoint" else None
+        if usage and "code" not in response and not response.get("replayed"):
+            for key in ("input_tokens", "output_tokens"):
+                total[key] = total.get(key, 0) + usage.get(key, 0)
+        slot = response.get("usage") if "observed_at_unix_ms" in response else None
+        if isinstance(slot, dict) and slot.get("state") == "reported":
+            slot["value"].update(total)
+            slot["value"].pop("cached_input_tokens", None)
+    return output
+
+
+def accepts_future_usage(case: Mapping[str, Any]) -> Any:
+    steps = copy.deepcopy(list(case["steps"]))
+    for step in steps:
+        usage = step.get("request", {}).get("usage")
+        if usage and usage["observed_at_unix_ms"] > step["at_unix_ms"] + 300_000:
+            usage["observed_at_unix_ms"] = step["at_unix_ms"]
+    return HANDLERS["feedback.run"](dict(case, steps=steps))
+
+
+def nondeterministic(case: Mapping[str, Any]) -> Any:
+    output = HANDLERS["health.reduce"](case)
+    if len(output["facts"]) > 1 and random.random() < 0.5:
+        output["facts"].reverse()
+    return output
+
+
+def invalid_output(case: Mapping[str, Any]) -> Any:
+    output = HANDLERS["health.reduce"](case)
+    for fact in output["facts"]:
+        fact["heuristics"] = {"steer": "stop"}
+    return output
+
+
+DEFECTS = {
+    "accepts_unknown_fields": ("document.roundtrip", accepts_unknown_fields),
+    "drops_extensions": ("document.roundtrip", drops_extensions),
+    "drops_nulls_in_extensions": ("document.roundtrip", drops_nulls_in_extensions),
+    "zero_rate": ("health.reduce", zero_rate),
+    "counts_streaming_candidates": ("health.reduce", counts_streaming_candidates),
+    "sums_usage": ("feedback.run", sums_usage),
+    "accepts_future_usage": ("feedback.run", accepts_future_usage),
+    "nondeterministic": ("health.reduce", nondeterministic),
+    "invalid_output": ("health.reduce", invalid_output),
+    "skips_everything": ("", None),
+}
+
+
+def main() -> int:
+    defect = sys.argv[1]
+    operation, handler = DEFECTS[defect]
+    handlers = dict(HANDLERS)
+    if handler is None:
+        handlers = {}
+    else:
+        handlers[operation] = handler
+    return serve(
+        handlers,
+        implementation={"name": f"faulty:{defect}", "version": "0", "language": "python"},
+        contracts=["session-health", "session-feedback", "session-recap", "run-record"],
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,191 @@
+"""Every check can fail: each faulty producer (one defect) is caught by its check,
+and the reference producer passes everything."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+from session_contracts.conformance._certify import certify
+from session_contracts.conformance._checks import CHECKS, check_by_id
+from session_contracts.conformance.protocol import ProducerProcess
+
+FAULTY = Path(__file__).resolve().parent / "producers" / "faulty.py"
+REFERENCE = [sys.executable, "-m", "session_contracts", "reference-producer"]
+
+
+def faulty(defect: str) -> list[str]:
+    return [sys.executable, str(FAULTY), defect]
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "session_contracts", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=cwd,
+    )
+
+
+# defect -> the check that must catch it
+MATRIX = {
+    "accepts_unknown_fields": "closed.unknown-field-rejected",
+    "drops_extensions": "extensions.verbatim",
+    "drops_nulls_in_extensions": "extensions.verbatim",
+    "zero_rate": "health.no-zero-rate",
+    "counts_streaming_candidates": "health.semantics",
+    "sums_usage": "feedback.usage-never-summed",
+    "accepts_future_usage": "feedback.semantics",
+    "nondeterministic": "determinism.same-bytes",
+    "invalid_output": "schema.output",
+}
+
+
+@pytest.mark.parametrize(("defect", "check_id"), sorted(MATRIX.items()))
+def test_each_defect_is_caught_by_its_check(defect: str, check_id: str, tmp_path: Path) -> None:
+    check = check_by_id(check_id)
+    assert check is not None
+    with ProducerProcess(faulty(defect), timeout=20) as producer:
+        producer.start()
+        (result,) = certify(producer, checks=[check], examples=40, seed=1, failures_dir=tmp_path)
+    assert result.status == "failed", (defect, result)
+    assert result.saved_to is not None
+    assert Path(result.saved_to).is_file()
+
+
+def test_the_reference_producer_passes_every_check(tmp_path: Path) -> None:
+    with ProducerProcess(REFERENCE, timeout=30) as producer:
+        producer.start()
+        results = certify(producer, checks=CHECKS, examples=10, seed=3, failures_dir=tmp_path)
+    assert {r.check.id: r.status for r in results} == {c.id: "passed" for c in CHECKS}
+
+
+def test_certify_cli_reports_and_reproduces(tmp_path: Path) -> None:
+    producer = shlex.join(faulty("drops_extensions"))
+    result = cli(
+        "certify",
+        "--producer",
+        producer,
+        "--check",
+        "extensions.verbatim",
+        "--examples",
+        "20",
+        "--report-json",
+        "r.json",
+        "--junit",
+        "j.xml",
+        "--badge",
+        "b.json",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    (entry,) = report["checks"]
+    assert (entry["id"], entry["status"]) == ("extensions.verbatim", "failed")
+    assert report["summary"]["certified"] is False
+    suite = ElementTree.parse(tmp_path / "j.xml").getroot()
+    assert suite.find(".//failure") is not None
+    assert json.loads((tmp_path / "b.json").read_text())["message"] == "0% passing"
+    # The one-line reproduction replays exactly the saved case.
+    command = entry["reproduce"]
+    assert command.startswith("session-contracts certify --producer")
+    replay = cli(*shlex.split(command)[1:], cwd=tmp_path)
+    assert replay.returncode == 1
+    assert "FAILED: extensions.verbatim" in replay.stdout
+
+
+def test_the_same_seed_gives_the_same_cases(tmp_path: Path) -> None:
+    runs = []
+    for index in range(2):
+        folder = tmp_path / str(index)
+        folder.mkdir()
+        cli(
+            "certify",
+            "--producer",
+            shlex.join(faulty("accepts_unknown_fields")),
+            "--check",
+            "closed.unknown-field-rejected",
+            "--examples",
+            "5",
+            "--seed",
+            "42",
+            "--report-json",
+            "r.json",
+            cwd=folder,
+        )
+        (saved,) = (folder / ".session-contracts" / "failures").iterdir()
+        runs.append(saved.read_text())
+    assert runs[0] == runs[1]
+
+
+def test_zero_cases_never_certify(tmp_path: Path) -> None:
+    result = cli(
+        "certify",
+        "--producer",
+        shlex.join(faulty("skips_everything")),
+        "--examples",
+        "3",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 1
+    assert "zero cases never certifies" in result.stdout
+
+
+def test_baseline_of_expected_failures(tmp_path: Path) -> None:
+    producer = shlex.join(faulty("drops_extensions"))
+    args = [
+        "certify",
+        "--producer",
+        producer,
+        "--check",
+        "extensions.verbatim",
+        "--check",
+        "health.semantics",
+        "--examples",
+        "10",
+        "--baseline",
+        "expected.txt",
+    ]
+    assert cli(*args, "--update-baseline", cwd=tmp_path).returncode == 0
+    assert "extensions.verbatim" in (tmp_path / "expected.txt").read_text()
+    assert cli(*args, cwd=tmp_path).returncode == 0, "a listed failure is expected"
+    # A listed check that passes makes the list stale: the run fails.
+    (tmp_path / "expected.txt").write_text("extensions.verbatim\nhealth.semantics\n")
+    stale = cli(*args, cwd=tmp_path)
+    assert stale.returncode == 1
+    assert "listed as an expected failure but passes" in stale.stdout
+    # A different failure message fails the run too.
+    (tmp_path / "expected.txt").write_text("extensions.verbatim  # something else entirely\n")
+    assert cli(*args, cwd=tmp_path).returncode == 1
+
+
+def test_a_broken_harness_is_reported_first(tmp_path: Path) -> None:
+    crash = [sys.executable, str(FAULTY.parent / "misbehaving.py"), "crash"]
+    result = cli(
+        "certify",
+        "--producer",
+        shlex.join(crash),
+        "--check",
+        "health.semantics",
+        "--examples",
+        "3",
+        "--timeout",
+        "3",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 1
+    assert "the harness looks broken" in result.stdout
+    assert "producer_crashed" in result.stdout
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    assert cli("certify", "--check", "no.such.check", cwd=tmp_path).returncode == 2
+    assert cli("certify", "--producer", "/no/such/binary", cwd=tmp_path).returncode == 2
+    assert cli("certify", "--update-baseline", cwd=tmp_path).returncode == 2
