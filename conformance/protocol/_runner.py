@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
+import select
 import shlex
 import signal
 import subprocess
@@ -69,46 +69,41 @@ class CaseOutcome:
     stderr_tail: str = field(default="", compare=False)
 
 
-class _LineReader(threading.Thread):
-    """Split a pipe into lines, bounded in size, onto a queue."""
+class _LineReader:
+    """Lines from a pipe, read in the calling thread with select: no hand-off
+    between threads on the hot path, a deadline on every wait, a size bound."""
 
     def __init__(self, fd: int, max_line_bytes: int) -> None:
-        super().__init__(daemon=True)
         self.fd, self.max_line_bytes = fd, max_line_bytes
-        self.lines: queue.Queue[object] = queue.Queue()
+        self.buffer = bytearray()
+        self.eof = False
 
-    def run(self) -> None:
-        pending = bytearray()
-        discarding = False
+    def read_line(self, deadline: float) -> object:
+        """The next line, or _EOF, _TOO_LONG, or "timeout" at ``deadline`` (monotonic)."""
         while True:
+            end = self.buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[: end + 1]
+                return _TOO_LONG if len(line) > self.max_line_bytes else line
+            if len(self.buffer) > self.max_line_bytes:
+                self.buffer.clear()
+                return _TOO_LONG
+            if self.eof:
+                return _EOF
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return "timeout"
+            ready, _, _ = select.select([self.fd], [], [], remaining)
+            if not ready:
+                return "timeout"
             try:
-                chunk = os.read(self.fd, 1 << 16)
+                chunk = os.read(self.fd, 1 << 20)
             except OSError:
                 chunk = b""
             if not chunk:
-                self.lines.put(_EOF)
-                return
-            start = 0
-            while True:
-                end = chunk.find(b"\n", start)
-                if end < 0:
-                    if not discarding:
-                        pending += chunk[start:]
-                        if len(pending) > self.max_line_bytes:
-                            pending.clear()
-                            discarding = True
-                            self.lines.put(_TOO_LONG)
-                    break
-                if discarding:
-                    discarding = False
-                else:
-                    pending += chunk[start:end]
-                    if len(pending) > self.max_line_bytes:
-                        self.lines.put(_TOO_LONG)
-                    else:
-                        self.lines.put(bytes(pending))
-                pending.clear()
-                start = end + 1
+                self.eof = True
+            self.buffer += chunk
 
 
 class _TailReader(threading.Thread):
@@ -231,8 +226,10 @@ class ProducerProcess:
         assert self._process.stderr is not None
         self._stdout = _LineReader(self._process.stdout.fileno(), self.max_line_bytes)
         self._stderr = _TailReader(self._process.stderr.fileno())
-        self._stdout.start()
         self._stderr.start()
+        assert self._process.stdin is not None
+        # Non-blocking writes: a producer that stops reading must not block us.
+        os.set_blocking(self._process.stdin.fileno(), False)
         self._send({"cmd": "start", "protocol_version": 1}, self.start_timeout)
 
     def stop(self) -> None:
@@ -265,38 +262,37 @@ class ProducerProcess:
         return self._stderr.text() if self._stderr is not None else ""
 
     # -- messages -------------------------------------------------------------
-    def _send(self, message: Mapping[str, Any], deadline: float) -> bool:
+    def _send(self, message: Mapping[str, Any], timeout: float) -> bool:
         process = self._process
         if process is None or process.stdin is None:
             return False
-        data = orjson.dumps(message) + b"\n"
-        done = threading.Event()
-        failed: list[BaseException] = []
-
-        def write() -> None:
+        view = memoryview(orjson.dumps(message) + b"\n")
+        fd = process.stdin.fileno()
+        deadline = time.monotonic() + timeout
+        while view:
             try:
-                assert process.stdin is not None
-                process.stdin.write(data)
-                process.stdin.flush()
-            except BaseException as exc:  # a closed pipe: the producer died
-                failed.append(exc)
-            finally:
-                done.set()
+                written = os.write(fd, view)
+            except BlockingIOError:
+                written = 0
+            except OSError:  # a closed pipe: the producer died
+                return False
+            view = view[written:]
+            if view:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                select.select([], [fd], [], remaining)
+        return True
 
-        # A producer that stops reading would block a plain write forever.
-        threading.Thread(target=write, daemon=True).start()
-        return done.wait(deadline) and not failed
-
-    def _read(self, deadline: float) -> object:
+    def _read(self, timeout: float) -> object:
         assert self._stdout is not None
-        try:
-            line = self._stdout.lines.get(timeout=deadline)
-        except queue.Empty:
-            return "timeout"
+        line = self._stdout.read_line(time.monotonic() + timeout)
         if line is _EOF:
             return "producer_crashed"
         if line is _TOO_LONG:
             return "line_too_long"
+        if isinstance(line, str):
+            return line
         try:
             return orjson.loads(line)  # type: ignore[arg-type]
         except orjson.JSONDecodeError:
