@@ -30,6 +30,8 @@ OPEN_PROPERTIES = {
     "arguments",
     "receipts",
     "value",
+    "input",  # a producer-protocol case input: shaped per operation (docs/protocol.md)
+    "context",  # what a producer reports about its own error
 }
 
 

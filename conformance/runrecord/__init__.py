@@ -1,0 +1,128 @@
+"""Reference semantics for run records (seed 003): the oracle producers are compared against.
+
+* :func:`project_run_record` projects a ``run-record.record`` from a
+  :class:`RunSpec` and the session's canonical events (completion receipt,
+  execution evidence, span tree); :func:`read_completion_receipt` and
+  :func:`evidence_is_partial` say how a consumer reads one.
+* :func:`build_tree` joins ``parent_span_id`` to ``span_id``;
+  :func:`load_historical` loads records that wrote ``parent_id``.
+* :func:`provider_call_response` builds a model response's redacted payload
+  (normalized tool-call parse, reference or inline, decoded loop state).
+* :func:`append_provider_call_response`, :func:`read_by_execution_id` and
+  :func:`tape_entry` are the I/O edge: the SQLite journal and JSONL envelopes.
+
+``docs/runrecord.md`` specifies each rule and the decisions taken where the
+seed is silent.
+"""
+
+from session_contracts.conformance.runrecord._eventlog import (
+    LLM_TOPIC,
+    PROVIDER_CALL_RESPONSE_KIND,
+    TAPE_ENTRY_DOCUMENT_TYPE,
+    append_provider_call_response,
+    next_event_id,
+    provider_call_response_event,
+    read_by_execution_id,
+    tape_entry,
+    tape_line,
+)
+from session_contracts.conformance.runrecord._record import (
+    COMPLETION_RECEIPT,
+    EVIDENCE_SCHEMA_VERSION,
+    EXECUTION_ID_RELABELLED,
+    EXECUTION_IDENTITY,
+    RECORD_KINDS,
+    SPAN_EXECUTION_MISMATCH,
+    CompletionReceipt,
+    EvidenceGap,
+    ExecutionOwner,
+    FlightRecording,
+    ReceiptState,
+    RecordKind,
+    RunSpec,
+    evidence_is_partial,
+    execution_owner,
+    latest_completion_receipt,
+    project_run_record,
+    read_completion_receipt,
+)
+from session_contracts.conformance.runrecord._responses import (
+    LOOP_STATE_BEGIN,
+    LOOP_STATE_END,
+    LOOP_STATE_MALFORMED,
+    PROVIDER_CALL_RESPONSE_DOCUMENT_TYPE,
+    TOOL_CALL_UNPARSED,
+    TOOL_CALLS_REFERENCE,
+    ParsedResponse,
+    decode_loop_state,
+    parse_provider_response,
+    parse_tool_calls,
+    provider_call_response,
+    resolve_parsed_tool_calls,
+)
+from session_contracts.conformance.runrecord._spans import (
+    EXECUTION_ATTRIBUTE,
+    RECORD_DOCUMENT_TYPE,
+    SPAN_CYCLE,
+    SPAN_DOCUMENT_TYPE,
+    SPAN_ID_DUPLICATE,
+    SPAN_PARENT_MISSING,
+    Span,
+    SpanTree,
+    build_tree,
+    load_historical,
+    span_tree_findings,
+)
+
+__all__ = [
+    "COMPLETION_RECEIPT",
+    "EVIDENCE_SCHEMA_VERSION",
+    "EXECUTION_ATTRIBUTE",
+    "EXECUTION_IDENTITY",
+    "EXECUTION_ID_RELABELLED",
+    "LLM_TOPIC",
+    "LOOP_STATE_BEGIN",
+    "LOOP_STATE_END",
+    "LOOP_STATE_MALFORMED",
+    "PROVIDER_CALL_RESPONSE_DOCUMENT_TYPE",
+    "PROVIDER_CALL_RESPONSE_KIND",
+    "RECORD_DOCUMENT_TYPE",
+    "RECORD_KINDS",
+    "SPAN_CYCLE",
+    "SPAN_DOCUMENT_TYPE",
+    "SPAN_EXECUTION_MISMATCH",
+    "SPAN_ID_DUPLICATE",
+    "SPAN_PARENT_MISSING",
+    "TAPE_ENTRY_DOCUMENT_TYPE",
+    "TOOL_CALLS_REFERENCE",
+    "TOOL_CALL_UNPARSED",
+    "CompletionReceipt",
+    "EvidenceGap",
+    "ExecutionOwner",
+    "FlightRecording",
+    "ParsedResponse",
+    "ReceiptState",
+    "RecordKind",
+    "RunSpec",
+    "Span",
+    "SpanTree",
+    "append_provider_call_response",
+    "build_tree",
+    "decode_loop_state",
+    "evidence_is_partial",
+    "execution_owner",
+    "latest_completion_receipt",
+    "load_historical",
+    "next_event_id",
+    "parse_provider_response",
+    "parse_tool_calls",
+    "project_run_record",
+    "provider_call_response",
+    "provider_call_response_event",
+    "read_by_execution_id",
+    "read_completion_receipt",
+    "resolve_parsed_tool_calls",
+    "span_tree_findings",
+    "tape_entry",
+    "tape_line",
+]

@@ -1,0 +1,293 @@
+"""The I/O edge of run records: provider_call_response events in the journal, tape envelopes.
+
+* :func:`append_provider_call_response` builds a model response's payload
+  (redacted first, see ``_responses``), wraps it in a canonical session event
+  on ``agent.transcript.llm`` whose ``executionId`` and ``iteration`` headers
+  repeat the payload's, checks that the policy finds nothing left in it, and
+  appends it to a :class:`SqliteJournal`.
+* :func:`read_by_execution_id` reads events back by the indexed
+  ``execution_id`` header column, without parsing bodies to select them.
+* :func:`tape_entry` / :func:`tape_line` give the ``run-record.tape-entry``
+  JSONL envelope of an event, with ``execution_id`` on every envelope.
+
+The journal has no query by execution id, so the read opens its own
+read-only connection (``mode=ro`` and ``PRAGMA query_only``) on the
+documented layout (docs/journal.md) and checks each row's columns against its
+body, as the journal's own reads do.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from typing import Any, Final
+
+from session_contracts.conformance.journal import (
+    JournalCorrupt,
+    JournalUnavailable,
+    SessionEvent,
+    SqliteJournal,
+)
+from session_contracts.conformance.journal._model import decode_stored_event
+from session_contracts.conformance.journal._sqlite import APPLICATION_ID
+from session_contracts.conformance.runrecord._record import EXECUTION_ID_RELABELLED
+from session_contracts.conformance.runrecord._responses import provider_call_response
+
+from session_contracts._canonical import canonical_bytes
+from session_contracts._errors import Finding, InvalidDocument
+from session_contracts._redaction import RedactionPolicy, scan_value
+from session_contracts._validator import default_validator
+
+__all__ = [
+    "LLM_TOPIC",
+    "PROVIDER_CALL_RESPONSE_KIND",
+    "TAPE_ENTRY_DOCUMENT_TYPE",
+    "append_provider_call_response",
+    "next_event_id",
+    "provider_call_response_event",
+    "read_by_execution_id",
+    "tape_entry",
+    "tape_line",
+]
+
+LLM_TOPIC: Final = "agent.transcript.llm"
+PROVIDER_CALL_RESPONSE_KIND: Final = "provider_call_response"
+TAPE_ENTRY_DOCUMENT_TYPE: Final = "run-record.tape-entry"
+
+_COLUMNS: Final = "id, session_id, run_id, turn_id, iteration, execution_id, topic, kind, event"
+_HEADER_NAMES: Final = (
+    "id",
+    "session_id",
+    "run_id",
+    "turn_id",
+    "iteration",
+    "execution_id",
+    "topic",
+    "kind",
+)
+
+
+# ---------------------------------------------------------------------------- pure
+
+
+def provider_call_response_event(
+    raw: Mapping[str, Any],
+    *,
+    policy: RedactionPolicy,
+    event_id: int,
+    session_id: str,
+    run_id: str | None,
+    turn_id: str | None,
+    execution_id: str | None,
+    recorded_at_unix_ms: int,
+) -> SessionEvent:
+    """The canonical event of one model response, redacted and checked; nothing is written.
+
+    The headers repeat the payload: ``executionId`` is the payload's
+    ``execution_id`` (``None`` outside a VM scope) and ``iteration`` its
+    ``iteration``.  Raises :class:`InvalidDocument` for a run or session id
+    passed as the execution id (``execution_id_relabelled``), for a payload in
+    which the policy still finds a secret (``redaction_secret_found``: the
+    redaction failed, so nothing may be stored), or for an event the contract
+    refuses.
+    """
+    if execution_id is not None and execution_id in (session_id, run_id):
+        which = "session" if execution_id == session_id else "run"
+        raise InvalidDocument(
+            [
+                Finding(
+                    "$.executionId",
+                    EXECUTION_ID_RELABELLED,
+                    f"execution_id {execution_id!r} is the event's {which} id",
+                    "outside a VM scope execution_id is None; never substitute a session or run id",
+                )
+            ]
+        )
+    payload = provider_call_response(raw, execution_id=execution_id, policy=policy)
+    leftovers = scan_value(payload, policy)
+    if leftovers:
+        raise InvalidDocument(leftovers)
+    return SessionEvent.from_json(
+        {
+            "id": event_id,
+            "sessionId": session_id,
+            "runId": run_id,
+            "turnId": turn_id,
+            "iteration": payload["iteration"],
+            "executionId": payload["execution_id"],
+            "topic": LLM_TOPIC,
+            "kind": PROVIDER_CALL_RESPONSE_KIND,
+            "recordedAtUnixMs": recorded_at_unix_ms,
+            "payload": payload,
+        }
+    )
+
+
+def tape_entry(event: SessionEvent) -> dict[str, Any]:
+    """The ``run-record.tape-entry`` envelope of an event.
+
+    ``execution_id`` is on every envelope: the event's execution, ``None``
+    outside a VM scope (never the session id).  Raises :class:`InvalidDocument`
+    when the envelope breaks the contract (a provider_call_response off its
+    topic, or whose payload disagrees with its header).
+    """
+    entry: dict[str, Any] = {
+        "event_id": event.id,
+        "topic": event.topic,
+        "kind": event.kind,
+        "session_id": event.session_id,
+        "execution_id": event.execution_id,
+        "emitted_at_unix_ms": event.recorded_at_unix_ms,
+        "payload": event.to_json()["payload"],
+    }
+    findings = default_validator().validate(TAPE_ENTRY_DOCUMENT_TYPE, entry)
+    if findings:
+        raise InvalidDocument(findings)
+    return entry
+
+
+def tape_line(event: SessionEvent) -> bytes:
+    """One JSONL tape line: the envelope's canonical JSON (RFC 8785) and ``\\n``."""
+    return canonical_bytes(tape_entry(event)) + b"\n"
+
+
+# ---------------------------------------------------------------------------- I/O
+
+
+def append_provider_call_response(
+    journal: SqliteJournal,
+    raw: Mapping[str, Any],
+    *,
+    policy: RedactionPolicy,
+    event_id: int,
+    session_id: str,
+    run_id: str | None,
+    turn_id: str | None,
+    execution_id: str | None,
+    recorded_at_unix_ms: int,
+) -> SessionEvent:
+    """Append one model response as a provider_call_response event; return the event.
+
+    Redaction happens before the event exists (:func:`provider_call_response_event`),
+    so the journal only ever sees the redacted payload.  Raises
+    :class:`InvalidDocument` (see there) or the journal's
+    :class:`~session_contracts.conformance.journal.JournalWriteError`.
+    """
+    event = provider_call_response_event(
+        raw,
+        policy=policy,
+        event_id=event_id,
+        session_id=session_id,
+        run_id=run_id,
+        turn_id=turn_id,
+        execution_id=execution_id,
+        recorded_at_unix_ms=recorded_at_unix_ms,
+    )
+    journal.append([event])
+    return event
+
+
+def _connect(journal: SqliteJournal) -> sqlite3.Connection:
+    source = str(journal.path)
+    if journal.closed:
+        raise _unavailable(source, "the journal is closed")
+    try:
+        connection = sqlite3.connect(
+            f"{journal.path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None
+        )
+    except sqlite3.Error as exc:
+        raise _unavailable(source, f"SQLite cannot open the file: {exc}") from None
+    try:
+        connection.execute("PRAGMA query_only = ON")
+        application_id = connection.execute("PRAGMA application_id").fetchone()[0]
+    except sqlite3.Error as exc:
+        connection.close()
+        raise _unavailable(source, f"the file is not a readable SQLite database: {exc}") from None
+    if application_id != APPLICATION_ID:
+        connection.close()
+        raise _unavailable(source, "the file is no longer a session journal")
+    return connection
+
+
+def _unavailable(source: str, message: str) -> JournalUnavailable:
+    return JournalUnavailable(
+        [
+            Finding(
+                "$",
+                JournalUnavailable.code,
+                message,
+                "open the journal with SqliteJournal.open and keep it open while reading",
+                source=source,
+            )
+        ]
+    )
+
+
+def next_event_id(journal: SqliteJournal) -> int:
+    """The id an event appended next must at least have: one past the journal's last id."""
+    connection = _connect(journal)
+    try:
+        last = connection.execute("SELECT max(id) FROM session_events").fetchone()[0]
+    except sqlite3.Error as exc:
+        raise _unavailable(str(journal.path), f"SQLite could not read the journal: {exc}") from None
+    finally:
+        connection.close()
+    return 1 if last is None else int(last) + 1
+
+
+def read_by_execution_id(
+    journal: SqliteJournal, execution_id: str | None, *, topic: str | None = None
+) -> tuple[SessionEvent, ...]:
+    """Every event written inside ``execution_id`` (``None``: outside any VM scope), in event order.
+
+    The selection is the indexed header column ``execution_id`` (and ``topic``
+    when given), never the bodies; each selected row is then decoded and its
+    columns are checked against its body (a disagreement is
+    :class:`JournalCorrupt`).  Pass ``topic="agent.transcript.llm"`` for one
+    execution's model responses in order.
+    """
+    clauses = ["execution_id IS ?"]
+    parameters: list[Any] = [execution_id]
+    if topic is not None:
+        clauses.append("topic = ?")
+        parameters.append(topic)
+    sql = f"SELECT {_COLUMNS} FROM session_events WHERE {' AND '.join(clauses)} ORDER BY id"
+    connection = _connect(journal)
+    source = str(journal.path)
+    try:
+        rows = connection.execute(sql, parameters).fetchall()
+    except sqlite3.Error as exc:
+        raise _unavailable(source, f"SQLite could not read the journal: {exc}") from None
+    finally:
+        connection.close()
+    return tuple(_decode(row, source) for row in rows)
+
+
+def _decode(row: tuple[Any, ...], source: str) -> SessionEvent:
+    event_id, body = row[0], row[-1]
+    event = decode_stored_event(body, source=f"{source}#event-{event_id}", event_id=event_id)
+    said = (
+        event.id,
+        event.session_id,
+        event.run_id,
+        event.turn_id,
+        event.iteration,
+        event.execution_id,
+        event.topic,
+        event.kind,
+    )
+    mismatches = [
+        Finding(
+            f"$.{name}",
+            JournalCorrupt.code,
+            f"the row's {name} column holds {stored!r} but the event says {value!r}",
+        )
+        for name, stored, value in zip(_HEADER_NAMES, row, said, strict=False)
+        if type(stored) is not type(value) or stored != value
+    ]
+    if mismatches:
+        raise JournalCorrupt(
+            [finding.at(f"{source}#event-{event_id}") for finding in mismatches],
+            event_id=event_id,
+        )
+    return event

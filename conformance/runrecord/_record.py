@@ -1,0 +1,366 @@
+"""Run records projected from a session (seed 003), as pure functions.
+
+:func:`project_run_record` turns a :class:`RunSpec` (what the runtime knows
+about one run: its kind, status, execution owner, completed spans, flight
+artifact and unpersisted evidence) and the session's canonical events into a
+``run-record.record``.  The events are the only other input: the completion
+receipt comes from the session attribute ``completion_receipt`` and nothing
+else, so re-projecting a run from its session reproduces the receipt without
+the launcher's stdout.
+
+The readers :func:`read_completion_receipt` and :func:`evidence_is_partial`
+say how a consumer must interpret what a record carries.  ``docs/runrecord.md``
+states every rule and each decision taken where the seed is silent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal, get_args
+
+from session_contracts.conformance.journal import SessionEvent
+from session_contracts.conformance.runrecord._spans import (
+    EXECUTION_ATTRIBUTE,
+    RECORD_DOCUMENT_TYPE,
+    Span,
+    span_tree_findings,
+    thaw_json,
+)
+
+from session_contracts._errors import Finding, InvalidDocument, json_path
+from session_contracts._validator import default_validator
+
+__all__ = [
+    "COMPLETION_RECEIPT",
+    "EVIDENCE_SCHEMA_VERSION",
+    "EXECUTION_IDENTITY",
+    "EXECUTION_ID_RELABELLED",
+    "RECORD_KINDS",
+    "SPAN_EXECUTION_MISMATCH",
+    "CompletionReceipt",
+    "EvidenceGap",
+    "ExecutionOwner",
+    "FlightRecording",
+    "ReceiptState",
+    "RecordKind",
+    "RunSpec",
+    "evidence_is_partial",
+    "execution_owner",
+    "latest_completion_receipt",
+    "project_run_record",
+    "read_completion_receipt",
+]
+
+RecordKind = Literal["run", "workflow", "session"]
+RECORD_KINDS: Final[tuple[RecordKind, ...]] = get_args(RecordKind)
+
+# The canonical session attribute a host stores the completion owner's receipt in.
+COMPLETION_RECEIPT: Final = "completion_receipt"
+EVIDENCE_SCHEMA_VERSION: Final = 1
+# The gap kind that explains a null execution_id.
+EXECUTION_IDENTITY: Final = "execution_identity"
+
+# Finding codes of the projection (beside the schema's own).
+EXECUTION_ID_RELABELLED: Final = "execution_id_relabelled"
+SPAN_EXECUTION_MISMATCH: Final = "span_execution_mismatch"
+
+_SESSION_ONLY_REASON: Final = (
+    "session-only projection: no VM execution owner is recorded for this session"
+)
+_UNRECORDED_OWNER_REASON: Final = "the VM execution that owned this record was not recorded"
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceGap:
+    """Requested evidence that could not be persisted: a snake_case ``kind`` and why."""
+
+    kind: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"kind": self.kind, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class FlightRecording:
+    """The optional flight artifact of the execution; ``byte_size`` only when known."""
+
+    reference: str
+    byte_size: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        value: dict[str, Any] = {"reference": self.reference}
+        if self.byte_size is not None:
+            value["byte_size"] = self.byte_size
+        return value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSpec:
+    """What the runtime knows about one run, besides the session's events.
+
+    * ``kind``: ``run`` (a plain ``harn run``), ``workflow`` or ``session`` (a
+      session-only projection).
+    * ``session_id``: the backing session, or ``None`` for a record not
+      produced from a session (it then carries no receipt key).
+    * ``execution_id``: the VM execution owner when known, else ``None``;
+      never a run or session id.  A plain run has one by definition: its
+      execution identity is its record id.
+    * ``id``: a workflow's own identity (required for ``workflow``); for
+      ``session`` it defaults to the session id; for ``run`` it is derived
+      (leave it ``None`` or pass the execution id).
+    * ``spans``, ``flight_recording``: the completed spans and flight artifact.
+    * ``gaps``: evidence that was requested but could not be persisted.
+    * ``execution_gap_reason``: why the owner cannot be recovered (only with a
+      null ``execution_id``; a default reason is used when omitted).
+
+    Contradictory fields are misuse of the API and raise ``ValueError``.
+    """
+
+    kind: RecordKind
+    status: str
+    session_id: str | None
+    execution_id: str | None
+    id: str | None = None
+    spans: Sequence[Span] = ()
+    flight_recording: FlightRecording | None = None
+    gaps: Sequence[EvidenceGap] = ()
+    execution_gap_reason: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spans", tuple(self.spans))
+        object.__setattr__(self, "gaps", tuple(self.gaps))
+        if self.kind not in RECORD_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(RECORD_KINDS)}, not {self.kind!r}")
+        if self.kind == "run":
+            if self.execution_id is None:
+                raise ValueError(
+                    "a plain run's record id is its execution identity, so it needs one; "
+                    "project a run whose owner is unknown as kind 'session'"
+                )
+            if self.id not in (None, self.execution_id):
+                raise ValueError("a plain run's record id is its execution id; leave id as None")
+        if self.kind == "workflow" and not self.id:
+            raise ValueError("a workflow record keeps its workflow identity: pass id")
+        if self.kind == "session" and self.session_id is None:
+            raise ValueError("a session-only projection needs its session_id")
+        has_identity_gap = any(gap.kind == EXECUTION_IDENTITY for gap in self.gaps)
+        if self.execution_id is not None and (
+            has_identity_gap or self.execution_gap_reason is not None
+        ):
+            raise ValueError(
+                "an execution_identity gap explains a null execution_id; this run has one"
+            )
+        if has_identity_gap and self.execution_gap_reason is not None:
+            raise ValueError("give the execution_identity reason once: as a gap or as the reason")
+
+    @property
+    def record_id(self) -> str:
+        """The record's ``id``: execution id (run), workflow id, or the session's id."""
+        if self.kind == "run":
+            assert self.execution_id is not None  # __post_init__ guarantees it
+            return self.execution_id
+        if self.id is not None:
+            return self.id
+        assert self.session_id is not None  # a session record has one (__post_init__)
+        return self.session_id
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionOwner:
+    """The VM execution a session's events name, or why none can be recovered."""
+
+    execution_id: str | None
+    reason: str | None
+
+
+def execution_owner(events: Iterable[SessionEvent]) -> ExecutionOwner:
+    """Recover the execution owner from the events' ``executionId`` headers.
+
+    One distinct non-null value is the owner.  None, or several (a session
+    that spans executions), cannot name one owner: the result is ``None`` with
+    the reason for the ``execution_identity`` gap.  Run and session ids are
+    never considered.
+    """
+    owners = sorted({event.execution_id for event in events if event.execution_id is not None})
+    if len(owners) == 1:
+        return ExecutionOwner(owners[0], None)
+    if not owners:
+        return ExecutionOwner(None, "no event of the session was written inside a VM execution")
+    return ExecutionOwner(
+        None, f"the session's events name {len(owners)} VM executions; none owns the whole run"
+    )
+
+
+def latest_completion_receipt(events: Iterable[SessionEvent]) -> Any:
+    """The value of the latest ``completion_receipt`` session attribute, or ``None``.
+
+    "Latest" is the highest event id (id order is event order), so a receipt
+    stored after the session was created, or replaced later, wins.  The value
+    is returned as a plain JSON copy, uninterpreted: an explicit ``null`` and
+    an absent attribute both give ``None``.
+    """
+    latest: SessionEvent | None = None
+    for event in events:
+        if (
+            event.kind == "session_attribute"
+            and event.payload.get("name") == COMPLETION_RECEIPT
+            and (latest is None or event.id > latest.id)
+        ):
+            latest = event
+    return None if latest is None else thaw_json(latest.payload["value"])
+
+
+def _relabel_findings(run: RunSpec, events: Sequence[SessionEvent]) -> list[Finding]:
+    """A run or session id in ``execution_id`` is relabelling, whatever the caller meant."""
+    execution_id = run.execution_id
+    if execution_id is None:
+        return []
+    taken: dict[str, str] = {}
+    for event in events:
+        taken.setdefault(event.session_id, "a session id")
+        if event.run_id is not None:
+            taken.setdefault(event.run_id, "a run id")
+    if run.session_id is not None:
+        taken[run.session_id] = "the session id"
+    if run.kind != "run" and run.id is not None:
+        taken[run.id] = f"the {run.kind} record's own id"
+    if execution_id not in taken:
+        return []
+    return [
+        Finding(
+            "$.evidence.execution_id",
+            EXECUTION_ID_RELABELLED,
+            f"execution_id {execution_id!r} is {taken[execution_id]}, not a VM execution owner",
+            "pass the VM execution id, or None with an execution_identity gap when it cannot "
+            "be recovered; never relabel a run or session id",
+        )
+    ]
+
+
+def _span_owner_findings(run: RunSpec) -> list[Finding]:
+    """A span's ``harn.execution.id`` names the record's owner: one identity for both."""
+    findings = []
+    for index, span in enumerate(run.spans):
+        owner = span.metadata.get(EXECUTION_ATTRIBUTE)
+        if owner is not None and owner != run.execution_id:
+            findings.append(
+                Finding(
+                    json_path(["evidence", "trace_spans", index, "metadata", EXECUTION_ATTRIBUTE]),
+                    SPAN_EXECUTION_MISMATCH,
+                    f"span {span.span_id} belongs to execution {owner!r} but the record's "
+                    f"execution_id is {run.execution_id!r}",
+                    "the record, its spans and its flight artifact share one execution owner",
+                )
+            )
+    return findings
+
+
+def _gaps(run: RunSpec) -> list[dict[str, str]]:
+    gaps = [gap.to_json() for gap in run.gaps]
+    if run.execution_id is None and not any(gap.kind == EXECUTION_IDENTITY for gap in run.gaps):
+        reason = run.execution_gap_reason or (
+            _SESSION_ONLY_REASON if run.kind == "session" else _UNRECORDED_OWNER_REASON
+        )
+        gaps.insert(0, {"kind": EXECUTION_IDENTITY, "reason": reason})
+    return gaps
+
+
+def project_run_record(run: RunSpec, events: Sequence[SessionEvent]) -> dict[str, Any]:
+    """The run record of ``run``, projected from its session's ``events``.
+
+    Pure: the same spec and events always give the same record.  A
+    session-backed record always carries ``metadata.completion_receipt``,
+    copied verbatim from the latest ``completion_receipt`` session attribute
+    (JSON ``null`` when absent or explicitly null); a record without a session
+    omits the key.  A null ``execution_id`` comes with an ``execution_identity``
+    gap.  The record is checked against ``run-record.record`` before it is
+    returned.
+
+    Raises ``ValueError`` when an event belongs to another session (or there
+    is no session but there are events), and :class:`InvalidDocument` when the
+    spec would produce a record the contract refuses: a run or session id as
+    ``execution_id`` (``execution_id_relabelled``), a span owned by another
+    execution (``span_execution_mismatch``), spans that are not a forest
+    (``span_id_duplicate``, ``span_parent_missing``, ``span_cycle``), or any
+    schema finding.
+    """
+    foreign = [event.id for event in events if event.session_id != run.session_id]
+    if foreign:
+        raise ValueError(
+            f"events {foreign[:5]} do not belong to session {run.session_id!r}; "
+            "project one session's events"
+        )
+    findings = [
+        *_relabel_findings(run, events),
+        *_span_owner_findings(run),
+        *span_tree_findings(run.spans, ("evidence", "trace_spans")),
+    ]
+    if findings:
+        raise InvalidDocument(sorted(findings))
+    metadata: dict[str, Any] = {}
+    if run.session_id is not None:
+        metadata[COMPLETION_RECEIPT] = latest_completion_receipt(events)
+    record: dict[str, Any] = {
+        "id": run.record_id,
+        "kind": run.kind,
+        "session_id": run.session_id,
+        "status": run.status,
+        "metadata": metadata,
+        "evidence": {
+            "schema_version": EVIDENCE_SCHEMA_VERSION,
+            "execution_id": run.execution_id,
+            "trace_spans": [span.to_json() for span in run.spans],
+            "flight_recording": (
+                None if run.flight_recording is None else run.flight_recording.to_json()
+            ),
+            "gaps": _gaps(run),
+        },
+    }
+    problems = default_validator().validate(RECORD_DOCUMENT_TYPE, record)
+    if problems:
+        raise InvalidDocument(problems)
+    return record
+
+
+# --------------------------------------------------------------------------- readers
+
+ReceiptState = Literal["recorded", "not_recorded", "historical"]
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionReceipt:
+    """How a consumer reads ``metadata.completion_receipt``.
+
+    * ``recorded``: a non-null receipt, to interpret by the producing owner's
+      schema (``value``);
+    * ``not_recorded``: JSON ``null``, no receipt was recorded;
+    * ``historical``: the key is missing, the record predates the projection
+      contract (or was not produced from a session) and says nothing either way.
+    """
+
+    state: ReceiptState
+    value: Any = None
+
+
+def read_completion_receipt(record: Mapping[str, Any]) -> CompletionReceipt:
+    """Classify a record's completion receipt (see :class:`CompletionReceipt`)."""
+    metadata = record.get("metadata")
+    if not isinstance(metadata, Mapping) or COMPLETION_RECEIPT not in metadata:
+        return CompletionReceipt("historical")
+    value = metadata[COMPLETION_RECEIPT]
+    if value is None:
+        return CompletionReceipt("not_recorded")
+    return CompletionReceipt("recorded", thaw_json(value))
+
+
+def evidence_is_partial(record_or_evidence: Mapping[str, Any]) -> bool:
+    """Whether the evidence is partial: any gap at all, never silently complete.
+
+    Takes a run record or its ``evidence`` object.  Evidence without a
+    ``gaps`` list cannot vouch for its completeness and counts as partial.
+    """
+    evidence = record_or_evidence.get("evidence", record_or_evidence)
+    gaps = evidence.get("gaps") if isinstance(evidence, Mapping) else None
+    return not isinstance(gaps, list) or bool(gaps)
