@@ -24,7 +24,9 @@ __all__ = [
     "extension_values",
     "feedback_steps",
     "health_streams",
+    "provider_responses",
     "roundtrip_inputs",
+    "run_projections",
     "unknown_field_inputs",
 ]
 
@@ -252,3 +254,108 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
         }
     )
     return {"steps": steps}
+
+
+# -- run records --------------------------------------------------------------------------------
+_NAMES = st.sampled_from(["run_tests", "edit_file", "search"])
+_ARGS = st.dictionaries(
+    st.sampled_from(["path", "query", "n"]), st.integers(0, 9) | st.text(max_size=8), max_size=2
+)
+_NATIVE_CALL = st.builds(
+    lambda i, name, args: {"id": f"tc-{i}", "name": name, "arguments": args},
+    st.integers(0, 9),
+    _NAMES,
+    _ARGS,
+)
+_LOOP_VALUE = st.sampled_from(
+    ["true", "false", "null", "nil", "nil", "NIL", "3", "-2.5", "done", "1e3", "yes"]
+)
+
+
+@st.composite
+def provider_responses(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
+    """A model response: prose, maybe a LOOP_STATE block (complete or not), maybe
+    text-protocol or legacy calls, and provider-native tool calls."""
+    pieces = [
+        draw(st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\r"), max_size=40))
+    ]
+    if canary is not None:
+        pieces.append(canary)
+    if draw(st.integers(0, 2)):  # a LOOP_STATE block in two responses out of three
+        keys = draw(st.lists(st.sampled_from(["done", "step", "retry", "note"]), max_size=3))
+        block = ["## LOOP_STATE", *(f"{k}: {draw(_LOOP_VALUE)}" for k in keys)]
+        if draw(st.integers(0, 3)):  # mostly complete blocks
+            block.append("## END_LOOP_STATE")
+        pieces.append("\n".join(block))
+    if draw(st.integers(0, 3)) == 0:
+        call = draw(_NATIVE_CALL)
+        pieces.append(f"<tool_call>{json.dumps(call)}</tool_call>")
+    if draw(st.integers(0, 4)) == 0:
+        pieces.append(f"{draw(_NAMES)}({json.dumps(draw(_ARGS))})")
+    tool_calls = draw(st.lists(_NATIVE_CALL, max_size=3, unique_by=lambda c: c["id"]))
+    return {
+        "response": {
+            "call_id": f"call-{draw(st.integers(0, 99))}",
+            "iteration": draw(st.integers(0, 20)),
+            "span_id": draw(st.none() | st.integers(0, 50)),
+            "text": "\n".join(pieces),
+            "tool_calls": tool_calls,
+        },
+        "execution_id": draw(st.none() | st.just("hxe-0199")),
+    }
+
+
+@st.composite
+def run_projections(draw: st.DrawFn) -> dict[str, Any]:
+    """A run description (kind, owner, spans, gaps) and the session's events."""
+    kind = draw(st.sampled_from(["run", "workflow", "session"]))
+    execution_id = "hxe-77" if kind == "run" else draw(st.none() | st.just("hxe-77"))
+    count = draw(st.integers(0, 6))
+    spans = []
+    for span_id in range(1, count + 1):
+        parent = draw(st.none() | st.integers(1, span_id - 1)) if span_id > 1 else None
+        span: dict[str, Any] = {
+            "trace_id": "trace-1",
+            "span_id": span_id,
+            "parent_span_id": parent,
+            "kind": draw(st.sampled_from(["llm_call", "tool", "workflow"])),
+            "name": "step",
+            "start_ms": draw(st.integers(0, 1000)),
+            "duration_ms": draw(st.integers(0, 1000)),
+            "metadata": {"harn.execution.id": execution_id} if execution_id else {},
+        }
+        if draw(st.booleans()):
+            span["ttft_ms"] = draw(st.integers(0, 100))
+        spans.append(span)
+    events = []
+    for event_id in range(1, draw(st.integers(0, 4)) + 1):
+        value = draw(extension_values)
+        events.append(
+            {
+                "id": event_id,
+                "sessionId": "sess-r",
+                "runId": "run-r",
+                "turnId": None,
+                "iteration": None,
+                "executionId": None,
+                "topic": "session",
+                "kind": "session_attribute",
+                "recordedAtUnixMs": 1_700_000_000_000 + event_id,
+                "payload": {
+                    "name": draw(st.sampled_from(["completion_receipt", "other"])),
+                    "value": value,
+                },
+            }
+        )
+    run: dict[str, Any] = {
+        "kind": kind,
+        "status": "completed",
+        "session_id": "sess-r",
+        "execution_id": execution_id,
+        "spans": spans,
+    }
+    if kind == "workflow":
+        run["id"] = "wf-build"
+    if draw(st.booleans()):
+        run["gaps"] = [{"kind": "flight_recording", "reason": "disk full"}]
+    return {"run": run, "events": events}

@@ -83,6 +83,10 @@ def _output_findings(operation: str, case_input: Mapping[str, Any], output: Any)
             return ['$: the output must be {"facts": [...]}']
         for index, fact in enumerate(facts):
             check("session-health.fact", fact, f"$.facts[{index}]")
+    elif operation == "runrecord.project":
+        check("run-record.record", output, "$")
+    elif operation == "runrecord.provider_call_response":
+        check("run-record.provider-call-response", output, "$")
     elif operation == "feedback.run":
         responses = output.get("responses") if isinstance(output, dict) else None
         if not isinstance(responses, list):
@@ -283,6 +287,37 @@ def judge_usage_not_summed(runner: Runner, trial: Trial) -> None:
     judge_semantics(runner, trial)
 
 
+def judge_reference_rule(runner: Runner, trial: Trial) -> None:
+    output = _expect_result(_run(runner, trial))
+    inline = output.get("parsed_tool_calls")
+    native = output.get("tool_calls")
+    if isinstance(inline, list) and inline and json_equal(inline, native):
+        raise _Failed(
+            "parsed_tool_calls repeats tool_calls verbatim: expected "
+            'parsed_tool_calls_ref: "tool_calls"'
+        )
+    if "parsed_tool_calls_ref" in output:
+        kind, expected = _reference(trial)
+        if kind == "result" and "parsed_tool_calls_ref" not in expected:
+            raise _Failed(
+                "parsed_tool_calls_ref where the parse differs from tool_calls "
+                "(or is empty): the inline view is required"
+            )
+
+
+def judge_canaries(runner: Runner, trial: Trial) -> None:
+    from session_contracts._redaction import canary_secrets
+
+    outcome = _run(runner, trial)
+    text = orjson.dumps(
+        {"output": outcome.output, "rejection": outcome.rejection, "message": outcome.message}
+    ).decode()
+    leaked = [kind for kind, secret in canary_secrets().items() if secret in text]
+    if leaked:
+        # Never print the secret itself: the kind is enough to find it.
+        raise _Failed("a planted secret reached the output unredacted: " + ", ".join(leaked))
+
+
 @dataclass(frozen=True)
 class _Plan:
     judge: Callable[[Runner, Trial], None]
@@ -303,6 +338,10 @@ def _any_operation(
         options.append(_trials("health.reduce", _cases.health_streams()))
     if "feedback.run" in operations:
         options.append(_trials("feedback.run", _cases.feedback_steps()))
+    if "runrecord.project" in operations:
+        options.append(_trials("runrecord.project", _cases.run_projections()))
+    if "runrecord.provider_call_response" in operations:
+        options.append(_trials("runrecord.provider_call_response", _cases.provider_responses()))
     if not options:
         raise _Skip("the producer supports none of the operations this check exercises")
     return st.one_of(options)
@@ -331,10 +370,36 @@ PLANS: dict[str, _Plan] = {
     "feedback.semantics": _Plan(
         judge_semantics, lambda c, o: _trials("feedback.run", _cases.feedback_steps())
     ),
+    "runrecord.semantics": _Plan(
+        judge_semantics, lambda c, o: _trials("runrecord.project", _cases.run_projections())
+    ),
+    "runrecord.response-semantics": _Plan(
+        judge_semantics,
+        lambda c, o: _trials("runrecord.provider_call_response", _cases.provider_responses()),
+    ),
+    "runrecord.reference-when-identical": _Plan(
+        judge_reference_rule,
+        lambda c, o: _trials("runrecord.provider_call_response", _cases.provider_responses()),
+    ),
+    "redaction.canaries": _Plan(
+        judge_canaries,
+        lambda c, o: _trials(
+            "runrecord.provider_call_response",
+            st.sampled_from(sorted(_canary_texts())).flatmap(
+                lambda canary: _cases.provider_responses(canary=canary)
+            ),
+        ),
+    ),
     "feedback.usage-never-summed": _Plan(
         judge_usage_not_summed, lambda c, o: _trials("feedback.run", _cases.feedback_steps())
     ),
 }
+
+
+def _canary_texts() -> list[str]:
+    from session_contracts._redaction import canaries
+
+    return list(canaries().values())
 
 
 def _save(folder: Path, check: Check, trial: Trial) -> Path:

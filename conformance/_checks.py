@@ -87,6 +87,42 @@ CHECKS: tuple[Check, ...] = (
         "001: replay, replacement, usage ordering and counter rules, freshness",
     ),
     Check(
+        "runrecord.semantics",
+        "required",
+        "run-record",
+        "runrecord.project",
+        "run records equal the reference projection (receipt, evidence, gaps, span tree)",
+        "003: Session-backed run records always carry metadata.completion_receipt; Harn does "
+        "not relabel a run or session ID as an execution ID",
+    ),
+    Check(
+        "runrecord.response-semantics",
+        "required",
+        "run-record",
+        "runrecord.provider_call_response",
+        "provider_call_response payloads equal the reference (tool-call parse, loop_state)",
+        "003: Booleans, numbers, null, and nil become JSON primitives; other values remain "
+        "strings. The field is null when no complete block exists",
+    ),
+    Check(
+        "runrecord.reference-when-identical",
+        "required",
+        "run-record",
+        "runrecord.provider_call_response",
+        "parsed_tool_calls_ref exactly when a non-empty parse equals tool_calls",
+        "003: When a non-empty view is structurally identical to the provider-native tool_calls "
+        "array, the response stores parsed_tool_calls_ref",
+    ),
+    Check(
+        "redaction.canaries",
+        "required",
+        "run-record",
+        "runrecord.provider_call_response",
+        "a canary secret of every detector kind planted in the text never reaches the output",
+        "003: These projections are redacted by the same transcript policy as text before they "
+        "reach SQLite",
+    ),
+    Check(
         "feedback.usage-never-summed",
         "required",
         "session-feedback",

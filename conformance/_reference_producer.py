@@ -74,7 +74,54 @@ def feedback_run(case: Mapping[str, Any]) -> Any:
     return {"responses": responses}
 
 
+def _run_spec(value: Mapping[str, Any]) -> Any:
+    from session_contracts.conformance.runrecord import EvidenceGap, FlightRecording, RunSpec, Span
+
+    flight = value.get("flight_recording")
+    return RunSpec(
+        kind=value["kind"],
+        status=value["status"],
+        session_id=value.get("session_id"),
+        execution_id=value.get("execution_id"),
+        id=value.get("id"),
+        spans=[Span.from_json(span) for span in value.get("spans", [])],
+        flight_recording=(
+            FlightRecording(flight["reference"], flight.get("byte_size")) if flight else None
+        ),
+        gaps=[EvidenceGap(gap["kind"], gap["reason"]) for gap in value.get("gaps", [])],
+        execution_gap_reason=value.get("execution_gap_reason"),
+    )
+
+
+def runrecord_project(case: Mapping[str, Any]) -> Any:
+    from session_contracts.conformance.journal import SessionEvent
+    from session_contracts.conformance.runrecord import project_run_record
+
+    try:
+        events = [SessionEvent.from_json(event) for event in case.get("events", [])]
+        return project_run_record(_run_spec(case["run"]), events)
+    except InvalidDocument as exc:
+        raise _reject(exc) from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise Rejected("invalid_run", "$.run", str(exc)) from None
+
+
+def runrecord_provider_call_response(case: Mapping[str, Any]) -> Any:
+    from session_contracts.conformance.runrecord import provider_call_response
+
+    from session_contracts._redaction_policy import default_policy
+
+    try:
+        return provider_call_response(
+            case["response"], execution_id=case.get("execution_id"), policy=default_policy()
+        )
+    except InvalidDocument as exc:
+        raise _reject(exc) from None
+
+
 HANDLERS: dict[str, Handler] = {
+    "runrecord.project": runrecord_project,
+    "runrecord.provider_call_response": runrecord_provider_call_response,
     "document.roundtrip": document_roundtrip,
     "health.reduce": health_reduce,
     "feedback.run": feedback_run,

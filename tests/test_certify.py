@@ -45,6 +45,11 @@ MATRIX = {
     "accepts_future_usage": "feedback.semantics",
     "nondeterministic": "determinism.same-bytes",
     "invalid_output": "schema.output",
+    "inlines_identical_parse": "runrecord.reference-when-identical",
+    "leaks_secrets": "redaction.canaries",
+    "nil_stays_a_string": "runrecord.response-semantics",
+    "writes_parent_id": "schema.output",
+    "relabels_session_id": "runrecord.semantics",
 }
 
 

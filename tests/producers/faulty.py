@@ -96,7 +96,51 @@ def invalid_output(case: Mapping[str, Any]) -> Any:
     return output
 
 
+def inlines_identical_parse(case: Mapping[str, Any]) -> Any:
+    output = HANDLERS["runrecord.provider_call_response"](case)
+    if output.pop("parsed_tool_calls_ref", None) is not None:
+        output["parsed_tool_calls"] = copy.deepcopy(output["tool_calls"])
+    return output
+
+
+def leaks_secrets(case: Mapping[str, Any]) -> Any:
+    output = HANDLERS["runrecord.provider_call_response"](case)
+    output["text"] = case["response"]["text"]  # forgot to redact the text view
+    return output
+
+
+def nil_stays_a_string(case: Mapping[str, Any]) -> Any:
+    output = HANDLERS["runrecord.provider_call_response"](case)
+    if isinstance(output.get("loop_state"), dict):
+        text = case["response"]["text"]
+        for key, value in output["loop_state"].items():
+            if value is None and f"{key}: nil" in text:
+                output["loop_state"][key] = "nil"
+    return output
+
+
+def writes_parent_id(case: Mapping[str, Any]) -> Any:
+    output = HANDLERS["runrecord.project"](case)
+    for span in output["evidence"]["trace_spans"]:
+        span["parent_id"] = span.pop("parent_span_id")
+    return output
+
+
+def relabels_session_id(case: Mapping[str, Any]) -> Any:
+    output = HANDLERS["runrecord.project"](case)
+    evidence = output["evidence"]
+    if evidence["execution_id"] is None:
+        evidence["execution_id"] = output["session_id"]
+        evidence["gaps"] = [g for g in evidence["gaps"] if g["kind"] != "execution_identity"]
+    return output
+
+
 DEFECTS = {
+    "inlines_identical_parse": ("runrecord.provider_call_response", inlines_identical_parse),
+    "leaks_secrets": ("runrecord.provider_call_response", leaks_secrets),
+    "nil_stays_a_string": ("runrecord.provider_call_response", nil_stays_a_string),
+    "writes_parent_id": ("runrecord.project", writes_parent_id),
+    "relabels_session_id": ("runrecord.project", relabels_session_id),
     "accepts_unknown_fields": ("document.roundtrip", accepts_unknown_fields),
     "drops_extensions": ("document.roundtrip", drops_extensions),
     "drops_nulls_in_extensions": ("document.roundtrip", drops_nulls_in_extensions),
