@@ -128,8 +128,130 @@ def extension_inputs() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+@st.composite
+def _session_observations(draw: st.DrawFn) -> dict[str, Any]:
+    """A plausible session: iterations with repeated call ids, late and abandoned
+    calls, exits with and without codes, verifications cycling through a few
+    diagnostic sets (so trends oscillate), resets and historical loads."""
+    observations: list[dict[str, Any]] = []
+    calls = st.sampled_from(["c1", "c2", "c3"])
+    diagnostics = st.sampled_from([("fp-a", 2), ("fp-b", 5), ("fp-c", 2), ("fp-empty", 0)])
+    for iteration in range(1, draw(st.integers(1, 5)) + 1):
+        observations.append({"kind": "iteration_started", "iteration": iteration})
+        for _ in range(draw(st.integers(0, 5))):
+            move = draw(
+                st.sampled_from(
+                    [
+                        "call",
+                        "call",
+                        "exit",
+                        "edit",
+                        "verify",
+                        "prose",
+                        "abandon",
+                        "reset",
+                        "history",
+                        "terminal",
+                    ]
+                )
+            )
+            if move == "call":
+                observations.append(
+                    {
+                        "kind": "tool_call_completed",
+                        "call_id": draw(calls),
+                        "iteration": iteration,
+                        "success": draw(st.booleans()),
+                        "streaming_parse_candidate": draw(st.integers(0, 4)) == 0,
+                    }
+                )
+            elif move == "exit":
+                observations.append(
+                    {
+                        "kind": "command_exit",
+                        "call_id": draw(calls),
+                        "iteration": iteration,
+                        "exit_code": draw(st.none() | st.sampled_from([0, 0, 1, 2])),
+                    }
+                )
+            elif move == "edit":
+                observations.append({"kind": "tool_mutation_applied", "iteration": iteration})
+            elif move == "verify":
+                fingerprint, count = draw(diagnostics)
+                observations.append(
+                    {
+                        "kind": "verification_completed",
+                        "iteration": iteration,
+                        "passed": count == 0,
+                        "diagnostics": {
+                            "complete": draw(st.integers(0, 5)) > 0,
+                            "fingerprint": fingerprint,
+                            "count": count,
+                        },
+                    }
+                )
+            elif move == "prose":
+                observations.append(
+                    {
+                        "kind": "prose_measured",
+                        "iteration": iteration,
+                        "characters": draw(st.integers(0, 2000)),
+                    }
+                )
+            elif move == "abandon":
+                observations.append(
+                    {"kind": "tool_call_abandoned", "call_id": draw(calls), "iteration": iteration}
+                )
+            elif move == "reset":
+                observations.append({"kind": "transcript_reset"})
+            elif move == "history":
+                observations.append(
+                    {"kind": "historical_messages_loaded", "count": draw(st.integers(0, 50))}
+                )
+            else:
+                observations.append(
+                    {
+                        "kind": "terminal_classified",
+                        "call_id": draw(st.none() | calls),
+                        "stop_class": draw(st.sampled_from(["completed", "error"])),
+                        "terminal_outcome": False,
+                    }
+                )
+        observations.append(
+            {
+                "kind": "iteration_finished",
+                "iteration": iteration,
+                "wall_time_ms": draw(st.none() | st.integers(0, 5000)),
+            }
+        )
+    if draw(st.booleans()):
+        observations.append(
+            {
+                "kind": "terminal_classified",
+                "call_id": draw(st.none() | calls),
+                "stop_class": "completed",
+                "terminal_outcome": True,
+            }
+        )
+        # Calls resolving after the terminal snapshot, repeated on purpose.
+        for _ in range(draw(st.integers(0, 2))):
+            observations.append(
+                {
+                    "kind": "tool_call_completed",
+                    "call_id": draw(calls),
+                    "iteration": 1,
+                    "success": True,
+                    "streaming_parse_candidate": False,
+                }
+            )
+    return {"session_id": "sess-h", "observations": observations}
+
+
 def health_streams() -> st.SearchStrategy[dict[str, Any]]:
-    return documents("health-observation.stream")
+    """Purpose-built sessions mostly, schema-generated streams for the odd shapes."""
+    return st.one_of(
+        _session_observations(), _session_observations(), documents("health-observation.stream")
+    )
 
 
 # -- feedback -------------------------------------------------------------------------------------

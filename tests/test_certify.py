@@ -50,6 +50,8 @@ MATRIX = {
     "nil_stays_a_string": "runrecord.response-semantics",
     "writes_parent_id": "schema.output",
     "relabels_session_id": "runrecord.semantics",
+    "counts_repeated_terminal_twice": "health.semantics",
+    "accepts_decreasing_counter": "feedback.semantics",
 }
 
 

@@ -135,7 +135,36 @@ def relabels_session_id(case: Mapping[str, Any]) -> Any:
     return output
 
 
+def counts_repeated_terminal_twice(case: Mapping[str, Any]) -> Any:
+    # Gives every terminal update of a call a fresh call id, so each one counts.
+    observations = []
+    for index, observation in enumerate(case["observations"]):
+        if observation.get("kind") == "terminal_classified" and observation.get("call_id"):
+            observation = dict(observation, call_id=f"{observation['call_id']}#{index}")
+        if observation.get("kind") in ("tool_call_completed", "tool_call_abandoned"):
+            observation = dict(observation, call_id=f"{observation['call_id']}#{index}")
+        observations.append(observation)
+    return HANDLERS["health.reduce"](dict(case, observations=observations))
+
+
+def accepts_decreasing_counter(case: Mapping[str, Any]) -> Any:
+    # Treats a lower counter as a reset: it gives the sample a new counter_id.
+    steps = copy.deepcopy(list(case["steps"]))
+    peak: dict[str, int] = {}
+    for index, step in enumerate(steps):
+        usage = step.get("request", {}).get("usage")
+        if not usage:
+            continue
+        tokens = usage.get("input_tokens", 0)
+        if tokens < peak.get(usage["counter_id"], -1):
+            usage["counter_id"] = f"{usage['counter_id']}-reset-{index}"
+        peak[usage["counter_id"]] = max(peak.get(usage["counter_id"], -1), tokens)
+    return HANDLERS["feedback.run"](dict(case, steps=steps))
+
+
 DEFECTS = {
+    "counts_repeated_terminal_twice": ("health.reduce", counts_repeated_terminal_twice),
+    "accepts_decreasing_counter": ("feedback.run", accepts_decreasing_counter),
     "inlines_identical_parse": ("runrecord.provider_call_response", inlines_identical_parse),
     "leaks_secrets": ("runrecord.provider_call_response", leaks_secrets),
     "nil_stays_a_string": ("runrecord.provider_call_response", nil_stays_a_string),
