@@ -15,6 +15,8 @@ from session_contracts.conformance._certify import certify
 from session_contracts.conformance._checks import CHECKS, check_by_id
 from session_contracts.conformance.protocol import ProducerProcess
 
+from session_contracts._validator import default_validator
+
 FAULTY = Path(__file__).resolve().parent / "producers" / "faulty.py"
 REFERENCE = [sys.executable, "-m", "session_contracts", "reference-producer"]
 
@@ -94,6 +96,7 @@ def test_certify_cli_reports_and_reproduces(tmp_path: Path) -> None:
     )
     assert result.returncode == 1, result.stdout + result.stderr
     report = json.loads((tmp_path / "r.json").read_text())
+    assert default_validator().validate("certification-report.report", report) == []
     (entry,) = report["checks"]
     assert (entry["id"], entry["status"]) == ("extensions.verbatim", "failed")
     assert report["summary"]["certified"] is False
