@@ -321,16 +321,22 @@ def judge_canaries(runner: Runner, trial: Trial) -> None:
 @dataclass(frozen=True)
 class _Plan:
     judge: Callable[[Runner, Trial], None]
-    strategy: Callable[[tuple[str, ...], tuple[str, ...]], st.SearchStrategy[Trial]]
+    # One strategy, or one per operation (each then gets its own cases).
+    strategy: Callable[
+        [tuple[str, ...], tuple[str, ...]],
+        st.SearchStrategy[Trial] | list[st.SearchStrategy[Trial]],
+    ]
 
 
 def _trials(operation: str, strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Trial]:
     return strategy.map(lambda case_input: Trial(operation, case_input))
 
 
-def _any_operation(
+def _every_operation(
     contracts: tuple[str, ...], operations: tuple[str, ...]
-) -> st.SearchStrategy[Trial]:
+) -> list[st.SearchStrategy[Trial]]:
+    """One strategy per supported operation: a cross-cutting check runs its cases
+    on each operation in turn, so no operation is left to chance."""
     options: list[st.SearchStrategy[Trial]] = []
     if "document.roundtrip" in operations:
         options.append(_trials("document.roundtrip", _cases.roundtrip_inputs(contracts)))
@@ -344,7 +350,7 @@ def _any_operation(
         options.append(_trials("runrecord.provider_call_response", _cases.provider_responses()))
     if not options:
         raise _Skip("the producer supports none of the operations this check exercises")
-    return st.one_of(options)
+    return options
 
 
 PLANS: dict[str, _Plan] = {
@@ -359,8 +365,8 @@ PLANS: dict[str, _Plan] = {
     "extensions.verbatim": _Plan(
         judge_extensions, lambda c, o: _trials("document.roundtrip", _cases.extension_inputs())
     ),
-    "schema.output": _Plan(judge_schema, _any_operation),
-    "determinism.same-bytes": _Plan(judge_determinism, _any_operation),
+    "schema.output": _Plan(judge_schema, _every_operation),
+    "determinism.same-bytes": _Plan(judge_determinism, _every_operation),
     "health.semantics": _Plan(
         judge_semantics, lambda c, o: _trials("health.reduce", _cases.health_streams())
     ),
@@ -429,10 +435,35 @@ def run_check(
     if check.contract != "all" and check.contract not in contracts:
         return CheckResult(check, "skipped", 0, f"the producer does not claim {check.contract}")
     try:
-        strategy = plan.strategy(contracts, operations)
+        planned = plan.strategy(contracts, operations)
     except _Skip as skip:
         return CheckResult(check, "skipped", 0, str(skip))
-    state: dict[str, Any] = {"cases": 0, "last": None, "errored": None, "skip": None}
+    strategies = planned if isinstance(planned, list) else [planned]
+    total = 0
+    skipped: str | None = None
+    for strategy in strategies:
+        result = _run_property(check, plan, runner, strategy, examples, seed, failures_dir, total)
+        if result.status in ("failed", "errored"):
+            return result
+        total = result.cases
+        if result.status == "skipped":
+            skipped = result.message
+    if total == 0:
+        return CheckResult(check, "skipped", 0, skipped or "no case could be generated")
+    return CheckResult(check, "passed", total)
+
+
+def _run_property(
+    check: Check,
+    plan: _Plan,
+    runner: Runner,
+    strategy: st.SearchStrategy[Trial],
+    examples: int,
+    seed: int,
+    failures_dir: Path,
+    cases_before: int,
+) -> CheckResult:
+    state: dict[str, Any] = {"cases": cases_before, "last": None, "errored": None, "skip": None}
 
     @settings(
         max_examples=examples,
@@ -488,10 +519,8 @@ def run_check(
         trial = state["last"]
         saved = _save(failures_dir, check, trial)
         return CheckResult(check, "failed", state["cases"], str(failed), trial, str(saved))
-    if state["skip"] is not None and state["cases"] <= 1:
-        return CheckResult(check, "skipped", state["cases"], state["skip"])
-    if state["cases"] == 0:
-        return CheckResult(check, "skipped", 0, "no case could be generated")
+    if state["skip"] is not None and state["cases"] - cases_before <= 1:
+        return CheckResult(check, "skipped", cases_before, state["skip"])
     return CheckResult(check, "passed", state["cases"])
 
 
