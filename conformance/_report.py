@@ -176,7 +176,8 @@ def junit_xml(results: Sequence[CheckResult], *, seconds: float) -> bytes:
                 ET.SubElement(case, "error", message=message[:500]).text = message
             elif result.status == "skipped":
                 ET.SubElement(case, "skipped", message=message[:500])
-    return ET.tostring(suites, encoding="utf-8", xml_declaration=True)
+    xml: bytes = ET.tostring(suites, encoding="utf-8", xml_declaration=True)
+    return xml
 
 
 def badge(results: Sequence[CheckResult]) -> bytes:

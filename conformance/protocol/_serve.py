@@ -126,7 +126,7 @@ def serve(
             )
         elif kind == "run":
             case = command.get("case") or {}
-            operation = case.get("operation")
+            operation = str(case.get("operation"))
             send(_answer(command.get("seq"), handlers.get(operation), case.get("input"), operation))
         elif kind == "stop":
             return 0
