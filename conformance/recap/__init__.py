@@ -1,0 +1,67 @@
+"""The reference session recap producer (seed 002) and its adapters.
+
+A recap is a deterministic, read-only projection of a session's canonical
+events (``session_contracts.conformance.journal``), grouped by prompt turn and
+agent-loop iteration: ``schemas/session-recap-v1.schema.json``.  The pieces:
+
+* :func:`effective_query` / :func:`coerce_http_params`: what a query means,
+  in either spelling (pure);
+* :func:`project`: events in, snapshot out (pure: no I/O, no model);
+* :class:`RecapService`: reads the SQLite journal read-only and answers with
+  an availability envelope, never a traceback;
+* :func:`create_app` / :func:`serve` (HTTP, ``GET /sessions/{sessionId}/recap``)
+  and :func:`run_acp` (JSON-RPC 2.0 over stdio, ``harn.session_recap.query``),
+  which write the same bytes (:func:`envelope_bytes`) for the same query.
+
+``docs/recap.md`` specifies every member, count and status code.
+"""
+
+from session_contracts.conformance.recap._acp import ACP_METHOD, run_acp
+from session_contracts.conformance.recap._http import create_app, serve
+from session_contracts.conformance.recap._projection import (
+    SNAPSHOT_DOCUMENT_TYPE,
+    SourceRecord,
+    project,
+    with_extensions,
+)
+from session_contracts.conformance.recap._query import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    QUERY_DOCUMENT_TYPE,
+    clamp_limit,
+    coerce_http_params,
+    coerce_params,
+    effective_query,
+)
+from session_contracts.conformance.recap._redaction_gate import redact_texts
+from session_contracts.conformance.recap._service import (
+    ENVELOPE_DOCUMENT_TYPE,
+    UNAVAILABLE_REASONS,
+    RecapOutcome,
+    RecapService,
+    envelope_bytes,
+)
+
+__all__ = [
+    "ACP_METHOD",
+    "DEFAULT_LIMIT",
+    "ENVELOPE_DOCUMENT_TYPE",
+    "MAX_LIMIT",
+    "QUERY_DOCUMENT_TYPE",
+    "SNAPSHOT_DOCUMENT_TYPE",
+    "UNAVAILABLE_REASONS",
+    "RecapOutcome",
+    "RecapService",
+    "SourceRecord",
+    "clamp_limit",
+    "coerce_http_params",
+    "coerce_params",
+    "create_app",
+    "effective_query",
+    "envelope_bytes",
+    "project",
+    "redact_texts",
+    "run_acp",
+    "serve",
+    "with_extensions",
+]

@@ -1,0 +1,132 @@
+"""The HTTP adapter: ``GET /sessions/{sessionId}/recap`` (starlette, served by uvicorn).
+
+Status codes (docs/recap.md, "HTTP"):
+
+* 200 with the availability envelope, available or unavailable: an
+  unavailable recap (``session_missing`` included) is a result of the recap
+  contract, not a failed request, and its reason is in the body;
+* 400 with ``{"error": {"code", "path", "message", "hint"}}`` for a query
+  that breaks the contract: a bad value, an unknown or repeated parameter,
+  both spellings of one field, a ``sessionId`` parameter that disagrees with
+  the path;
+* 404 / 405 (same error body) for another path or method.
+
+Bodies are compact JSON, ``content-type: application/json``; a 200 body is
+exactly :func:`envelope_bytes` of the envelope.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio.to_thread
+import orjson
+import uvicorn
+from session_contracts.conformance.recap._query import coerce_http_params, effective_query
+from session_contracts.conformance.recap._service import RecapService, envelope_bytes
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from session_contracts._errors import Finding, InvalidDocument
+from session_contracts._redaction import RedactionPolicy
+
+__all__ = ["RECAP_ROUTE", "create_app", "error_body", "serve"]
+
+# The path convertor lets a session id hold any character, "/" included.
+RECAP_ROUTE = "/sessions/{sessionId:path}/recap"
+_JSON = "application/json"
+# A recap describes a journal that may grow: never serve one from a cache.
+_HEADERS = {"cache-control": "no-store"}
+_SESSION_KEYS = ("sessionId", "session_id")
+
+
+def error_body(finding: Finding) -> bytes:
+    """``{"error": {"code", "path", "message", "hint"}}`` for one finding."""
+    return orjson.dumps(
+        {
+            "error": {
+                "code": finding.code,
+                "path": finding.path,
+                "message": finding.message,
+                "hint": finding.hint,
+            }
+        }
+    )
+
+
+def _error(status: int, finding: Finding) -> Response:
+    return Response(error_body(finding), status_code=status, media_type=_JSON, headers=_HEADERS)
+
+
+def _http_query(session_id: str, pairs: list[tuple[str, str]]) -> dict[str, Any]:
+    """The query object of a request: its parameters, with the path's session id."""
+    document = coerce_http_params(pairs)
+    given = [key for key in _SESSION_KEYS if key in document]
+    for key in given:
+        if document[key] != session_id:
+            raise InvalidDocument(
+                [
+                    Finding(
+                        f"$.{key}",
+                        "session_id_mismatch",
+                        f"the {key} parameter names another session than the path",
+                        "the session is the path's {sessionId}; drop the parameter",
+                    )
+                ]
+            )
+    if len(given) < 2:  # both spellings at once is left to the alias rule to refuse
+        for key in given:
+            del document[key]
+        document["sessionId"] = session_id
+    return document
+
+
+def create_app(service: RecapService) -> Starlette:
+    """The ASGI app serving ``service``; closing the app's lifespan closes the service."""
+
+    def recap(request: Request) -> Response:
+        # A plain function: starlette runs it in a worker thread, off the event loop.
+        try:
+            query = effective_query(
+                _http_query(request.path_params["sessionId"], request.query_params.multi_items())
+            )
+        except InvalidDocument as exc:
+            return _error(400, exc.findings[0])
+        outcome = service.answer(query)
+        return Response(envelope_bytes(outcome.envelope), media_type=_JSON, headers=_HEADERS)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        code = {404: "not_found", 405: "method_not_allowed"}.get(status, "http_error")
+        hint = f"the recap lives at GET {RECAP_ROUTE.replace(':path', '')}"
+        message = exc.detail if isinstance(exc, HTTPException) else "internal error"
+        return _error(status, Finding("$", code, str(message), hint))
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await anyio.to_thread.run_sync(service.close)
+
+    return Starlette(
+        routes=[Route(RECAP_ROUTE, recap, methods=["GET"])],
+        exception_handlers={HTTPException: http_error, Exception: http_error},
+        lifespan=lifespan,
+    )
+
+
+def serve(
+    journal: str | os.PathLike[str],
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    *,
+    policy: RedactionPolicy | None = None,
+) -> None:
+    """Serve recaps of ``journal`` over HTTP until interrupted (uvicorn)."""
+    service = RecapService(journal, policy)
+    uvicorn.run(create_app(service), host=host, port=port, log_level="info", ws="none")

@@ -1,0 +1,878 @@
+"""The reference session recap producer: query, projection, service, journal fast path.
+
+Fixtures (tests/fixtures/recap/): JSON Lines tapes of small sessions, and
+cases.json naming, for each case, a tape, a query and the expected envelope
+(indented JSON; compared by canonical bytes).  ``canaries.template.jsonl``
+holds ``{canary:KIND}`` placeholders, replaced at run time by
+``session_contracts._redaction.canaries()``: no realistic fake secret is
+stored in the repository, only the redacted envelope it must become.
+"""
+
+from __future__ import annotations
+
+import copy
+import gc
+import json
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from session_contracts.conformance.journal import (
+    JsonlTape,
+    SessionEvent,
+    SqliteJournal,
+    export_tape,
+    import_tape,
+)
+from session_contracts.conformance.journal._sqlite import EventRecord
+from session_contracts.conformance.recap import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    RecapService,
+    clamp_limit,
+    coerce_http_params,
+    effective_query,
+    envelope_bytes,
+    project,
+    redact_texts,
+    with_extensions,
+)
+from session_contracts.conformance.recap import _projection as projection_module
+from session_contracts.conformance.recap._redaction_gate import (
+    CASE_TRAPS,
+    detector_gates,
+    redact_values,
+)
+
+from session_contracts import InvalidDocument
+from session_contracts._canonical import canonical_bytes, content_hash
+from session_contracts._jsonload import loads_strict
+from session_contracts._redaction import (
+    canaries,
+    canary_secrets,
+    lookalikes,
+    redact_text,
+    redact_value,
+    scan_value,
+)
+from session_contracts._redaction_policy import default_policy
+from session_contracts._snapshot_hashes import (
+    classify_extensions,
+    projection_hash,
+    record_hash,
+    verify_snapshot,
+)
+from session_contracts._validator import default_validator
+
+FIXTURES = Path(__file__).parent / "fixtures" / "recap"
+CASES: list[dict[str, Any]] = json.loads((FIXTURES / "cases.json").read_text("utf-8"))
+POLICY = default_policy()
+_PLACEHOLDER = re.compile(r"\{canary:([a-z_]+)\}")
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def _with_canaries(value: Any) -> Any:
+    if isinstance(value, str):
+        return _PLACEHOLDER.sub(lambda match: canaries()[match.group(1)], value)
+    if isinstance(value, list):
+        return [_with_canaries(item) for item in value]
+    if isinstance(value, dict):
+        return {_with_canaries(k): _with_canaries(v) for k, v in value.items()}
+    return value
+
+
+def tape_events(name: str) -> list[SessionEvent]:
+    """The events of a fixture tape, canary placeholders filled in."""
+    lines = (FIXTURES / name).read_bytes().splitlines()
+    return [SessionEvent.from_json(_with_canaries(loads_strict(line))) for line in lines if line]
+
+
+def journal_of(folder: Path, events: list[SessionEvent], name: str = "events") -> Path:
+    """A SQLite journal made the way a runtime would: write a tape, import it."""
+    tape = folder / f"{name}.jsonl"
+    JsonlTape(tape).write(events)
+    path = folder / f"{name}.sqlite"
+    import_tape(tape, path)
+    return path
+
+
+def event(event_id: int, kind: str, payload: dict[str, Any], **headers: Any) -> SessionEvent:
+    raw: dict[str, Any] = {
+        "id": event_id,
+        "sessionId": "sess-1",
+        "runId": "run-1",
+        "turnId": "turn-1",
+        "iteration": 0,
+        "executionId": None,
+        "topic": "agent.transcript.llm" if kind == "provider_call_response" else "agent",
+        "kind": kind,
+        "recordedAtUnixMs": 1_760_000_000_000 + event_id,
+        "payload": payload,
+    }
+    raw.update(headers)
+    return SessionEvent.from_json(raw)
+
+
+def records(events: list[SessionEvent]) -> list[EventRecord]:
+    return [EventRecord(e.to_json(), record_hash(e.to_json())) for e in events]
+
+
+def snapshot_of(events: list[SessionEvent], **query: Any) -> dict[str, Any]:
+    """The pure projection of all ``events`` (one session), without a journal."""
+    effective = effective_query({"sessionId": "sess-1", **query})
+    matched = [
+        e
+        for e in events
+        if (effective["runId"] is None or e.run_id == effective["runId"])
+        and (effective["turnId"] is None or e.turn_id == effective["turnId"])
+    ]
+    return project(
+        records(matched),
+        effective,
+        scanned=len(events),
+        last_event_id=events[-1].id if events else None,
+        next_event_id=None,
+        policy=POLICY,
+    )
+
+
+@pytest.fixture(scope="module")
+def basic_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return journal_of(tmp_path_factory.mktemp("basic"), tape_events("basic.jsonl"))
+
+
+def assert_valid_snapshot(envelope: Mapping[str, Any]) -> None:
+    assert default_validator().validate("session-recap.envelope", envelope) == []
+    if envelope["state"] == "available":
+        assert [f for f in verify_snapshot(envelope["snapshot"]) if f.level == "error"] == []
+
+
+# ----------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def fixture_journals(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("fixtures")
+    tapes = sorted({case["tape"] for case in CASES})
+    return {tape: journal_of(folder, tape_events(tape), tape.split(".")[0]) for tape in tapes}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
+def test_fixture_case(case: dict[str, Any], fixture_journals: dict[str, Path]) -> None:
+    journal = fixture_journals[case["tape"]]
+    outcome = RecapService(journal).query(case["query"])
+    expected = json.loads((FIXTURES / case["expect"]).read_text("utf-8"))
+    assert envelope_bytes(outcome.envelope) == canonical_bytes(expected)
+    assert outcome.status == expected.get("reason", "available")
+    assert_valid_snapshot(outcome.envelope)
+    if outcome.available:
+        with SqliteJournal.open(journal) as reader:
+            hashes = {e.id: record_hash(e.to_json()) for e in reader.iter_events()}
+        assert verify_snapshot(outcome.envelope["snapshot"], (), hashes) == []
+
+
+def test_worked_example_of_docs_hashing_md(fixture_journals: dict[str, Path]) -> None:
+    outcome = RecapService(fixture_journals["hashing-example.jsonl"]).query(
+        {"sessionId": "sess-01"}
+    )
+    snapshot = outcome.envelope["snapshot"]
+    assert snapshot["contentHash"] == (
+        "sha256:7cc5ce60035583f5f43d1feabff46d42b3d8c36ec2d79df81d197420e8069c5b"
+    )
+    assert snapshot["projectionHash"] == (
+        "sha256:0535f7fab4c9003d8f49fdf6e2f5dd005647995e8c8847dab23ae2eb0b49787b"
+    )
+
+
+def test_the_fixtures_pair_both_spellings_with_one_envelope() -> None:
+    spellings: dict[str, set[str]] = {}
+    for case in CASES:
+        snake = any("_" in key for key in case["query"])
+        spellings.setdefault(case["expect"], set()).add("snake" if snake else "camel")
+    assert {"snake", "camel"} in spellings.values()
+
+
+# -------------------------------------------------------------------------------- query
+
+
+@pytest.mark.parametrize(
+    ("requested", "effective"),
+    [(None, DEFAULT_LIMIT), (0, 1), (1, 1), (4096, 4096), (32_768, 32_768), (99_999, MAX_LIMIT)],
+)
+def test_limit_default_and_clamp(requested: int | None, effective: int) -> None:
+    raw: dict[str, Any] = {"sessionId": "s"}
+    if requested is not None:
+        raw["limit"] = requested
+    assert effective_query(raw)["limit"] == effective
+    assert clamp_limit(requested) == effective
+
+
+def test_effective_query_has_all_five_members_in_canonical_spelling() -> None:
+    assert effective_query({"session_id": "s", "run_id": "r", "from_event_id": 3}) == {
+        "sessionId": "s",
+        "runId": "r",
+        "turnId": None,
+        "fromEventId": 3,
+        "limit": 4096,
+    }
+
+
+@pytest.mark.parametrize(
+    ("raw", "path", "code"),
+    [
+        ({}, "$.sessionId", "required"),
+        ({"sessionId": ""}, "$.sessionId", "min_length"),
+        ({"sessionId": "s", "sessionId2": 1}, "$.sessionId2", "unknown_field"),
+        ({"sessionId": "s", "session_id": "s"}, "$.session_id", "alias_conflict"),
+        ({"sessionId": "s", "limit": -1}, "$.limit", "minimum"),
+        ({"sessionId": "s", "limit": 2**53}, "$.limit", "maximum"),
+        ({"sessionId": "s", "limit": "4"}, "$.limit", "wrong_type"),
+        ({"sessionId": "s", "limit": 4.0}, "$.limit", "integer_literal_required"),
+        ({"sessionId": "s", "limit": True}, "$.limit", "wrong_type"),
+        ({"sessionId": "s", "run_id": 7}, "$.run_id", "wrong_type"),
+        ({"session_id": "s", "from_event_id": -3}, "$.from_event_id", "minimum"),
+        ({"sessionId": "s", "turnId": "x" * 257}, "$.turnId", "max_utf8_bytes"),
+        ([], "$", "wrong_type"),
+    ],
+)
+def test_invalid_queries_are_refused_with_paths(raw: Any, path: str, code: str) -> None:
+    with pytest.raises(InvalidDocument) as caught:
+        effective_query(raw)
+    assert (path, code) in {(f.path, f.code) for f in caught.value.findings}
+
+
+@pytest.mark.parametrize("text", ["+3", " 3", "3 ", "3.0", "03", "00", "-1", "", "3e2", "0x3", "٣"])
+def test_http_integers_are_strict(text: str) -> None:
+    with pytest.raises(InvalidDocument) as caught:
+        coerce_http_params([("limit", text)])
+    assert [f.path for f in caught.value.findings] == ["$.limit"]
+
+
+def test_http_integers_and_their_limits() -> None:
+    assert coerce_http_params({"limit": "0", "from_event_id": "9007199254740991"}) == {
+        "limit": 0,
+        "from_event_id": 9007199254740991,
+    }
+    with pytest.raises(InvalidDocument) as caught:
+        coerce_http_params({"fromEventId": "1" * 5000})  # refused before int()
+    assert caught.value.findings[0].code == "maximum"
+    with pytest.raises(InvalidDocument) as caught:
+        coerce_http_params([("limit", "1"), ("limit", "2")])
+    assert caught.value.findings[0].code == "duplicate_parameter"
+
+
+# --------------------------------------------------------------------------- projection
+
+
+def test_grouping_rules() -> None:
+    events = [
+        event(1, "visible_prompt", {"text": "first"}, turnId="b", iteration=None, runId=None),
+        event(2, "visible_prompt", {"text": "second"}, turnId="a", iteration=None),
+        event(3, "assistant_text", {"text": "b-5"}, turnId="b", iteration=5, runId="run-b"),
+        event(4, "assistant_text", {"text": "b-2"}, turnId="b", iteration=2),
+        event(5, "terminal", {"stopClass": "max_iterations", "summary": None}, turnId="a"),
+        event(6, "terminal", {"stopClass": "completed", "summary": "ok"}, turnId="a"),
+    ]
+    snapshot = snapshot_of(events)
+    turns = snapshot["turns"]
+    assert [t["turnId"] for t in turns] == ["b", "a"], "turns in order of first appearance"
+    assert turns[0]["runId"] == "run-b", "a turn's run is the first one its events name"
+    assert [i["iteration"] for i in turns[0]["iterations"]] == [2, 5], "iterations ascending"
+    assert turns[1]["terminal"]["eventId"] == 6, "a later terminal supersedes"
+    assert snapshot["coverage"] == {"scanned": 6, "matched": 6, "pending": 0, "unassigned": 0}
+
+
+def test_tool_exchanges_join_by_call_id() -> None:
+    events = [
+        event(1, "tool_call", {"callId": "c1", "toolName": "t", "arguments": {"b": 1, "a": [2]}}),
+        event(2, "tool_call", {"callId": "c2", "toolName": "t", "arguments": {}}),
+        event(3, "tool_result", {"callId": "c2", "ok": False, "output": "boom"}, iteration=7),
+        event(4, "tool_result", {"callId": "c1", "ok": True, "output": None}, turnId=None),
+        event(5, "tool_result", {"callId": "c1", "ok": True, "output": "again"}),
+        event(6, "tool_call", {"callId": "c3", "toolName": "t", "arguments": {}}),
+    ]
+    snapshot = snapshot_of(events)
+    exchanges = snapshot["turns"][0]["iterations"][0]["toolExchanges"]
+    assert [(x["callId"], x["resultEventId"], x["status"], x["output"]) for x in exchanges] == [
+        ("c1", 4, "succeeded", None),
+        ("c2", 3, "failed", "boom"),
+        ("c3", None, "pending", None),
+    ]
+    assert exchanges[0]["arguments"] == '{"a":[2],"b":1}', "canonical JSON text"
+    assert snapshot["coverage"]["pending"] == 1
+    assert snapshot["coverage"]["unassigned"] == 1, "the second result for c1 has no call"
+
+
+def test_other_kinds_are_matched_but_not_unassigned() -> None:
+    events = [
+        event(1, "session_attribute", {"name": "n", "value": 1}, turnId=None),
+        event(2, "transcript_reset", {}, turnId=None, iteration=None),
+        event(3, "other", {"x": 1}),
+    ]
+    snapshot = snapshot_of(events)
+    assert snapshot["turns"] == []
+    assert snapshot["coverage"] == {"scanned": 3, "matched": 3, "pending": 0, "unassigned": 0}
+    assert [s["id"] for s in snapshot["source"]["events"]] == [1, 2, 3]
+
+
+def test_an_empty_read_is_a_valid_snapshot() -> None:
+    snapshot = project(
+        [], effective_query({"sessionId": "s"}), scanned=0, last_event_id=None,
+        next_event_id=None, policy=POLICY,
+    )  # fmt: skip
+    assert_valid_snapshot({"state": "available", "snapshot": snapshot})
+    assert snapshot["contentHash"] == content_hash([])
+
+
+def test_projection_refuses_events_out_of_order() -> None:
+    events = [event(2, "other", {}), event(1, "other", {})]
+    with pytest.raises(InvalidDocument) as caught:
+        project(records(events), effective_query({"sessionId": "sess-1"}), scanned=2,
+                last_event_id=2, next_event_id=None, policy=POLICY)  # fmt: skip
+    assert caught.value.findings[0].path == "$[1].id"
+
+
+def test_projection_does_not_touch_its_input() -> None:
+    events = tape_events("basic.jsonl")
+    given_records = records(events)
+    before = copy.deepcopy([r.event for r in given_records])
+    snapshot_of(events)
+    assert [r.event for r in given_records] == before
+
+
+# --------------------------------------------------------------------------- determinism
+
+
+def test_same_journal_and_query_give_the_same_bytes(basic_journal: Path, tmp_path: Path) -> None:
+    query = {"sessionId": "sess-basic", "limit": 7}
+    first = envelope_bytes(RecapService(basic_journal).query(query).envelope)
+    assert envelope_bytes(RecapService(basic_journal).query(query).envelope) == first
+    # Through a tape and into a fresh SQLite file: the same bytes again.
+    tape = tmp_path / "copy.jsonl"
+    export_tape(basic_journal, tape)
+    copied = tmp_path / "copy.sqlite"
+    import_tape(tape, copied)
+    assert envelope_bytes(RecapService(copied).query(query).envelope) == first
+
+
+def test_the_projection_agrees_with_the_service(basic_journal: Path) -> None:
+    events = tape_events("basic.jsonl")
+    pure = project(
+        records(events), effective_query({"sessionId": "sess-basic"}), scanned=len(events),
+        last_event_id=events[-1].id, next_event_id=None, policy=POLICY,
+    )  # fmt: skip
+    served = RecapService(basic_journal).query({"sessionId": "sess-basic"}).envelope["snapshot"]
+    assert canonical_bytes(pure) == canonical_bytes(served)
+
+
+# ----------------------------------------------------------------------------- read-only
+
+
+def _files(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(folder.iterdir())}
+
+
+def test_a_recap_never_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    journal = journal_of(tmp_path, tape_events("basic.jsonl"))
+    before = _files(tmp_path)
+    opened: list[SqliteJournal] = []
+    original = SqliteJournal.open.__func__  # type: ignore[attr-defined]
+
+    def spy(cls: type[SqliteJournal], /, path: Any, **kwargs: Any) -> SqliteJournal:
+        assert kwargs == {}, "the service opens the journal with the read-only defaults"
+        journal: SqliteJournal = original(cls, path, **kwargs)
+        opened.append(journal)
+        return journal
+
+    monkeypatch.setattr(SqliteJournal, "open", classmethod(spy))
+    service = RecapService(journal)
+    for query in ({"sessionId": "sess-basic"}, {"sessionId": "nobody"}, {"sessionId": "x"}):
+        service.query(query)
+    assert opened
+    assert not any(j.writable for j in opened)
+    after = _files(tmp_path)
+    # A WAL reader may leave SQLite's coordination files beside the journal
+    # (shared memory, and a write-ahead log with no frame in it); the journal
+    # itself and every other file keep every byte and their mtime.
+    wal = after.pop("events.sqlite-wal", (b"", 0))[0]
+    after.pop("events.sqlite-shm", None)
+    assert wal == b"", "no transaction wrote a frame"
+    assert after == before
+
+
+def test_the_read_connection_cannot_write(basic_journal: Path) -> None:
+    with SqliteJournal.open(basic_journal) as journal:
+        connection = journal._open_connection()
+        with pytest.raises(sqlite3.OperationalError):
+            connection.execute("DELETE FROM session_events")
+
+
+# --------------------------------------------------------------------------- unavailable
+
+
+def test_unavailable_reasons(tmp_path: Path, basic_journal: Path) -> None:
+    query = {"sessionId": "sess-basic"}
+    assert RecapService(tmp_path / "missing.sqlite").query(query).status == "journal_unavailable"
+    (tmp_path / "text.sqlite").write_text("not a database")
+    assert RecapService(tmp_path / "text.sqlite").query(query).status == "journal_unavailable"
+    assert RecapService(tmp_path).query(query).status == "journal_unavailable"
+    assert RecapService(basic_journal).query({"sessionId": "nobody"}).status == "session_missing"
+    service = RecapService(basic_journal)
+    service.close()
+    outcome = service.query(query)
+    assert outcome == (
+        "admission_terminal",
+        {"state": "unavailable", "reason": "admission_terminal"},
+    )
+    for status in ("journal_unavailable", "admission_terminal"):
+        assert_valid_snapshot({"state": "unavailable", "reason": status})
+
+
+def _tampered(tmp_path: Path, sql: str, *parameters: Any) -> Path:
+    journal = journal_of(tmp_path, tape_events("basic.jsonl"))
+    connection = sqlite3.connect(journal, isolation_level=None)
+    try:
+        connection.execute(sql, parameters)
+    finally:
+        connection.close()
+    return journal
+
+
+@pytest.mark.parametrize(
+    ("sql", "parameters"),
+    [
+        ("UPDATE session_events SET event = ? WHERE id = 3", ("{not json",)),
+        ("UPDATE session_events SET event = ? WHERE id = 3", ('{"id": 3, "id": 3}',)),
+        ("UPDATE session_events SET turn_id = ? WHERE id = 3", ("turn-9",)),
+        ("UPDATE session_events SET kind = ? WHERE id = 3", ("other",)),
+    ],
+)
+def test_a_corrupt_row_fails_the_projection(tmp_path: Path, sql: str, parameters: Any) -> None:
+    journal = _tampered(tmp_path, sql, *parameters)
+    service = RecapService(journal)
+    assert service.query({"sessionId": "sess-basic"}).status == "projection_failed"
+    page = service.query({"sessionId": "sess-basic", "limit": 2})
+    assert page.status == "available", "rows before the corrupt one still read"
+
+
+def _rewrite_row(journal: Path, event_id: int, change: Any) -> None:
+    connection = sqlite3.connect(journal, isolation_level=None)
+    try:
+        text = connection.execute(
+            "SELECT event FROM session_events WHERE id = ?", (event_id,)
+        ).fetchone()[0]
+        raw = json.loads(text)
+        new_text = change(raw)
+        connection.execute(
+            "UPDATE session_events SET event = ?, run_id = ? WHERE id = ?",
+            (new_text, raw["runId"], event_id),
+        )
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize(
+    ("run_id", "status"),
+    [
+        ("r" * 256, "available"),
+        ("r" * 257, "projection_failed"),  # ASCII: 257 bytes
+        ("é" * 128, "available"),  # 256 bytes
+        ("é" * 129, "projection_failed"),  # 258 bytes, 129 characters
+    ],
+)
+def test_the_fast_read_path_keeps_the_byte_limits(tmp_path: Path, run_id: str, status: str) -> None:
+    journal = journal_of(tmp_path, tape_events("basic.jsonl"))
+
+    def change(raw: dict[str, Any]) -> str:
+        raw["runId"] = run_id
+        return canonical_bytes(raw).decode()
+
+    _rewrite_row(journal, 2, change)
+    assert RecapService(journal).query({"sessionId": "sess-basic"}).status == status
+
+
+def test_a_valid_row_in_another_spelling_reads_as_its_canonical_form(tmp_path: Path) -> None:
+    journal = journal_of(tmp_path, tape_events("basic.jsonl"))
+    _rewrite_row(journal, 4, lambda raw: json.dumps(raw, indent=1))  # valid, not canonical
+    with SqliteJournal.open(journal) as reader:
+        read = reader.read_records("sess-basic", limit=100)
+        events = reader.read("sess-basic", limit=100).events
+    assert [r.event for r in read.records] == [e.to_json() for e in events]
+    assert [r.record_hash for r in read.records] == [record_hash(e.to_json()) for e in events]
+
+
+def test_admission_is_refused_while_closing(
+    basic_journal: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entered, release = threading.Event(), threading.Event()
+    original = projection_module.project
+
+    def slow_project(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        entered.set()
+        assert release.wait(10)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr("session_contracts.conformance.recap._service.project", slow_project)
+    service = RecapService(basic_journal)
+    results: list[str] = []
+    worker = threading.Thread(
+        target=lambda: results.append(service.query({"sessionId": "sess-basic"}).status)
+    )
+    worker.start()
+    assert entered.wait(10)
+    closer = threading.Thread(target=service.close)
+    closer.start()
+    deadline = time.monotonic() + 10
+    while not service.closed and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert service.query({"sessionId": "sess-basic"}).status == "admission_terminal"
+    release.set()
+    worker.join(10)
+    closer.join(10)
+    assert results == ["available"], "a query admitted before closing completes"
+
+
+def test_a_failing_projection_is_unavailable_not_a_traceback(
+    basic_journal: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr("session_contracts.conformance.recap._service.project", broken)
+    assert RecapService(basic_journal).query({"sessionId": "sess-basic"}).status == (
+        "projection_failed"
+    )
+
+
+def test_an_envelope_that_breaks_the_contract_is_not_handed_out(
+    basic_journal: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = projection_module.project
+
+    def sloppy(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        return {**original(*args, **kwargs), "summary": "an unknown field"}
+
+    monkeypatch.setattr("session_contracts.conformance.recap._service.project", sloppy)
+    assert RecapService(basic_journal).query({"sessionId": "sess-basic"}).status == (
+        "projection_failed"
+    )
+
+
+def test_the_garbage_collector_is_restored(basic_journal: Path) -> None:
+    assert gc.isenabled()
+    RecapService(basic_journal).query({"sessionId": "sess-basic"})
+    assert gc.isenabled()
+
+
+# ---------------------------------------------------------------------------- extensions
+
+
+def test_extensions_survive_and_bind(basic_journal: Path) -> None:
+    def extend(snapshot: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "example.summary": {
+                "binding": {"target": "projectionHash", "hash": snapshot["projectionHash"]},
+                "summary": "Atomic writes.",
+            },
+            "example.vendor": {"score": 0.5},
+        }
+
+    plain = RecapService(basic_journal).query({"sessionId": "sess-basic"}).envelope["snapshot"]
+    outcome = RecapService(basic_journal, extend=extend).query({"sessionId": "sess-basic"})
+    snapshot = outcome.envelope["snapshot"]
+    assert outcome.available
+    assert snapshot["projectionHash"] == plain["projectionHash"]
+    assert snapshot["extensions"]["example.vendor"] == {"score": 0.5}
+    assert [(b.name, b.state) for b in classify_extensions(snapshot)] == [
+        ("example.summary", "bound"),
+        ("example.vendor", "decorative"),
+    ]
+    assert_valid_snapshot(outcome.envelope)
+
+
+def test_with_extensions_refuses_what_is_not_json() -> None:
+    snapshot = snapshot_of([event(1, "other", {})])
+    with pytest.raises(InvalidDocument) as caught:
+        with_extensions(snapshot, {"bad": {"x": float("nan")}})
+    assert caught.value.findings[0].path.startswith("$.extensions")
+
+
+# ------------------------------------------------------------------------------ paging
+
+
+@pytest.fixture(scope="module")
+def long_journal(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[SessionEvent]]:
+    events = [
+        *tape_events("basic.jsonl"),
+        *(
+            SessionEvent.from_json({**e.to_json(), "id": e.id + 100, "turnId": f"t-{e.id % 3}"})
+            for e in tape_events("unassigned.jsonl")
+        ),
+    ]
+    events = [SessionEvent.from_json({**e.to_json(), "sessionId": "sess-long"}) for e in events]
+    other = SessionEvent.from_json({**events[0].to_json(), "id": 50, "sessionId": "sess-other"})
+    events = sorted([*events, other], key=lambda e: e.id)
+    return journal_of(tmp_path_factory.mktemp("long"), events), events
+
+
+def _page_through(service: RecapService, query: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    cursor: int | None = None
+    for _ in range(1000):
+        outcome = service.query({**query, **({} if cursor is None else {"fromEventId": cursor})})
+        assert outcome.available
+        snapshot = outcome.envelope["snapshot"]
+        yield snapshot
+        cursor = snapshot["cursor"]["nextEventId"]
+        if cursor is None:
+            return
+    raise AssertionError("the cursor never reached the end")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    limit=st.integers(1, 12),
+    filters=st.sampled_from([{}, {"runId": "run-1"}, {"turnId": "t-1"}, {"turnId": "turn-2"}]),
+)
+def test_paging_collects_every_event_exactly_once(
+    long_journal: tuple[Path, list[SessionEvent]], limit: int, filters: dict[str, str]
+) -> None:
+    journal, events = long_journal
+    service = RecapService(journal)
+    pages = list(_page_through(service, {"sessionId": "sess-long", "limit": limit, **filters}))
+    seen = [s["id"] for page in pages for s in page["source"]["events"]]
+    wanted = [
+        e.id
+        for e in events
+        if e.session_id == "sess-long"
+        and all(
+            getattr(e, {"runId": "run_id", "turnId": "turn_id"}[k]) == v for k, v in filters.items()
+        )
+    ]
+    assert seen == wanted, "every matched event once, in order"
+    assert sum(page["coverage"]["scanned"] for page in pages) == len(
+        [e for e in events if e.session_id == "sess-long"]
+    )
+    for page in pages:
+        assert page["coverage"]["scanned"] <= limit
+        assert page["query"]["limit"] == limit
+
+
+# ---------------------------------------------------------------------- hash properties
+
+
+def _leaf_paths(node: Any, where: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _leaf_paths(value, (*where, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _leaf_paths(value, (*where, index))
+    else:
+        yield where
+
+
+_BASE = snapshot_of(tape_events("basic.jsonl"))
+_BOUND_PATHS = [
+    path for path in _leaf_paths(_BASE) if path[0] not in ("projectionHash", "source", "extensions")
+]
+_json_leaf = st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text(max_size=8)
+_json = st.recursive(
+    _json_leaf,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@given(path=st.sampled_from(_BOUND_PATHS), value=_json_leaf)
+def test_any_change_to_a_bound_member_changes_the_projection_hash(
+    path: tuple[Any, ...], value: Any
+) -> None:
+    changed = copy.deepcopy(_BASE)
+    node = changed
+    for part in path[:-1]:
+        node = node[part]
+    if canonical_bytes([node[path[-1]]]) == canonical_bytes([value]):
+        value = [value]  # a different value, whatever was drawn
+    node[path[-1]] = value
+    assert projection_hash(changed) != _BASE["projectionHash"]
+
+
+@given(extensions=st.dictionaries(st.text(max_size=8), _json, max_size=4))
+def test_no_change_to_extensions_moves_the_projection_hash(extensions: dict[str, Any]) -> None:
+    extended = with_extensions(_BASE, extensions)
+    assert projection_hash(extended) == _BASE["projectionHash"]
+    assert [f for f in verify_snapshot(extended) if f.level == "error"] == []
+
+
+_EVENTS = tape_events("basic.jsonl")
+
+
+@given(
+    index=st.integers(0, len(_EVENTS) - 1),
+    member=st.sampled_from(["recordedAtUnixMs", "runId", "sessionAttribute"]),
+    value=st.integers(1, 2**40),
+)
+def test_any_change_to_a_source_event_changes_the_content_hash(
+    index: int, member: str, value: int
+) -> None:
+    raw = _EVENTS[index].to_json()
+    if member == "recordedAtUnixMs":
+        raw[member] += value
+    elif member == "runId":
+        raw[member] = f"run-{value}"
+    else:  # an event the projection ignores still counts
+        raw.update(kind="session_attribute", topic="session", executionId=None)
+        raw["payload"] = {"name": "n", "value": value}
+    events = [*_EVENTS[:index], SessionEvent.from_json(raw), *_EVENTS[index + 1 :]]
+    assert snapshot_of(events)["contentHash"] != snapshot_of(_EVENTS)["contentHash"]
+
+
+# ---------------------------------------------------------------------------- redaction
+
+
+def test_canaries_never_reach_the_snapshot(fixture_journals: dict[str, Path]) -> None:
+    outcome = RecapService(fixture_journals["canaries.template.jsonl"]).query(
+        {"sessionId": "sess-canary", "limit": 32768}
+    )
+    body = envelope_bytes(outcome.envelope).decode()
+    # The canaries went in: the journal holds every secret of every kind.
+    with SqliteJournal.open(fixture_journals["canaries.template.jsonl"]) as reader:
+        stored = "".join(json.dumps(e.to_json()) for e in reader.iter_events())
+    for kind, secret in canary_secrets().items():
+        assert json.dumps(secret)[1:-1] in stored, kind
+        assert secret not in body, kind
+        assert json.dumps(secret)[1:-1] not in body, kind
+        assert f"[REDACTED:{kind}]" in body, kind
+    assert scan_value(outcome.envelope["snapshot"]["turns"], POLICY) == []
+
+
+_pieces = st.one_of(
+    st.sampled_from(sorted(canaries().values())),
+    st.sampled_from(sorted(lookalikes().values())),
+    st.sampled_from(["password", "PASSWORD", "Token", "=", ": ", '"', "\\", "\n", " ", "://", "-"]),
+    st.sampled_from(sorted(CASE_TRAPS)),
+    st.sampled_from(["[REDACTED:jwt]", "[REDACTED:x]", "é", "\u2028", "sk-", "ghp_", "Bearer "]),
+    st.text(max_size=12),
+)
+_texts = st.lists(_pieces, max_size=6).map("".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(_texts, max_size=6))
+def test_the_gate_redacts_exactly_like_redact_text(texts: list[str]) -> None:
+    assert redact_texts(texts, POLICY) == [redact_text(text, POLICY).text for text in texts]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    values=st.lists(
+        st.dictionaries(
+            st.sampled_from(["token", "api_key", "path", "note", "Authorization", "x"]),
+            _texts | st.lists(_texts, max_size=2) | st.integers(0, 9),
+            max_size=4,
+        ),
+        max_size=4,
+    )
+)
+def test_the_gate_redacts_values_exactly_like_redact_value(values: list[Any]) -> None:
+    assert redact_values(values, POLICY) == [redact_value(value, POLICY) for value in values]
+
+
+@pytest.mark.parametrize("kind", sorted(canaries()))
+def test_the_gate_keeps_every_detector_for_its_canary(kind: str) -> None:
+    text = f"before {canaries()[kind]} after"
+    assert redact_texts([text, "plain prose"], POLICY) == [
+        redact_text(text, POLICY).text,
+        "plain prose",
+    ]
+    assert canary_secrets()[kind] not in redact_texts([text], POLICY)[0]
+
+
+def test_every_default_detector_has_a_clause() -> None:
+    assert all(gate.clauses for gate in detector_gates(POLICY))
+
+
+def test_case_traps_are_exactly_the_characters_that_fold_to_ascii_letters() -> None:
+    everything = "".join(
+        chr(code) for code in range(0x80, 0x110000) if not 0xD800 <= code <= 0xDFFF
+    )
+    folding = set(re.findall("[a-z]", everything, re.IGNORECASE))
+    assert folding == set(CASE_TRAPS)
+    lowering = {c for c in CASE_TRAPS if any(x.isascii() for x in c.lower())}
+    assert {c for c in everything if any(x.isascii() for x in c.lower())} <= lowering
+
+
+# ----------------------------------------------------------------------- journal records
+
+_ids = st.text(min_size=1, max_size=6)
+_payloads: dict[str, st.SearchStrategy[Any]] = {
+    "visible_prompt": st.fixed_dictionaries({"text": st.text(max_size=20)}),
+    "tool_call": st.fixed_dictionaries(
+        {"callId": _ids, "toolName": _ids, "arguments": st.dictionaries(st.text(max_size=4), _json)}
+    ),
+    "tool_result": st.fixed_dictionaries(
+        {"callId": _ids, "ok": st.booleans(), "output": st.none() | st.text(max_size=20)}
+    ),
+    "other": st.dictionaries(st.text(max_size=4), _json, max_size=3),
+    "session_attribute": st.fixed_dictionaries({"name": _ids, "value": _json}),
+}
+
+
+@st.composite
+def _session(draw: st.DrawFn) -> list[SessionEvent]:
+    ids = sorted(draw(st.sets(st.integers(0, 2**53 - 1), min_size=1, max_size=8)))
+    out = []
+    for event_id in ids:
+        kind = draw(st.sampled_from(sorted(_payloads)))
+        out.append(
+            event(
+                event_id,
+                kind,
+                draw(_payloads[kind]),
+                runId=draw(st.none() | _ids),
+                turnId=draw(st.none() | _ids),
+                iteration=draw(st.none() | st.integers(0, 3)),
+                topic=draw(_ids),
+                recordedAtUnixMs=draw(st.integers(0, 2**53 - 1)),
+            )
+        )
+    return out
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=_session())
+def test_read_records_agrees_with_read_and_record_hash(
+    tmp_path_factory: pytest.TempPathFactory, events: list[SessionEvent]
+) -> None:
+    folder = tmp_path_factory.mktemp("records")
+    path = folder / "j.sqlite"
+    with SqliteJournal.open(path, create=True) as writer:
+        writer.append(events)
+    with SqliteJournal.open(path) as reader:
+        read = reader.read("sess-1", limit=len(events))
+        fast = reader.read_records("sess-1", limit=len(events))
+    assert (
+        [r.event for r in fast.records]
+        == [e.to_json() for e in read.events]
+        == [e.to_json() for e in events]
+    )
+    assert [r.record_hash for r in fast.records] == [record_hash(e.to_json()) for e in events]
+    assert (fast.scanned, fast.last_event_id, fast.next_event_id) == (
+        read.scanned,
+        read.last_event_id,
+        read.next_event_id,
+    )
+    outcome = RecapService(path).query({"sessionId": "sess-1"})
+    assert outcome.available
+    assert_valid_snapshot(outcome.envelope)
