@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -25,8 +26,10 @@ __all__ = [
     "feedback_steps",
     "health_streams",
     "provider_responses",
+    "recap_cases",
     "roundtrip_inputs",
     "run_projections",
+    "snake_case_query",
     "unknown_field_inputs",
 ]
 
@@ -481,3 +484,137 @@ def run_projections(draw: st.DrawFn) -> dict[str, Any]:
     if draw(st.booleans()):
         run["gaps"] = [{"kind": "flight_recording", "reason": "disk full"}]
     return {"run": run, "events": events}
+
+
+# -- recaps -------------------------------------------------------------------------------------
+_SNAKE = {
+    "sessionId": "session_id",
+    "runId": "run_id",
+    "turnId": "turn_id",
+    "fromEventId": "from_event_id",
+}
+
+
+def _event(
+    event_id: int,
+    session: str,
+    run: str | None,
+    turn: str | None,
+    iteration: int | None,
+    kind: str,
+    payload: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "id": event_id,
+        "sessionId": session,
+        "runId": run,
+        "turnId": turn,
+        "iteration": iteration,
+        "executionId": None,
+        "topic": "session",
+        "kind": kind,
+        "recordedAtUnixMs": 1_700_000_000_000 + event_id,
+        "payload": payload,
+    }
+
+
+@st.composite
+def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
+    """A small journal (turns, iterations, tool exchanges with pending calls, plans,
+    progress, terminals, unassigned events, another session's events) and a query
+    in either spelling, with limits below, at and above the clamp."""
+    text = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\r"), max_size=30)
+    events: list[dict[str, Any]] = []
+    next_id = draw(st.integers(0, 3))
+    planted = False
+    for turn_index in range(draw(st.sampled_from([0, 1, 1, 2, 2, 3]))):
+        turn = f"turn-{turn_index}"
+        run = draw(st.sampled_from(["run-1", "run-2", None]))
+        session = "sess-1" if turn_index == 0 else draw(st.sampled_from(["sess-1", "sess-2"]))
+        prompt = draw(text)
+        if canary is not None and not planted:
+            prompt, planted = f"{prompt} {canary}", True
+        events.append(_event(next_id, session, run, turn, None, "visible_prompt", {"text": prompt}))
+        next_id += 1
+        for iteration in range(1, draw(st.integers(1, 3)) + 1):
+            for _ in range(draw(st.integers(0, 4))):
+                kind = draw(
+                    st.sampled_from(
+                        [
+                            "assistant_text",
+                            "tool_call",
+                            "tool_result",
+                            "plan",
+                            "progress",
+                            "unassigned",
+                        ]
+                    )
+                )
+                call = draw(st.sampled_from(["c1", "c2"]))
+                if kind == "assistant_text":
+                    payload: dict[str, Any] = {"text": draw(text)}
+                elif kind == "tool_call":
+                    payload = {
+                        "callId": call,
+                        "toolName": "edit",
+                        "arguments": {"path": draw(text)},
+                    }
+                elif kind == "tool_result":
+                    payload = {
+                        "callId": call,
+                        "ok": draw(st.booleans()),
+                        "output": draw(st.none() | text),
+                    }
+                elif kind == "plan":
+                    payload = {"steps": [{"text": draw(text), "status": "pending"}]}
+                elif kind == "progress":
+                    payload = {"phase": draw(st.none() | st.just("testing")), "summary": draw(text)}
+                else:
+                    events.append(
+                        _event(
+                            next_id,
+                            session,
+                            run,
+                            None,
+                            None,
+                            "assistant_text",
+                            {"text": draw(text)},
+                        )
+                    )
+                    next_id += 1
+                    continue
+                events.append(_event(next_id, session, run, turn, iteration, kind, payload))
+                next_id += 1
+        if draw(st.booleans()):
+            events.append(
+                _event(
+                    next_id,
+                    session,
+                    run,
+                    turn,
+                    None,
+                    "terminal",
+                    {"stopClass": "completed", "summary": draw(st.none() | text)},
+                )
+            )
+            next_id += 1
+    if canary is not None and not planted:
+        events.append(
+            _event(next_id, "sess-1", None, "turn-x", None, "visible_prompt", {"text": canary})
+        )
+    query: dict[str, Any] = {"sessionId": draw(st.sampled_from(["sess-1"] * 5 + ["nobody"]))}
+    if draw(st.integers(0, 3)) == 0:
+        query["runId"] = draw(st.sampled_from(["run-1", "run-2"]))
+    if draw(st.integers(0, 3)) == 0:
+        query["turnId"] = draw(st.sampled_from(["turn-0", "turn-1"]))
+    if draw(st.integers(0, 2)) == 0:
+        query["fromEventId"] = draw(st.integers(0, next_id + 1))
+    limit = draw(st.none() | st.sampled_from([0, 1, 2, 3, 5, 4096, 32768, 32769, 10**6]))
+    if limit is not None:
+        query["limit"] = limit
+    return {"events": events, "query": query}
+
+
+def snake_case_query(query: Mapping[str, Any]) -> dict[str, Any]:
+    """The same query in the snake-case alias spelling."""
+    return {_SNAKE.get(key, key): value for key, value in query.items()}

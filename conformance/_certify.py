@@ -83,6 +83,8 @@ def _output_findings(operation: str, case_input: Mapping[str, Any], output: Any)
             return ['$: the output must be {"facts": [...]}']
         for index, fact in enumerate(facts):
             check("session-health.fact", fact, f"$.facts[{index}]")
+    elif operation == "recap.project":
+        check("session-recap.envelope", output, "$")
     elif operation == "runrecord.project":
         check("run-record.record", output, "$")
     elif operation == "runrecord.provider_call_response":
@@ -318,6 +320,50 @@ def judge_canaries(runner: Runner, trial: Trial) -> None:
         raise _Failed("a planted secret reached the output unredacted: " + ", ".join(leaked))
 
 
+def judge_recap_hashes(runner: Runner, trial: Trial) -> None:
+    from session_contracts._snapshot_hashes import record_hash, verify_snapshot
+
+    output = _expect_result(_run(runner, trial))
+    snapshot = output.get("snapshot") if isinstance(output, dict) else None
+    if not isinstance(snapshot, dict):
+        return  # unavailable: no hashes
+    journal = {event["id"]: record_hash(event) for event in trial.input["events"]}
+    errors = [f for f in verify_snapshot(snapshot, ("snapshot",), journal) if f.level == "error"]
+    if errors:
+        raise _Failed("; ".join(f"{f.path}: {f.message}" for f in errors[:3]))
+
+
+def judge_recap_limit(runner: Runner, trial: Trial) -> None:
+    output = _expect_result(_run(runner, trial))
+    snapshot = output.get("snapshot") if isinstance(output, dict) else None
+    if not isinstance(snapshot, dict):
+        return
+    requested = trial.input["query"].get("limit")
+    expected = 4096 if requested is None else min(max(requested, 1), 32768)
+    actual = snapshot.get("query", {}).get("limit")
+    if actual != expected:
+        raise _Failed(f"effective limit {actual} for a requested {requested}: expected {expected}")
+    if snapshot.get("coverage", {}).get("scanned", 0) > expected:
+        raise _Failed(f"scanned {snapshot['coverage']['scanned']} events past the bound {expected}")
+
+
+def judge_query_aliases(runner: Runner, trial: Trial) -> None:
+    camel = _run(runner, trial)
+    snake_trial = Trial(
+        trial.operation, dict(trial.input, query=_cases.snake_case_query(trial.input["query"]))
+    )
+    snake = _run(runner, snake_trial)
+    if snake.outcome != camel.outcome or not json_equal(snake.output, camel.output):
+        raise _Failed(
+            "the snake-case spelling of the same query gave another answer: "
+            + (
+                _first_difference(camel.output, snake.output)
+                if snake.outcome == "result"
+                else f"{snake.outcome} {dict(snake.rejection or {})}"
+            )
+        )
+
+
 @dataclass(frozen=True)
 class _Plan:
     judge: Callable[[Runner, Trial], None]
@@ -344,6 +390,8 @@ def _every_operation(
         options.append(_trials("health.reduce", _cases.health_streams()))
     if "feedback.run" in operations:
         options.append(_trials("feedback.run", _cases.feedback_steps()))
+    if "recap.project" in operations:
+        options.append(_trials("recap.project", _cases.recap_cases()))
     if "runrecord.project" in operations:
         options.append(_trials("runrecord.project", _cases.run_projections()))
     if "runrecord.provider_call_response" in operations:
@@ -393,6 +441,27 @@ PLANS: dict[str, _Plan] = {
             "runrecord.provider_call_response",
             st.sampled_from(sorted(_canary_texts())).flatmap(
                 lambda canary: _cases.provider_responses(canary=canary)
+            ),
+        ),
+    ),
+    "recap.semantics": _Plan(
+        judge_semantics, lambda c, o: _trials("recap.project", _cases.recap_cases())
+    ),
+    "recap.hashes": _Plan(
+        judge_recap_hashes, lambda c, o: _trials("recap.project", _cases.recap_cases())
+    ),
+    "recap.limit": _Plan(
+        judge_recap_limit, lambda c, o: _trials("recap.project", _cases.recap_cases())
+    ),
+    "recap.query-aliases": _Plan(
+        judge_query_aliases, lambda c, o: _trials("recap.project", _cases.recap_cases())
+    ),
+    "redaction.recap-canaries": _Plan(
+        judge_canaries,
+        lambda c, o: _trials(
+            "recap.project",
+            st.sampled_from(sorted(_canary_texts())).flatmap(
+                lambda canary: _cases.recap_cases(canary=canary)
             ),
         ),
     ),

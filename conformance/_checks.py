@@ -123,6 +123,49 @@ CHECKS: tuple[Check, ...] = (
         "reach SQLite",
     ),
     Check(
+        "recap.semantics",
+        "required",
+        "session-recap",
+        "recap.project",
+        "envelopes equal the reference projection (grouping, coverage, cursor, reasons)",
+        "002: A recap groups visible prompts, assistant text, tool exchanges, plans, progress, "
+        "and terminal facts by prompt turn and agent-loop iteration",
+    ),
+    Check(
+        "recap.hashes",
+        "required",
+        "session-recap",
+        "recap.project",
+        "every record hash, contentHash and projectionHash recomputes from the canonical form",
+        "002: source.events identifies each contributing canonical event by ID and record hash. "
+        "contentHash binds the source content. projectionHash binds ...",
+    ),
+    Check(
+        "recap.limit",
+        "required",
+        "session-recap",
+        "recap.project",
+        "limit defaults to 4,096 and the effective bound is clamped into 1..32,768",
+        "002: Harn defaults to 4,096 and clamps the effective bound into 1 through 32,768",
+    ),
+    Check(
+        "recap.query-aliases",
+        "required",
+        "session-recap",
+        "recap.project",
+        "a query in snake-case aliases gives the same envelope as in camelCase",
+        "002: Both accept snake-case aliases for query fields",
+    ),
+    Check(
+        "redaction.recap-canaries",
+        "required",
+        "session-recap",
+        "recap.project",
+        "a canary secret of every detector kind in a journal text never reaches the snapshot",
+        "002: Public text is redacted through Harn's active redaction policy before it "
+        "reaches the snapshot",
+    ),
+    Check(
         "feedback.usage-never-summed",
         "required",
         "session-feedback",

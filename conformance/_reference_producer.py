@@ -119,7 +119,33 @@ def runrecord_provider_call_response(case: Mapping[str, Any]) -> Any:
         raise _reject(exc) from None
 
 
+def recap_project(case: Mapping[str, Any]) -> Any:
+    """Write the case's events to a fresh journal and ask the recap service:
+    the same path the HTTP, ACP and CLI adapters take."""
+    from session_contracts.conformance.journal import SessionEvent, SqliteJournal
+    from session_contracts.conformance.recap import RecapService
+
+    try:
+        events = [SessionEvent.from_json(event) for event in case.get("events", [])]
+    except InvalidDocument as exc:
+        first = exc.findings[0]
+        raise Rejected(first.code, "$.events" + first.path[1:], first.message) from None
+    with tempfile.TemporaryDirectory(prefix="sc-recap-") as folder:
+        path = Path(folder) / "journal.sqlite"
+        with SqliteJournal.open(path, create=True) as journal:
+            if events:
+                journal.append(events)
+        with RecapService(path) as service:
+            try:
+                outcome = service.query(case["query"])
+            except InvalidDocument as exc:
+                first = exc.findings[0]
+                raise Rejected(first.code, "$.query" + first.path[1:], first.message) from None
+    return outcome.envelope
+
+
 HANDLERS: dict[str, Handler] = {
+    "recap.project": recap_project,
     "runrecord.project": runrecord_project,
     "runrecord.provider_call_response": runrecord_provider_call_response,
     "document.roundtrip": document_roundtrip,

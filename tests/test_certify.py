@@ -54,6 +54,12 @@ MATRIX = {
     "relabels_session_id": "runrecord.semantics",
     "counts_repeated_terminal_twice": "health.semantics",
     "accepts_decreasing_counter": "feedback.semantics",
+    "hashes_with_extensions": "recap.hashes",
+    "noncanonical_hashing": "recap.hashes",
+    "wrong_limit_clamp": "recap.limit",
+    "wrong_default_limit": "recap.limit",
+    "ignores_snake_aliases": "recap.query-aliases",
+    "leaks_recap_secrets": "redaction.recap-canaries",
 }
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from session_contracts.conformance._reference_producer import HANDLERS
-from session_contracts.conformance.protocol import serve
+from session_contracts.conformance.protocol import Rejected, serve
 
 
 def accepts_unknown_fields(case: Mapping[str, Any]) -> Any:
@@ -167,7 +167,72 @@ def accepts_decreasing_counter(case: Mapping[str, Any]) -> Any:
     return HANDLERS["feedback.run"](dict(case, steps=steps))
 
 
+def _recap(case: Mapping[str, Any]) -> Any:
+    return HANDLERS["recap.project"](case)
+
+
+def hashes_with_extensions(case: Mapping[str, Any]) -> Any:
+    from session_contracts._canonical import content_hash
+
+    output = _recap(case)
+    snapshot = output.get("snapshot")
+    if snapshot is not None:
+        snapshot["extensions"] = {"vendor.note": {"kept": True}}
+        snapshot["projectionHash"] = content_hash(
+            {k: v for k, v in snapshot.items() if k not in ("projectionHash", "source")}
+        )
+    return output
+
+
+def noncanonical_hashing(case: Mapping[str, Any]) -> Any:
+    import hashlib
+    import json
+
+    output = _recap(case)
+    snapshot = output.get("snapshot")
+    if snapshot is not None:
+        body = {k: v for k, v in snapshot.items() if k not in ("projectionHash", "source")}
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        snapshot["projectionHash"] = "sha256:" + digest
+    return output
+
+
+def wrong_limit_clamp(case: Mapping[str, Any]) -> Any:
+    query = dict(case["query"])
+    if isinstance(query.get("limit"), int) and query["limit"] > 10_000:
+        query["limit"] = 10_000  # clamps to the wrong ceiling
+    return _recap(dict(case, query=query))
+
+
+def wrong_default_limit(case: Mapping[str, Any]) -> Any:
+    query = dict(case["query"])
+    query.setdefault("limit", 1_000)
+    return _recap(dict(case, query=query))
+
+
+def ignores_snake_aliases(case: Mapping[str, Any]) -> Any:
+    for key in case["query"]:
+        if "_" in key:
+            raise Rejected("unknown_field", f"$.query.{key}", f"{key} is not a query field")
+    return _recap(case)
+
+
+def leaks_recap_secrets(case: Mapping[str, Any]) -> Any:
+    raw = {e["id"]: e["payload"].get("text") for e in case["events"]}
+    output = _recap(case)
+    for turn in output.get("snapshot", {}).get("turns", []):
+        for prompt in turn["prompts"]:
+            prompt["text"] = raw.get(prompt["eventId"], prompt["text"])
+    return output
+
+
 DEFECTS = {
+    "hashes_with_extensions": ("recap.project", hashes_with_extensions),
+    "noncanonical_hashing": ("recap.project", noncanonical_hashing),
+    "wrong_limit_clamp": ("recap.project", wrong_limit_clamp),
+    "wrong_default_limit": ("recap.project", wrong_default_limit),
+    "ignores_snake_aliases": ("recap.project", ignores_snake_aliases),
+    "leaks_recap_secrets": ("recap.project", leaks_recap_secrets),
     "counts_repeated_terminal_twice": ("health.reduce", counts_repeated_terminal_twice),
     "accepts_decreasing_counter": ("feedback.run", accepts_decreasing_counter),
     "inlines_identical_parse": ("runrecord.provider_call_response", inlines_identical_parse),
