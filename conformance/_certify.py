@@ -593,6 +593,18 @@ def _run_property(
     return CheckResult(check, "passed", state["cases"])
 
 
+def _runner_for(producer: ProducerProcess) -> Runner:
+    """Send trials to ``producer`` as numbered cases."""
+    counter = {"seq": 0}
+
+    def runner(trial: Trial) -> CaseOutcome:
+        counter["seq"] += 1
+        case = {"operation": trial.operation, "input": dict(trial.input)}
+        return producer.run(counter["seq"], case)
+
+    return runner
+
+
 def certify(
     producer: ProducerProcess,
     *,
@@ -603,13 +615,7 @@ def certify(
     progress: Callable[[Check, CheckResult], None] | None = None,
 ) -> list[CheckResult]:
     info = producer.info or producer.start()
-    counter = {"seq": 0}
-
-    def runner(trial: Trial) -> CaseOutcome:
-        counter["seq"] += 1
-        return producer.run(
-            counter["seq"], {"operation": trial.operation, "input": dict(trial.input)}
-        )
+    runner = _runner_for(producer)
 
     results = []
     for check in checks:
@@ -631,11 +637,7 @@ def certify(
 def replay_trial(producer: ProducerProcess, check: Check, trial: Trial) -> CheckResult:
     """Run exactly one saved case of one check again."""
     producer.info or producer.start()
-    counter = {"seq": 0}
-
-    def runner(t: Trial) -> CaseOutcome:
-        counter["seq"] += 1
-        return producer.run(counter["seq"], {"operation": t.operation, "input": dict(t.input)})
+    runner = _runner_for(producer)
 
     try:
         PLANS[check.id].judge(runner, trial)

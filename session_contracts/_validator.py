@@ -186,6 +186,16 @@ def apply_historical_aliases(
     return result, findings
 
 
+def _unknown_field(where: Sequence[str | int]) -> Finding:
+    return Finding(
+        json_path(where),
+        "unknown_field",
+        f"{where[-1]!r} is not a member of this object (the contract is closed)",
+        "remove it; forward-compatible data belongs in an `extensions` object "
+        "where the contract has one",
+    )
+
+
 def _violation_finding(base: Sequence[str | int], violation: Violation) -> Finding:
     return Finding(
         json_path([*base, *violation.where]), violation.code, violation.message, violation.hint
@@ -227,13 +237,7 @@ class DocumentValidator:
             return
         if kind == "AdditionalProperties":
             for key in error.kind.unexpected:
-                yield Finding(
-                    json_path([*where, key]),
-                    "unknown_field",
-                    f"{key!r} is not a member of this object (the contract is closed)",
-                    "remove it; forward-compatible data belongs in an `extensions` object "
-                    "where the contract has one",
-                )
+                yield _unknown_field([*where, key])
             return
         if kind == "OneOfNotValid":
             location = str(error.absolute_keyword_location or "")
@@ -364,13 +368,7 @@ class DocumentValidator:
             allowed = set(schema.get("properties", {}))
             for key in error.instance:
                 if key not in allowed:
-                    yield Finding(
-                        json_path([*where, key]),
-                        "unknown_field",
-                        f"{key!r} is not a member of this object (the contract is closed)",
-                        "remove it; forward-compatible data belongs in an `extensions` object "
-                        "where the contract has one",
-                    )
+                    yield _unknown_field([*where, key])
             return
         if error.validator == "oneOf" and error.context:
             base_id = self._schema_ids.get(id(error.schema), "")
