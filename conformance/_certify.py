@@ -347,6 +347,25 @@ def judge_recap_limit(runner: Runner, trial: Trial) -> None:
         raise _Failed(f"scanned {snapshot['coverage']['scanned']} events past the bound {expected}")
 
 
+def judge_lookalikes(runner: Runner, trial: Trial) -> None:
+    lookalike = trial.input["lookalike"]
+    case = Trial(trial.operation, {k: v for k, v in trial.input.items() if k != "lookalike"})
+    output = _expect_result(_run(runner, case))
+    snapshot = output.get("snapshot") if isinstance(output, dict) else None
+    if not isinstance(snapshot, dict):
+        return
+    planted = {
+        e["id"] for e in case.input["events"] if lookalike in str(e["payload"].get("text", ""))
+    }
+    for turn in snapshot.get("turns", []):
+        for prompt in turn.get("prompts", []):
+            if prompt.get("eventId") in planted and lookalike not in prompt.get("text", ""):
+                raise _Failed(
+                    f"a look-alike was redacted from prompt event {prompt['eventId']}: "
+                    "redact secrets, not text that merely resembles them"
+                )
+
+
 def judge_query_aliases(runner: Runner, trial: Trial) -> None:
     camel = _run(runner, trial)
     snake_trial = Trial(
@@ -465,6 +484,17 @@ PLANS: dict[str, _Plan] = {
             ),
         ),
     ),
+    "redaction.lookalikes-survive": _Plan(
+        judge_lookalikes,
+        lambda c, o: _trials(
+            "recap.project",
+            st.sampled_from(sorted(_lookalike_texts())).flatmap(
+                lambda text: _cases.recap_cases(canary=text).map(
+                    lambda case: {**case, "lookalike": text}
+                )
+            ),
+        ),
+    ),
     "feedback.usage-never-summed": _Plan(
         judge_usage_not_summed, lambda c, o: _trials("feedback.run", _cases.feedback_steps())
     ),
@@ -475,6 +505,12 @@ def _canary_texts() -> list[str]:
     from session_contracts._redaction import canaries
 
     return list(canaries().values())
+
+
+def _lookalike_texts() -> list[str]:
+    from session_contracts._redaction import lookalikes
+
+    return list(lookalikes().values())
 
 
 def _save(folder: Path, check: Check, trial: Trial) -> Path:

@@ -166,6 +166,15 @@ CHECKS: tuple[Check, ...] = (
         "reaches the snapshot",
     ),
     Check(
+        "redaction.lookalikes-survive",
+        "recommended",
+        "session-recap",
+        "recap.project",
+        "text that only resembles a secret (a public key, `sk-` in prose) stays intact",
+        "002: Public text is redacted through Harn's active redaction policy (redaction removes "
+        "secrets, not the text around them)",
+    ),
+    Check(
         "feedback.usage-never-summed",
         "required",
         "session-feedback",

@@ -60,6 +60,7 @@ MATRIX = {
     "wrong_default_limit": "recap.limit",
     "ignores_snake_aliases": "recap.query-aliases",
     "leaks_recap_secrets": "redaction.recap-canaries",
+    "redacts_lookalikes": "redaction.lookalikes-survive",
 }
 
 

@@ -226,7 +226,17 @@ def leaks_recap_secrets(case: Mapping[str, Any]) -> Any:
     return output
 
 
+def redacts_lookalikes(case: Mapping[str, Any]) -> Any:
+    # Over-redacts: every prompt loses its text.
+    output = _recap(case)
+    for turn in output.get("snapshot", {}).get("turns", []):
+        for prompt in turn["prompts"]:
+            prompt["text"] = "[REDACTED:everything]"
+    return output
+
+
 DEFECTS = {
+    "redacts_lookalikes": ("recap.project", redacts_lookalikes),
     "hashes_with_extensions": ("recap.project", hashes_with_extensions),
     "noncanonical_hashing": ("recap.project", noncanonical_hashing),
     "wrong_limit_clamp": ("recap.project", wrong_limit_clamp),
