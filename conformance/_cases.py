@@ -524,6 +524,10 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
     progress, terminals, unassigned events, another session's events) and a query
     in either spelling, with limits below, at and above the clamp."""
     text = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\r"), max_size=30)
+    if canary is not None:
+        # Planted in every public text: prompts, assistant text, tool arguments
+        # and output, plan steps, progress and terminal summaries.
+        text = text.map(lambda prefix: f"{prefix} {canary} ")
     events: list[dict[str, Any]] = []
     next_id = draw(st.integers(0, 3))
     planted = False
