@@ -314,6 +314,48 @@ def _cmd_recap(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK if outcome.available else EXIT_FINDINGS
 
 
+def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    from collections import Counter
+
+    from session_contracts.conformance._captured import check_documents
+
+    for path in args.paths:
+        if path != "-" and not Path(path).exists():
+            raise UsageError([Finding("$", "input_not_found", f"no such file: {path}", "")])
+    if args.doctype:
+        from session_contracts._validator import default_validator
+
+        default_validator().schema_set.document_type(args.doctype)
+    documents: Counter[str] = Counter()
+    by_check: Counter[tuple[str, str]] = Counter()
+    unknown_fields: Counter[str] = Counter()
+    failed = 0
+    for source, doctype, findings in check_documents(args.paths, doctype=args.doctype):
+        documents[doctype or "(unreadable or unknown)"] += 1
+        for finding in findings:
+            by_check[(finding.code, finding.level)] += 1
+            if finding.code == "unknown_field":
+                unknown_fields[finding.path.rsplit(".", 1)[-1]] += 1
+        failed += any(f.level == "error" for f in findings)
+        _print_findings([f.at(source) for f in findings], out, args.format)
+    total = sum(documents.values())
+    summary = {
+        "documents": total,
+        "documents_with_errors": failed,
+        "per_type": dict(sorted(documents.items())),
+        "findings": {f"{code} ({level})": n for (code, level), n in sorted(by_check.items())},
+        "unknown_fields_seen": dict(unknown_fields.most_common(20)),
+    }
+    if args.format == "json":
+        out.write(orjson.dumps({"summary": summary}).decode() + "\n")
+    else:
+        sys.stderr.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode() + "\n")
+    if total == 0:
+        sys.stderr.write("no document was read: zero documents never pass\n")
+        return EXIT_FINDINGS
+    return EXIT_FINDINGS if failed else EXIT_OK
+
+
 def _cmd_quickstart(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts._quickstart import run
 
@@ -384,6 +426,15 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     generate.add_argument("--root", help="the checkout (default: found from the working folder)")
     generate.set_defaults(handler=_cmd_generate)
+
+    check = commands.add_parser(
+        "check",
+        help="certify captured documents: type detection, schema, hashes, secret scan",
+    )
+    check.add_argument("paths", nargs="+", help="JSON or JSON Lines files, folders, or -")
+    check.add_argument("--doctype", help="check every document as this type (default: detect)")
+    check.add_argument("--format", choices=["text", "json"], default="text")
+    check.set_defaults(handler=_cmd_check)
 
     producer = commands.add_parser(
         "reference-producer",
