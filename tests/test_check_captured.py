@@ -115,3 +115,17 @@ def test_doctype_can_be_forced(tmp_path: Path) -> None:
     result = run(str(path), "--doctype", "session-feedback.progress")
     assert result.returncode == 1
     assert "$.phase" in result.stdout
+
+
+@pytest.mark.parametrize("kind", sorted(canaries()))
+def test_the_fast_secret_gate_never_hides_a_canary(kind: str) -> None:
+    from session_contracts.conformance._captured import _may_hold_secret
+
+    from session_contracts._redaction_policy import default_policy
+
+    document = json.loads((EXAMPLES / "session-recap.snapshot.json").read_text())
+    document["turns"][0]["prompts"][0]["text"] = f"see {canaries()[kind]} here"
+    assert _may_hold_secret(document, default_policy())
+    document["extensions"] = {canaries()[kind]: 1}
+    del document["turns"][0]["prompts"][0]["text"]
+    assert _may_hold_secret(document, default_policy())
