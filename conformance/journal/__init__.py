@@ -21,28 +21,41 @@ from session_contracts.conformance.journal._model import (
     SessionEvent,
     SessionMissing,
     canonical_event_bytes,
+    decode_stored_event,
     event_findings,
     validate_event,
 )
-from session_contracts.conformance.journal._sqlite import ReadResult, SqliteJournal
+from session_contracts.conformance.journal._sqlite import (
+    APPLICATION_ID,
+    EventRecord,
+    ReadResult,
+    RecordRead,
+    SqliteJournal,
+    quick_validator,
+)
 
 __all__ = [
+    "APPLICATION_ID",
     "EVENT_DOCUMENT_TYPE",
     "EVENT_KINDS",
     "SESSION_EVENT_SCHEMA_ID",
     "EventKind",
+    "EventRecord",
     "JournalCorrupt",
     "JournalError",
     "JournalUnavailable",
     "JournalWriteError",
     "JsonlTape",
     "ReadResult",
+    "RecordRead",
     "SessionEvent",
     "SessionMissing",
     "SqliteJournal",
     "canonical_event_bytes",
+    "decode_stored_event",
     "event_findings",
     "export_tape",
     "import_tape",
+    "quick_validator",
     "validate_event",
 ]

@@ -43,8 +43,8 @@ from session_contracts.conformance.journal import (
     JournalUnavailable,
     SessionMissing,
     SqliteJournal,
+    quick_validator,
 )
-from session_contracts.conformance.journal._sqlite import quick_validator
 from session_contracts.conformance.recap._projection import project, with_extensions
 from session_contracts.conformance.recap._query import effective_query
 

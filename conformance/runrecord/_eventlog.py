@@ -23,13 +23,13 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from session_contracts.conformance.journal import (
+    APPLICATION_ID,
     JournalCorrupt,
     JournalUnavailable,
     SessionEvent,
     SqliteJournal,
+    decode_stored_event,
 )
-from session_contracts.conformance.journal._model import decode_stored_event
-from session_contracts.conformance.journal._sqlite import APPLICATION_ID
 from session_contracts.conformance.runrecord._record import EXECUTION_ID_RELABELLED
 from session_contracts.conformance.runrecord._responses import provider_call_response
 
