@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 import orjson
 
+from session_contracts._annotations import finding_annotation
 from session_contracts._errors import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -70,6 +71,8 @@ def _print_findings(findings: Sequence[Finding], out: TextIO, fmt: str) -> None:
     for finding in findings:
         if fmt == "json":
             out.write(orjson.dumps(finding.to_json()).decode() + "\n")
+        elif fmt == "github":
+            out.write(finding_annotation(finding) + "\n")
         else:
             out.write(finding.render() + "\n")
 
@@ -351,7 +354,11 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     else:
         sys.stderr.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode() + "\n")
     if total == 0:
-        sys.stderr.write("no document was read: zero documents never pass\n")
+        _print_findings(
+            [Finding("$", "no_documents", "no document was read: zero documents never pass", "")],
+            out if args.format != "text" else sys.stderr,
+            args.format,
+        )
         return EXIT_FINDINGS
     return EXIT_FINDINGS if failed else EXIT_OK
 
@@ -398,7 +405,7 @@ def _build_parser() -> argparse.ArgumentParser:
             help="read exactly one document",
         )
         if name == "validate":
-            command.add_argument("--format", choices=["text", "json"], default="text")
+            command.add_argument("--format", choices=["text", "json", "github"], default="text")
         command.set_defaults(handler=handler)
 
     for name, text in (
@@ -417,7 +424,7 @@ def _build_parser() -> argparse.ArgumentParser:
     verify.add_argument("file", help="a JSON or JSON Lines file, or - for stdin")
     verify.add_argument("--journal", help="an SQLite journal: also check each recordHash")
     verify.add_argument("--jsonl", action="store_const", const=True, default=None)
-    verify.add_argument("--format", choices=["text", "json"], default="text")
+    verify.add_argument("--format", choices=["text", "json", "github"], default="text")
     verify.set_defaults(handler=_cmd_verify)
 
     generate = commands.add_parser("generate", help="regenerate generated/ from schemas/")
@@ -433,7 +440,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("paths", nargs="+", help="JSON or JSON Lines files, folders, or -")
     check.add_argument("--doctype", help="check every document as this type (default: detect)")
-    check.add_argument("--format", choices=["text", "json"], default="text")
+    check.add_argument("--format", choices=["text", "json", "github"], default="text")
     check.set_defaults(handler=_cmd_check)
 
     producer = commands.add_parser(
