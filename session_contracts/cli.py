@@ -265,6 +265,12 @@ def _cmd_certify(args: argparse.Namespace, out: TextIO) -> int:
     return run(args, out)
 
 
+def _cmd_golden(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts.conformance._golden_cli import run
+
+    return run(args, out)
+
+
 def _cmd_checks(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts.conformance._certify_cli import list_checks
 
@@ -456,6 +462,14 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     add_arguments(certify)
     certify.set_defaults(handler=_cmd_certify)
+
+    golden = commands.add_parser(
+        "golden", help="golden fixtures: check a producer against them, or update them"
+    )
+    from session_contracts.conformance._golden_cli import add_arguments as add_golden_arguments
+
+    add_golden_arguments(golden)
+    golden.set_defaults(handler=_cmd_golden)
 
     checks = commands.add_parser("checks", help="list the conformance checks")
     checks.add_argument("--format", choices=["text", "json"], default="text")

@@ -1,0 +1,485 @@
+"""Golden fixtures: the corpus of cases and the reference producer's answers.
+
+The corpus lives in ``conformance/fixtures/<area>/``: each ``NAME.case.json``
+holds one protocol case (operation and input) with the seed sentences it
+covers; each ``NAME.expected.json`` holds the reference producer's answer to
+it, written by ``golden update`` and never by hand.  ``golden check`` replays
+every case against a producer and compares its answer with the expected one,
+by JSON value and by the SHA-256 of its RFC 8785 form.
+
+This module is the pure core (reading the corpus, comparing answers, building
+expected files); ``_golden_cli`` does the I/O of a run.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from session_contracts.conformance.protocol import CaseOutcome, Rejected, Skipped
+
+from session_contracts._canonical import content_hash
+from session_contracts._errors import Finding, InvalidDocument, json_path
+from session_contracts._jsonload import loads_strict
+from session_contracts._redaction import redact_text
+from session_contracts._redaction_policy import default_policy
+from session_contracts._xkeywords import json_equal
+
+__all__ = [
+    "AREAS",
+    "CASE_SUFFIX",
+    "EXPECTED_SUFFIX",
+    "Corpus",
+    "Difference",
+    "FixtureResult",
+    "GoldenCase",
+    "Update",
+    "answer_of",
+    "default_fixtures_dir",
+    "differences",
+    "expected_bytes",
+    "judge",
+    "load_corpus",
+    "plan_update",
+    "reference_outcome",
+    "write_atomically",
+]
+
+CASE_SUFFIX = ".case.json"
+EXPECTED_SUFFIX = ".expected.json"
+AREAS = ("documents", "feedback", "health", "recap", "runrecord")
+_CASE_KEYS = {"description", "covers", "tags", "operation", "input"}
+_MAX_DIFFERENCES = 5
+_COMPARED = ("outcome", "output")
+
+
+def default_fixtures_dir() -> Path:
+    """The corpus that ships with the package."""
+    return Path(__file__).resolve().parent / "fixtures"
+
+
+# -- the corpus --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GoldenCase:
+    """One case: ``name`` is ``area/stem``, stable across machines."""
+
+    name: str
+    path: Path
+    description: str
+    covers: tuple[str, ...]
+    tags: tuple[str, ...]
+    operation: str
+    input: Any = field(compare=False)
+
+    @property
+    def expected_path(self) -> Path:
+        return self.path.with_name(self.path.name[: -len(CASE_SUFFIX)] + EXPECTED_SUFFIX)
+
+
+@dataclass(frozen=True, slots=True)
+class Corpus:
+    """The cases, the expected files present, and what is wrong with the corpus itself."""
+
+    root: Path
+    cases: tuple[GoldenCase, ...]
+    expected_files: tuple[Path, ...]
+    problems: tuple[Finding, ...]
+
+    @property
+    def orphans(self) -> tuple[Path, ...]:
+        """Expected files that no case uses any more."""
+        used = {case.expected_path for case in self.cases}
+        return tuple(path for path in self.expected_files if path not in used)
+
+
+def _relative(root: Path, path: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _read_case(root: Path, path: Path, operations: frozenset[str]) -> GoldenCase | Finding:
+    where = _relative(root, path)
+    try:
+        value = loads_strict(path.read_bytes())
+    except InvalidDocument as exc:
+        return exc.findings[0].at(where)
+    except OSError as exc:
+        return Finding("$", "fixture_unreadable", f"cannot read the case: {exc}", "").at(where)
+
+    def bad(parts: tuple[str | int, ...], message: str, hint: str) -> Finding:
+        return Finding(json_path(parts), "fixture_invalid", message, hint).at(where)
+
+    if not isinstance(value, dict):
+        return bad((), "a case file holds one JSON object", "see conformance/fixtures/README.md")
+    missing = sorted(_CASE_KEYS - value.keys())
+    if missing:
+        return bad((missing[0],), f"{missing[0]} is missing", "see conformance/fixtures/README.md")
+    unknown = sorted(value.keys() - _CASE_KEYS)
+    if unknown:
+        return bad((unknown[0],), f"unknown member {unknown[0]}", "remove it")
+    if not isinstance(value["description"], str) or not value["description"].strip():
+        return bad(("description",), "description must be a non-empty string", "say what it shows")
+    for key in ("covers", "tags"):
+        items = value[key]
+        if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
+            return bad((key,), f"{key} must be a list of non-empty strings", "")
+    if value["operation"] not in operations:
+        return bad(
+            ("operation",),
+            f"unknown operation {value['operation']!r}",
+            f"one of {', '.join(sorted(operations))}",
+        )
+    stem = path.name[: -len(CASE_SUFFIX)]
+    return GoldenCase(
+        name=f"{path.parent.name}/{stem}",
+        path=path,
+        description=value["description"],
+        covers=tuple(value["covers"]),
+        tags=tuple(value["tags"]),
+        operation=value["operation"],
+        input=value["input"],
+    )
+
+
+def load_corpus(root: Path, operations: Sequence[str] | None = None) -> Corpus:
+    """Every case under ``root`` (one folder per area), sorted by name."""
+    from session_contracts.conformance._reference_producer import HANDLERS
+
+    known = frozenset(operations if operations is not None else HANDLERS)
+    cases: list[GoldenCase] = []
+    problems: list[Finding] = []
+    expected: list[Path] = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for path in sorted(folder.iterdir()):
+            if path.name.endswith(CASE_SUFFIX):
+                read = _read_case(root, path, known)
+                if isinstance(read, Finding):
+                    problems.append(read)
+                else:
+                    cases.append(read)
+            elif path.name.endswith(EXPECTED_SUFFIX):
+                expected.append(path)
+            elif path.name.endswith(".json"):
+                problems.append(
+                    Finding(
+                        "$",
+                        "fixture_misnamed",
+                        "neither a case nor an expected file",
+                        f"name it NAME{CASE_SUFFIX}",
+                    ).at(_relative(root, path))
+                )
+    return Corpus(root, tuple(cases), tuple(expected), tuple(problems))
+
+
+# -- answers ------------------------------------------------------------------------------------
+
+
+def reference_outcome(operation: str, case_input: Any, seq: int = 0) -> CaseOutcome:
+    """The reference producer's answer, in-process, as the harness would see it."""
+    from session_contracts.conformance._reference_producer import HANDLERS
+
+    try:
+        output = HANDLERS[operation](case_input)
+    except Rejected as rejected:
+        return CaseOutcome(
+            seq,
+            "rejected",
+            rejection={"code": rejected.code, "path": rejected.path, "message": rejected.message},
+        )
+    except Skipped as skipped:
+        return CaseOutcome(seq, "skipped", reason=skipped.reason)
+    # Round-trip through JSON so that the answer is what a wire would carry.
+    return CaseOutcome(seq, "result", output=orjson.loads(orjson.dumps(output)))
+
+
+def _normalize(operation: str, output: Any) -> Any:
+    """Members that are the implementation's own choice are not compared."""
+    if operation != "feedback.run":
+        return output
+    # Checkpoint ids are the producer's own, messages are for people: both
+    # are compared as certify compares them.
+    from session_contracts.conformance._certify import _normalize_feedback
+
+    return _normalize_feedback(output)
+
+
+def answer_of(operation: str, outcome: CaseOutcome) -> dict[str, Any]:
+    """The comparable part of an answer.
+
+    For a rejected input only the verdict is compared: the protocol leaves a
+    rejection's code, path and message to the producer (the first of several
+    violations depends on the order it checks them in).  Rejections that the
+    contracts define, such as feedback's usage rejections, are part of an
+    output and compared in full.
+    """
+    if outcome.outcome == "rejected":
+        return {"outcome": "rejected"}
+    return {"outcome": "result", "output": _normalize(operation, outcome.output)}
+
+
+def expected_bytes(
+    case: GoldenCase, answer: Mapping[str, Any], rejection: Mapping[str, Any] | None = None
+) -> bytes:
+    """The expected file: the answer and the hash of its RFC 8785 form.
+
+    A rejection's code and path are kept for readers under ``reference_rejection``
+    and not compared.  Sorted keys and two-space indentation keep diffs in review
+    readable and the bytes stable, so ``golden update`` rewrites only what changed.
+    """
+    document = {
+        "case": case.name,
+        "operation": case.operation,
+        **answer,
+        "sha256": content_hash(dict(answer)),
+    }
+    if rejection is not None:
+        document["reference_rejection"] = {
+            "code": rejection.get("code"),
+            "path": rejection.get("path"),
+        }
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+
+
+# -- comparison ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One place where the answer differs from the expected one."""
+
+    path: str
+    expected: str
+    actual: str
+
+    def render(self) -> str:
+        return f"{self.path}: got {self.actual}, expected {self.expected}"
+
+
+def _show(value: Any, missing: bool = False) -> str:
+    if missing:
+        return "(absent)"
+    text = orjson.dumps(value).decode()
+    if len(text) > 100:
+        text = text[:97] + "..."
+    # Fixtures plant fake secrets; a report still never repeats one.
+    return redact_text(text, default_policy()).text
+
+
+def differences(expected: Any, actual: Any, limit: int = _MAX_DIFFERENCES) -> list[Difference]:
+    """The first ``limit`` differences, in document order, at their JSON paths."""
+    found: list[Difference] = []
+
+    def walk(e: Any, a: Any, parts: tuple[str | int, ...]) -> None:
+        if len(found) >= limit or json_equal(e, a):
+            return
+        if isinstance(e, dict) and isinstance(a, dict):
+            for key in [*e, *(k for k in a if k not in e)]:
+                if key not in a:
+                    found.append(Difference(json_path((*parts, key)), _show(e[key]), "(absent)"))
+                elif key not in e:
+                    found.append(Difference(json_path((*parts, key)), "(absent)", _show(a[key])))
+                else:
+                    walk(e[key], a[key], (*parts, key))
+                if len(found) >= limit:
+                    return
+            return
+        if isinstance(e, list) and isinstance(a, list):
+            for index in range(max(len(e), len(a))):
+                if index >= len(a):
+                    found.append(
+                        Difference(json_path((*parts, index)), _show(e[index]), "(absent)")
+                    )
+                elif index >= len(e):
+                    found.append(
+                        Difference(json_path((*parts, index)), "(absent)", _show(a[index]))
+                    )
+                else:
+                    walk(e[index], a[index], (*parts, index))
+                if len(found) >= limit:
+                    return
+            return
+        found.append(Difference(json_path(parts), _show(e), _show(a)))
+
+    walk(expected, actual, ())
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class FixtureResult:
+    """The verdict on one fixture: passed, failed (a wrong answer or a broken
+    fixture), errored (the producer broke) or skipped (with the reason)."""
+
+    case: str
+    status: str
+    code: str = ""
+    message: str = ""
+    hint: str = ""
+    differences: tuple[Difference, ...] = ()
+    file: str = ""
+    seconds: float = 0.0
+
+
+def _read_expected(path: Path) -> tuple[dict[str, Any] | None, str]:
+    try:
+        value = loads_strict(path.read_bytes())
+    except FileNotFoundError:
+        return None, "expected_missing"
+    except (OSError, InvalidDocument):
+        return None, "expected_unreadable"
+    if not isinstance(value, dict) or value.get("outcome") not in ("result", "rejected"):
+        return None, "expected_unreadable"
+    return value, ""
+
+
+def judge(case: GoldenCase, outcome: CaseOutcome, *, root: Path) -> FixtureResult:
+    """Compare a producer's answer to one case with the case's expected file."""
+    file = _relative(root, case.path)
+    if outcome.outcome == "errored":
+        return FixtureResult(
+            case.name,
+            "errored",
+            outcome.error_code or "producer_error",
+            outcome.message,
+            "the producer broke on this case; its stderr tail is in the JSON report",
+            file=file,
+            seconds=outcome.seconds,
+        )
+    if outcome.outcome == "skipped":
+        return FixtureResult(case.name, "skipped", "skipped", outcome.reason, file=file)
+    expected, problem = _read_expected(case.expected_path)
+    if expected is None:
+        what = (
+            "has no expected file" if problem == "expected_missing" else "expected file unreadable"
+        )
+        return FixtureResult(
+            case.name,
+            "failed",
+            problem,
+            f"the case {what}: {_relative(root, case.expected_path)}",
+            "run `session-contracts golden update` and review the new file",
+            file=file,
+        )
+    wanted = {k: v for k, v in expected.items() if k in _COMPARED}
+    if expected.get("sha256") != content_hash(wanted):
+        return FixtureResult(
+            case.name,
+            "failed",
+            "expected_edited",
+            "the expected file's sha256 does not match its content (edited by hand?)",
+            "never edit expected files: run `session-contracts golden update`",
+            file=file,
+        )
+    actual = answer_of(case.operation, outcome)
+    try:
+        actual_hash = content_hash(actual)
+    except InvalidDocument as exc:
+        first = exc.findings[0]
+        return FixtureResult(
+            case.name,
+            "failed",
+            "answer_not_json",
+            f"the answer has no RFC 8785 form: {first.message} at {first.path}",
+            first.hint,
+            file=file,
+            seconds=outcome.seconds,
+        )
+    if actual_hash == expected["sha256"] and json_equal(actual, wanted):
+        return FixtureResult(case.name, "passed", file=file, seconds=outcome.seconds)
+    if actual["outcome"] != wanted["outcome"]:
+        if actual["outcome"] == "rejected":
+            rejection = outcome.rejection or {}
+            message = (
+                f"rejected the input ({rejection.get('code')} at {rejection.get('path')}: "
+                f"{rejection.get('message')}); expected a result"
+            )
+        else:
+            reference = expected.get("reference_rejection") or {}
+            message = (
+                "answered with a result; expected a rejection (the reference: "
+                f"{reference.get('code')} at {reference.get('path')})"
+            )
+        return FixtureResult(
+            case.name,
+            "failed",
+            "wrong_outcome",
+            message,
+            f"the case shows: {case.description}",
+            file=file,
+            seconds=outcome.seconds,
+        )
+    found = tuple(differences(wanted, actual))
+    return FixtureResult(
+        case.name,
+        "failed",
+        "answer_differs",
+        f"the answer differs from the expected one (sha256 {actual_hash[7:19]}…, "
+        f"expected {str(expected['sha256'])[7:19]}…)",
+        f"the case shows: {case.description}",
+        found,
+        file=file,
+        seconds=outcome.seconds,
+    )
+
+
+# -- update -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Update:
+    """What ``golden update`` does to one file: added, changed, unchanged or deleted."""
+
+    path: Path
+    action: str
+    content: bytes = b""
+    differences: tuple[Difference, ...] = ()
+
+
+def plan_update(
+    corpus: Corpus, answer: Callable[[GoldenCase], CaseOutcome]
+) -> Iterator[Update | FixtureResult]:
+    """The writes that make every expected file the reference's answer, and the
+    deletions of orphans; a case the reference cannot answer yields its result."""
+    for case in corpus.cases:
+        outcome = answer(case)
+        if outcome.outcome not in ("result", "rejected"):
+            yield judge(case, outcome, root=corpus.root)
+            continue
+        new = answer_of(case.operation, outcome)
+        content = expected_bytes(case, new, outcome.rejection)
+        try:
+            old_bytes = case.expected_path.read_bytes()
+        except FileNotFoundError:
+            yield Update(case.expected_path, "added", content)
+            continue
+        if old_bytes == content:
+            yield Update(case.expected_path, "unchanged")
+            continue
+        old, _ = _read_expected(case.expected_path)
+        before = {k: v for k, v in (old or {}).items() if k in _COMPARED}
+        yield Update(case.expected_path, "changed", content, tuple(differences(before, new)))
+    for orphan in corpus.orphans:
+        yield Update(orphan, "deleted")
+
+
+def write_atomically(path: Path, content: bytes) -> None:
+    """Write through a temporary file in the same folder and rename it over
+    the target: a reader sees the old file or the new one, never half."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(content)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,337 @@
+"""``session-contracts golden check|update``: the I/O of a golden-fixture run.
+
+``check`` replays every fixture against a producer (the reference, in-process,
+by default) and prints what differs; ``update`` rewrites the expected files
+from the reference producer.  The comparison itself is in ``_golden``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import orjson
+from session_contracts.conformance._golden import (
+    Corpus,
+    FixtureResult,
+    GoldenCase,
+    Update,
+    default_fixtures_dir,
+    judge,
+    load_corpus,
+    plan_update,
+    reference_outcome,
+    write_atomically,
+)
+from session_contracts.conformance.protocol import CaseOutcome, ProducerProcess
+
+from session_contracts._annotations import annotations_wanted, github_annotation
+from session_contracts._errors import EXIT_FINDINGS, EXIT_OK, Finding, ToolError, UsageError
+
+__all__ = ["add_arguments", "run"]
+
+_STATUSES = ("passed", "failed", "errored", "skipped")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="golden_action", required=True)
+    check = actions.add_parser(
+        "check", help="replay every fixture against a producer and compare the answers"
+    )
+    update = actions.add_parser(
+        "update", help="rewrite the expected files from the reference producer"
+    )
+    for command in (check, update):
+        command.add_argument(
+            "--fixtures", help="the corpus folder (default: the one shipped with session-contracts)"
+        )
+        command.add_argument(
+            "--case",
+            action="append",
+            default=[],
+            metavar="GLOB",
+            help="only fixtures whose name (area/name) matches, e.g. 'recap/*' (repeatable)",
+        )
+    check.add_argument("--producer", help="the producer command (default: the reference producer)")
+    check.add_argument("--timeout", type=float, default=10.0, help="seconds per case (default 10)")
+    check.add_argument("--format", choices=["text", "json", "github"], help="default: text")
+    check.add_argument("--junit", help="write JUnit XML here")
+    check.add_argument("--report-json", help="write the JSON report here")
+
+
+def _corpus(args: argparse.Namespace) -> Corpus:
+    root = Path(args.fixtures) if args.fixtures else default_fixtures_dir()
+    if not root.is_dir():
+        raise UsageError(
+            [
+                Finding(
+                    "$.fixtures",
+                    "fixtures_not_found",
+                    f"no fixture folder at {root}",
+                    "pass --fixtures DIR, a folder with one sub-folder of *.case.json per area",
+                )
+            ]
+        )
+    corpus = load_corpus(root)
+    if args.case:
+        chosen = tuple(
+            c for c in corpus.cases if any(fnmatch.fnmatchcase(c.name, g) for g in args.case)
+        )
+        if not chosen:
+            raise UsageError(
+                [Finding("$.case", "no_fixture_selected", "--case matches no fixture", "")]
+            )
+        # A partial run judges only what it selected: orphans are a whole-corpus matter.
+        corpus = Corpus(corpus.root, chosen, (), corpus.problems)
+    return corpus
+
+
+# -- check --------------------------------------------------------------------------------------
+
+
+def _answers(
+    args: argparse.Namespace,
+) -> tuple[Callable[[GoldenCase, int], CaseOutcome], Callable[[], None], dict[str, Any]]:
+    """How to get an answer to a case, how to stop, and who answers."""
+    if not args.producer:
+        info: dict[str, Any] = {
+            "command": None,
+            "implementation": {"name": "session-contracts reference"},
+        }
+        return (
+            (lambda case, seq: reference_outcome(case.operation, case.input, seq)),
+            (lambda: None),
+            info,
+        )
+    if args.timeout <= 0:
+        raise UsageError([Finding("$.timeout", "usage", "--timeout must be positive", "")])
+    producer = ProducerProcess(args.producer, timeout=args.timeout)
+    started = producer.start()
+    operations = set(started.operations)
+
+    def answer(case: GoldenCase, seq: int) -> CaseOutcome:
+        if case.operation not in operations:
+            return CaseOutcome(seq, "skipped", reason=f"the producer has no {case.operation}")
+        return producer.run(seq, {"operation": case.operation, "input": case.input})
+
+    info = {
+        "command": args.producer,
+        "implementation": dict(started.implementation),
+        "operations": sorted(operations),
+    }
+    return answer, producer.stop, info
+
+
+def _orphan_results(corpus: Corpus) -> list[FixtureResult]:
+    return [
+        FixtureResult(
+            path.relative_to(corpus.root).as_posix(),
+            "failed",
+            "expected_orphan",
+            "an expected file that no case uses",
+            "delete it, or run `session-contracts golden update`, which deletes orphans",
+            file=path.relative_to(corpus.root).as_posix(),
+        )
+        for path in corpus.orphans
+    ]
+
+
+def _problem_results(corpus: Corpus) -> list[FixtureResult]:
+    return [
+        FixtureResult(
+            problem.source,
+            "failed",
+            problem.code,
+            f"{problem.path}: {problem.message}",
+            problem.hint,
+            file=problem.source,
+        )
+        for problem in corpus.problems
+    ]
+
+
+def _render_text(result: FixtureResult, out: TextIO) -> None:
+    out.write(f"{result.status.upper()} {result.case} [{result.code}]: {result.message}\n")
+    for difference in result.differences:
+        out.write(f"  {difference.render()}\n")
+    if result.hint:
+        out.write(f"  hint: {result.hint}\n")
+
+
+def _render_github(result: FixtureResult, root: Path, out: TextIO) -> None:
+    lines = [result.message, *(d.render() for d in result.differences)]
+    if result.hint:
+        lines.append(f"hint: {result.hint}")
+    level = "error" if result.status in ("failed", "errored") else "notice"
+    path = root / result.file if result.file else None
+    out.write(
+        github_annotation(
+            level,
+            "\n".join(lines),
+            title=f"golden {result.case}: {result.code}",
+            file=str(path) if path else None,
+        )
+        + "\n"
+    )
+
+
+def _result_json(result: FixtureResult) -> dict[str, Any]:
+    return {
+        "case": result.case,
+        "status": result.status,
+        "code": result.code,
+        "message": result.message,
+        "hint": result.hint,
+        "differences": [
+            {"path": d.path, "expected": d.expected, "actual": d.actual} for d in result.differences
+        ],
+        "file": result.file,
+        "seconds": round(result.seconds, 6),
+    }
+
+
+def junit_xml(results: Sequence[FixtureResult], *, seconds: float) -> bytes:
+    suites = ET.Element("testsuites", name="session-contracts golden", time=f"{seconds:.3f}")
+    by_area: dict[str, list[FixtureResult]] = {}
+    for result in results:
+        by_area.setdefault(result.case.split("/", 1)[0], []).append(result)
+    for area, members in sorted(by_area.items()):
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            name=f"golden.{area}",
+            tests=str(len(members)),
+            failures=str(sum(r.status == "failed" for r in members)),
+            errors=str(sum(r.status == "errored" for r in members)),
+            skipped=str(sum(r.status == "skipped" for r in members)),
+        )
+        for result in members:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"golden.{area}",
+                name=result.case,
+                time=f"{result.seconds:.6f}",
+            )
+            text = "\n".join(
+                [result.message, *(d.render() for d in result.differences), result.hint]
+            ).strip()
+            message = f"[{result.code}] {result.message}"[:500]
+            if result.status == "failed":
+                ET.SubElement(case, "failure", message=message).text = text
+            elif result.status == "errored":
+                ET.SubElement(case, "error", message=message).text = text
+            elif result.status == "skipped":
+                ET.SubElement(case, "skipped", message=message)
+    xml: bytes = ET.tostring(suites, encoding="utf-8", xml_declaration=True)
+    return xml
+
+
+def _check(args: argparse.Namespace, out: TextIO) -> int:
+    corpus = _corpus(args)
+    fmt = args.format or ("github" if annotations_wanted() else "text")
+    started = time.perf_counter()
+    answer, stop, producer = _answers(args)
+    results: list[FixtureResult] = _problem_results(corpus) + _orphan_results(corpus)
+    try:
+        for seq, case in enumerate(corpus.cases, start=1):
+            results.append(judge(case, answer(case, seq), root=corpus.root))
+    finally:
+        stop()
+    seconds = time.perf_counter() - started
+    counts = Counter(r.status for r in results)
+    for result in results:
+        if result.status == "passed":
+            continue
+        if fmt == "json":
+            out.write(orjson.dumps(_result_json(result)).decode() + "\n")
+        elif fmt == "github":
+            _render_github(result, corpus.root, out)
+        else:
+            _render_text(result, out)
+    ok = counts["failed"] == 0 and counts["errored"] == 0 and counts["passed"] > 0
+    summary = {
+        "fixtures": len(corpus.cases),
+        **{status: counts[status] for status in _STATUSES},
+        "seconds": round(seconds, 3),
+        "ok": ok,
+    }
+    if args.junit:
+        Path(args.junit).write_bytes(junit_xml(results, seconds=seconds))
+    if args.report_json:
+        report = {
+            "producer": producer,
+            "fixtures_dir": str(corpus.root),
+            "summary": summary,
+            "results": [_result_json(r) for r in results],
+        }
+        Path(args.report_json).write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+    if counts["passed"] == 0:
+        sys.stderr.write("no fixture passed: a run that passes zero fixtures never succeeds\n")
+    line = (
+        f"golden check ({producer['implementation'].get('name')}): {len(corpus.cases)} "
+        f"fixture(s): " + ", ".join(f"{counts[s]} {s}" for s in _STATUSES) + f" in {seconds:.1f} s"
+    )
+    if fmt == "json":
+        out.write(orjson.dumps({"summary": summary}).decode() + "\n")
+    else:
+        out.write(line + "\n")
+    return EXIT_OK if ok else EXIT_FINDINGS
+
+
+# -- update -------------------------------------------------------------------------------------
+
+
+def _update(args: argparse.Namespace, out: TextIO) -> int:
+    corpus = _corpus(args)
+    if corpus.problems:
+        for result in _problem_results(corpus):
+            _render_text(result, out)
+        out.write("golden update: fix the case files first; nothing was written\n")
+        return EXIT_FINDINGS
+    steps = list(plan_update(corpus, lambda case: reference_outcome(case.operation, case.input)))
+    broken = [s for s in steps if isinstance(s, FixtureResult)]
+    if broken:
+        for result in broken:
+            _render_text(result, out)
+        raise ToolError(
+            [
+                Finding(
+                    "$",
+                    "reference_failed",
+                    f"the reference producer could not answer {len(broken)} case(s)",
+                    "nothing was written; fix the reference or the case",
+                )
+            ]
+        )
+    counts: Counter[str] = Counter()
+    for step in steps:
+        assert isinstance(step, Update)
+        counts[step.action] += 1
+        name = step.path.relative_to(corpus.root).as_posix()
+        if step.action in ("added", "changed"):
+            write_atomically(step.path, step.content)
+            out.write(f"{step.action} {name}\n")
+            for difference in step.differences:
+                out.write(f"  {difference.render()}\n")
+        elif step.action == "deleted":
+            step.path.unlink()
+            out.write(f"deleted {name} (no case uses it)\n")
+    out.write(
+        f"golden update: {counts['added']} added, {counts['changed']} changed, "
+        f"{counts['deleted']} deleted, {counts['unchanged']} unchanged\n"
+    )
+    return EXIT_OK
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    if args.golden_action == "check":
+        return _check(args, out)
+    return _update(args, out)

@@ -1,0 +1,274 @@
+"""The ``golden check`` / ``golden update`` machinery catches every kind of
+drift: a stale answer, a missing or orphaned expected file, a hand edit, a
+malformed case, a broken producer (tests/test_golden_corpus.py holds the
+shipped corpus to it)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+from session_contracts.conformance._golden import (
+    CASE_SUFFIX,
+    answer_of,
+    differences,
+)
+from session_contracts.conformance.protocol import CaseOutcome
+
+PRODUCERS = Path(__file__).resolve().parent / "producers"
+
+# ----------------------------------------------------------------------------- the machinery
+
+HEALTH_INPUT = {
+    "session_id": "s",
+    "observations": [
+        {"kind": "iteration_started", "iteration": 1},
+        {"kind": "iteration_finished", "iteration": 1, "wall_time_ms": 900},
+    ],
+}
+
+
+def _case(root: Path, name: str, operation: str, case_input: Any, **extra: Any) -> Path:
+    area, stem = name.split("/")
+    folder = root / area
+    folder.mkdir(parents=True, exist_ok=True)
+    body = {
+        "description": f"the case {stem}",
+        "covers": [],
+        "tags": [],
+        "operation": operation,
+        "input": case_input,
+        **extra,
+    }
+    path = folder / f"{stem}{CASE_SUFFIX}"
+    path.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "fixtures"
+    _case(root, "health/one-iteration", "health.reduce", HEALTH_INPUT)
+    _case(
+        root,
+        "documents/span-without-trace",
+        "document.roundtrip",
+        {"doctype": "run-record.span", "document": {"span_id": 1}},
+    )
+    return root
+
+
+def golden(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "session_contracts", "golden", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=cwd,
+    )
+
+
+def test_update_writes_expected_files_and_check_passes(corpus: Path) -> None:
+    first = golden("update", "--fixtures", str(corpus))
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "added health/one-iteration.expected.json" in first.stdout
+    assert "2 added, 0 changed, 0 deleted, 0 unchanged" in first.stdout
+    expected = json.loads((corpus / "health" / "one-iteration.expected.json").read_text())
+    assert expected["outcome"] == "result"
+    assert expected["sha256"].startswith("sha256:")
+    rejected = json.loads((corpus / "documents" / "span-without-trace.expected.json").read_text())
+    assert rejected["outcome"] == "rejected"
+    assert rejected["reference_rejection"]["code"] == "required"
+
+    check = golden("check", "--fixtures", str(corpus))
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "2 passed, 0 failed, 0 errored, 0 skipped" in check.stdout
+
+    again = golden("update", "--fixtures", str(corpus))
+    assert "0 added, 0 changed, 0 deleted, 2 unchanged" in again.stdout
+    assert not [p for p in corpus.rglob(".*") if p.is_file()], "a temporary file was left behind"
+
+
+def test_a_stale_expected_file_fails_with_the_differences(corpus: Path) -> None:
+    assert golden("update", "--fixtures", str(corpus)).returncode == 0
+    changed = dict(HEALTH_INPUT, session_id="other")
+    _case(corpus, "health/one-iteration", "health.reduce", changed)
+
+    check = golden("check", "--fixtures", str(corpus))
+    assert check.returncode == 1
+    assert "FAILED health/one-iteration [answer_differs]" in check.stdout
+    assert '$.output.facts[0].session_id: got "other", expected "s"' in check.stdout
+
+    update = golden("update", "--fixtures", str(corpus))
+    assert "changed health/one-iteration.expected.json" in update.stdout
+    assert '$.output.facts[0].session_id: got "other", expected "s"' in update.stdout
+    assert golden("check", "--fixtures", str(corpus)).returncode == 0
+
+
+def test_a_missing_expected_file_fails(corpus: Path) -> None:
+    assert golden("update", "--fixtures", str(corpus)).returncode == 0
+    (corpus / "health" / "one-iteration.expected.json").unlink()
+    check = golden("check", "--fixtures", str(corpus))
+    assert check.returncode == 1
+    assert "[expected_missing]" in check.stdout
+
+
+def test_an_expected_file_no_case_uses_fails_and_update_deletes_it(corpus: Path) -> None:
+    assert golden("update", "--fixtures", str(corpus)).returncode == 0
+    orphan = corpus / "health" / "gone.expected.json"
+    shutil.copy(corpus / "health" / "one-iteration.expected.json", orphan)
+    check = golden("check", "--fixtures", str(corpus))
+    assert check.returncode == 1
+    assert "FAILED health/gone.expected.json [expected_orphan]" in check.stdout
+    update = golden("update", "--fixtures", str(corpus))
+    assert "deleted health/gone.expected.json" in update.stdout
+    assert not orphan.exists()
+    assert golden("check", "--fixtures", str(corpus)).returncode == 0
+
+
+def test_an_expected_file_edited_by_hand_fails(corpus: Path) -> None:
+    assert golden("update", "--fixtures", str(corpus)).returncode == 0
+    path = corpus / "health" / "one-iteration.expected.json"
+    edited = json.loads(path.read_text())
+    edited["output"]["facts"][0]["iteration"] = 2
+    path.write_text(json.dumps(edited))
+    check = golden("check", "--fixtures", str(corpus))
+    assert check.returncode == 1
+    assert "[expected_edited]" in check.stdout
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "path"),
+    [
+        ("{", "json_syntax", "$"),
+        (
+            '{"description": "x", "covers": [], "tags": [], "operation": "x.y", "input": {}}',
+            "fixture_invalid",
+            "$.operation",
+        ),
+        (
+            '{"description": "x", "covers": [], "tags": [], "input": {}}',
+            "fixture_invalid",
+            "$.operation",
+        ),
+        (
+            '{"description": "x", "covers": [1], "tags": [], "operation": "health.reduce", '
+            '"input": {}}',
+            "fixture_invalid",
+            "$.covers",
+        ),
+        (
+            '{"description": "x", "covers": [], "tags": [], "operation": "health.reduce", '
+            '"input": {}, "expect": 1}',
+            "fixture_invalid",
+            "$.expect",
+        ),
+    ],
+)
+def test_a_malformed_case_is_reported_and_update_writes_nothing(
+    corpus: Path, body: str, code: str, path: str
+) -> None:
+    (corpus / "health" / f"broken{CASE_SUFFIX}").write_text(body, encoding="utf-8")
+    check = golden("check", "--fixtures", str(corpus), "--format", "json")
+    assert check.returncode == 1
+    rows = [json.loads(line) for line in check.stdout.splitlines()]
+    broken = next(r for r in rows if r.get("case") == "health/broken.case.json")
+    assert broken["code"] == code
+    assert broken["message"].startswith(path)
+    update = golden("update", "--fixtures", str(corpus))
+    assert update.returncode == 1
+    assert not list(corpus.rglob("*.expected.json"))
+
+
+def test_a_producer_process_is_judged_like_the_reference(corpus: Path) -> None:
+    assert golden("update", "--fixtures", str(corpus)).returncode == 0
+    reference = shlex.join([sys.executable, "-m", "session_contracts", "reference-producer"])
+    ok = golden("check", "--fixtures", str(corpus), "--producer", reference)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+
+    faulty = shlex.join([sys.executable, str(PRODUCERS / "faulty.py"), "zero_rate"])
+    bad = golden("check", "--fixtures", str(corpus), "--producer", faulty)
+    assert bad.returncode == 1
+    assert "FAILED health/one-iteration [answer_differs]" in bad.stdout
+    assert "rolling.nonzero_command_exit_rate: got" in bad.stdout
+
+
+def test_a_crashing_producer_errors_and_missing_operations_skip(corpus: Path) -> None:
+    assert golden("update", "--fixtures", str(corpus)).returncode == 0
+    crash = shlex.join([sys.executable, str(PRODUCERS / "misbehaving.py"), "crash"])
+    report = corpus.parent / "report.json"
+    junit = corpus.parent / "golden.xml"
+    result = golden(
+        "check",
+        "--fixtures",
+        str(corpus),
+        "--producer",
+        crash,
+        "--report-json",
+        str(report),
+        "--junit",
+        str(junit),
+    )
+    assert result.returncode == 1
+    body = json.loads(report.read_text())
+    statuses = {r["case"]: r["status"] for r in body["results"]}
+    # misbehaving.py offers health.reduce only.
+    assert statuses == {
+        "health/one-iteration": "errored",
+        "documents/span-without-trace": "skipped",
+    }
+    suites = ET.fromstring(junit.read_bytes())
+    assert suites.find(".//testcase/error") is not None
+    assert suites.find(".//testcase/skipped") is not None
+    assert "no fixture passed" in result.stderr
+
+
+def test_github_annotations_point_at_the_case_file(corpus: Path) -> None:
+    check = golden("check", "--fixtures", str(corpus), "--format", "github")
+    assert check.returncode == 1
+    lines = [line for line in check.stdout.splitlines() if line.startswith("::error ")]
+    assert len(lines) == 2
+    assert any(f"file={corpus}/health/one-iteration.case.json" in line for line in lines)
+
+
+def test_case_filter_and_usage_errors(corpus: Path) -> None:
+    assert golden("update", "--fixtures", str(corpus)).returncode == 0
+    only = golden("check", "--fixtures", str(corpus), "--case", "health/*")
+    assert only.returncode == 0
+    assert "1 fixture(s): 1 passed" in only.stdout
+    nothing = golden("check", "--fixtures", str(corpus), "--case", "nope/*")
+    assert nothing.returncode == 2
+    assert "no_fixture_selected" in nothing.stderr
+    missing = golden("check", "--fixtures", str(corpus / "absent"))
+    assert missing.returncode == 2
+    assert "fixtures_not_found" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
+
+def test_differences_name_json_paths_in_document_order() -> None:
+    found = differences(
+        {"a": [1, 2, 3], "b": {"c": "x"}, "gone": 1},
+        {"a": [1, 5], "b": {"c": "y"}, "new": True},
+    )
+    assert [d.render() for d in found] == [
+        "$.a[1]: got 5, expected 2",
+        "$.a[2]: got (absent), expected 3",
+        '$.b.c: got "y", expected "x"',
+        "$.gone: got (absent), expected 1",
+        "$.new: got true, expected (absent)",
+    ]
+
+
+def test_feedback_answers_compare_checkpoint_ids_by_first_appearance() -> None:
+    ours = {"responses": [{"checkpoint_id": "a1", "message": "x"}, {"checkpoint_id": "a1"}]}
+    theirs = {"responses": [{"checkpoint_id": "zz", "message": "y"}, {"checkpoint_id": "zz"}]}
+    answer = answer_of("feedback.run", CaseOutcome(0, "result", output=ours))
+    assert answer == answer_of("feedback.run", CaseOutcome(0, "result", output=theirs))
