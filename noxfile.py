@@ -1,4 +1,5 @@
-"""The single source of truth for sessions: tests, lint, typecheck, generate, bench."""
+"""The single source of truth for sessions: tests, lint, typecheck, generate, golden, certify,
+bench."""
 
 from __future__ import annotations
 
@@ -44,6 +45,27 @@ def generate(session: nox.Session) -> None:
     """Regenerate generated/ from schemas/ (`-- --check` only reports drift)."""
     session.install("-e", ".")
     session.run("session-contracts", "generate", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def golden(session: nox.Session) -> None:
+    """Replay the golden fixtures (`-- --producer 'CMD'` for another producer than ours)."""
+    session.install("-e", ".")
+    session.run("session-contracts", "golden", "check", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def golden_update(session: nox.Session) -> None:
+    """Rewrite the golden fixtures' expected files from the reference producer."""
+    session.install("-e", ".")
+    session.run("session-contracts", "golden", "update", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def certify(session: nox.Session) -> None:
+    """Certify a producer (default: the reference; `-- --producer 'CMD'` for yours)."""
+    session.install("-e", ".")
+    session.run("session-contracts", "certify", *session.posargs)
 
 
 @nox.session(python=PYTHON)
