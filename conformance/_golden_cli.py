@@ -61,7 +61,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         )
     check.add_argument("--producer", help="the producer command (default: the reference producer)")
     check.add_argument("--timeout", type=float, default=10.0, help="seconds per case (default 10)")
-    check.add_argument("--format", choices=["text", "json", "github"], help="default: text")
+    check.add_argument("--format", choices=["text", "json"], default="text")
+    check.add_argument(
+        "--annotations",
+        choices=["github", "none"],
+        help="also print GitHub workflow annotations (default: github inside GitHub Actions)",
+    )
     check.add_argument("--junit", help="write JUnit XML here")
     check.add_argument("--report-json", help="write the JSON report here")
 
@@ -236,7 +241,8 @@ def junit_xml(results: Sequence[FixtureResult], *, seconds: float) -> bytes:
 
 def _check(args: argparse.Namespace, out: TextIO) -> int:
     corpus = _corpus(args)
-    fmt = args.format or ("github" if annotations_wanted() else "text")
+    fmt = args.format
+    annotate = annotations_wanted(args.annotations)
     started = time.perf_counter()
     answer, stop, producer = _answers(args)
     results: list[FixtureResult] = _problem_results(corpus) + _orphan_results(corpus)
@@ -252,10 +258,10 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
             continue
         if fmt == "json":
             out.write(orjson.dumps(_result_json(result)).decode() + "\n")
-        elif fmt == "github":
-            _render_github(result, corpus.root, out)
         else:
             _render_text(result, out)
+        if annotate:
+            _render_github(result, corpus.root, sys.stderr if fmt == "json" else out)
     ok = counts["failed"] == 0 and counts["errored"] == 0 and counts["passed"] > 0
     summary = {
         "fixtures": len(corpus.cases),
@@ -279,10 +285,7 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
         f"golden check ({producer['implementation'].get('name')}): {len(corpus.cases)} "
         f"fixture(s): " + ", ".join(f"{counts[s]} {s}" for s in _STATUSES) + f" in {seconds:.1f} s"
     )
-    if fmt == "json":
-        out.write(orjson.dumps({"summary": summary}).decode() + "\n")
-    else:
-        out.write(line + "\n")
+    out.write((orjson.dumps({"summary": summary}).decode() if fmt == "json" else line) + "\n")
     return EXIT_OK if ok else EXIT_FINDINGS
 
 

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from session_contracts._annotations import finding_annotation
+from session_contracts._annotations import annotations_wanted, finding_annotation
 from session_contracts._errors import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -67,14 +67,19 @@ def _documents(path: str, jsonl: bool | None) -> list[JsonDocument]:
     return list(iter_documents(data, name, jsonl=jsonl))
 
 
-def _print_findings(findings: Sequence[Finding], out: TextIO, fmt: str) -> None:
+def _print_findings(
+    findings: Sequence[Finding], out: TextIO, fmt: str, args: argparse.Namespace | None = None
+) -> None:
+    """Findings as text or JSON Lines; with annotations wanted (``args``), each
+    also as a GitHub workflow command, on stderr when stdout carries JSON."""
+    annotate = args is not None and annotations_wanted(getattr(args, "annotations", None))
     for finding in findings:
         if fmt == "json":
             out.write(orjson.dumps(finding.to_json()).decode() + "\n")
-        elif fmt == "github":
-            out.write(finding_annotation(finding) + "\n")
         else:
             out.write(finding.render() + "\n")
+        if annotate:
+            (sys.stderr if fmt == "json" else out).write(finding_annotation(finding) + "\n")
 
 
 def _cmd_doctypes(args: argparse.Namespace, out: TextIO) -> int:
@@ -105,7 +110,10 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
     documents = _documents(args.file, args.jsonl)
     if not documents:
         _print_findings(
-            [Finding("$", "no_documents", f"{args.file} holds no document", "")], out, args.format
+            [Finding("$", "no_documents", f"{args.file} holds no document", "")],
+            out,
+            args.format,
+            args,
         )
         return EXIT_FINDINGS
     invalid = 0
@@ -116,7 +124,7 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
             findings = validator.validate(args.doctype, document.value)
         if findings:
             invalid += 1
-            _print_findings([f.at(document.source) for f in findings], out, args.format)
+            _print_findings([f.at(document.source) for f in findings], out, args.format, args)
     if args.format == "text":
         sys.stderr.write(
             f"{len(documents) - invalid} of {len(documents)} document(s) valid as {args.doctype}\n"
@@ -235,7 +243,7 @@ def _cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
                 findings = verify_document(args.doctype, document.value, journal)
         errors = [f for f in findings if f.level == "error"]
         failed += bool(errors)
-        _print_findings([f.at(document.source) for f in findings], out, args.format)
+        _print_findings([f.at(document.source) for f in findings], out, args.format, args)
         if document.error is None and args.format == "text" and args.doctype in HASH_BEARING:
             value = document.value
             snapshot = value.get("snapshot", value) if isinstance(value, dict) else {}
@@ -346,7 +354,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
             if finding.code == "unknown_field":
                 unknown_fields[finding.path.rsplit(".", 1)[-1]] += 1
         failed += any(f.level == "error" for f in findings)
-        _print_findings([f.at(source) for f in findings], out, args.format)
+        _print_findings([f.at(source) for f in findings], out, args.format, args)
     total = sum(documents.values())
     summary = {
         "documents": total,
@@ -364,6 +372,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
             [Finding("$", "no_documents", "no document was read: zero documents never pass", "")],
             out if args.format != "text" else sys.stderr,
             args.format,
+            args,
         )
         return EXIT_FINDINGS
     return EXIT_FINDINGS if failed else EXIT_OK
@@ -373,6 +382,14 @@ def _cmd_quickstart(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts._quickstart import run
 
     return run(out, root=Path(args.root) if args.root else None)
+
+
+def _add_annotations_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--annotations",
+        choices=["github", "none"],
+        help="also print GitHub workflow annotations (default: github inside GitHub Actions)",
+    )
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -411,7 +428,8 @@ def _build_parser() -> argparse.ArgumentParser:
             help="read exactly one document",
         )
         if name == "validate":
-            command.add_argument("--format", choices=["text", "json", "github"], default="text")
+            command.add_argument("--format", choices=["text", "json"], default="text")
+            _add_annotations_option(command)
         command.set_defaults(handler=handler)
 
     for name, text in (
@@ -430,7 +448,8 @@ def _build_parser() -> argparse.ArgumentParser:
     verify.add_argument("file", help="a JSON or JSON Lines file, or - for stdin")
     verify.add_argument("--journal", help="an SQLite journal: also check each recordHash")
     verify.add_argument("--jsonl", action="store_const", const=True, default=None)
-    verify.add_argument("--format", choices=["text", "json", "github"], default="text")
+    verify.add_argument("--format", choices=["text", "json"], default="text")
+    _add_annotations_option(verify)
     verify.set_defaults(handler=_cmd_verify)
 
     generate = commands.add_parser("generate", help="regenerate generated/ from schemas/")
@@ -446,7 +465,8 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("paths", nargs="+", help="JSON or JSON Lines files, folders, or -")
     check.add_argument("--doctype", help="check every document as this type (default: detect)")
-    check.add_argument("--format", choices=["text", "json", "github"], default="text")
+    check.add_argument("--format", choices=["text", "json"], default="text")
+    _add_annotations_option(check)
     check.set_defaults(handler=_cmd_check)
 
     producer = commands.add_parser(

@@ -46,3 +46,10 @@ def shared() -> Path:
     if not (SHARED / "seeds").is_dir():
         pytest.skip(f"shared/ is not beside the checkout ({SHARED}); the seed texts are needed")
     return SHARED
+
+
+@pytest.fixture(autouse=True)
+def _outside_github_actions(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Inside GitHub Actions the CLI adds workflow annotations to its output;
+    # the tests pin the plain output and ask for annotations explicitly.
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)

@@ -51,7 +51,15 @@ def test_check_prints_github_annotations(tmp_path: Path) -> None:
     captured = tmp_path / "captured.jsonl"
     captured.write_text('{"sessionId": 5}\n', encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "session_contracts", "check", str(captured), "--format", "github"],
+        [
+            sys.executable,
+            "-m",
+            "session_contracts",
+            "check",
+            str(captured),
+            "--annotations",
+            "github",
+        ],
         capture_output=True,
         text=True,
         check=False,

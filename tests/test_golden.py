@@ -232,7 +232,7 @@ def test_a_crashing_producer_errors_and_missing_operations_skip(corpus: Path) ->
 
 
 def test_github_annotations_point_at_the_case_file(corpus: Path) -> None:
-    check = golden("check", "--fixtures", str(corpus), "--format", "github")
+    check = golden("check", "--fixtures", str(corpus), "--annotations", "github")
     assert check.returncode == 1
     lines = [line for line in check.stdout.splitlines() if line.startswith("::error ")]
     assert len(lines) == 2
