@@ -30,7 +30,7 @@ from session_contracts._canonical import canonical_bytes
 from session_contracts._validator import default_validator
 from session_contracts._xkeywords import json_equal
 
-__all__ = ["CheckResult", "Trial", "certify", "replay_trial"]
+__all__ = ["CheckResult", "Runner", "Trial", "certify", "judge_trial", "replay_trial", "run_check"]
 
 
 @dataclass(frozen=True)
@@ -533,7 +533,15 @@ def run_check(
     examples: int,
     seed: int,
     failures_dir: Path,
+    prepare: Callable[[Trial], Trial] | None = None,
 ) -> CheckResult:
+    """Run one check's property against ``runner``.
+
+    ``prepare`` rewrites each generated trial before anything sees it, the
+    reference and the judge included (the HTTP runner gives each case its
+    own sessions and event ids in a shared journal this way: the hashes bind
+    both, so they cannot be renamed after the fact).
+    """
     plan = PLANS[check.id]
     if check.operation != "*" and check.operation not in operations:
         return CheckResult(check, "skipped", 0, f"the producer does not support {check.operation}")
@@ -544,6 +552,8 @@ def run_check(
     except _Skip as skip:
         return CheckResult(check, "skipped", 0, str(skip))
     strategies = planned if isinstance(planned, list) else [planned]
+    if prepare is not None:
+        strategies = [strategy.map(prepare) for strategy in strategies]
     total = 0
     skipped: str | None = None
     for strategy in strategies:
@@ -673,8 +683,11 @@ def certify(
 def replay_trial(producer: ProducerProcess, check: Check, trial: Trial) -> CheckResult:
     """Run exactly one saved case of one check again."""
     producer.info or producer.start()
-    runner = _runner_for(producer)
+    return judge_trial(_runner_for(producer), check, trial)
 
+
+def judge_trial(runner: Runner, check: Check, trial: Trial) -> CheckResult:
+    """Judge exactly one trial of one check with ``runner`` (a replay)."""
     try:
         PLANS[check.id].judge(runner, trial)
     except _Failed as failed:
@@ -688,9 +701,17 @@ def replay_trial(producer: ProducerProcess, check: Check, trial: Trial) -> Check
     return CheckResult(check, "passed", 1, "", trial)
 
 
-def reproduce_command(producer_command: str | None, saved: str) -> str:
+def reproduce_command(
+    producer_command: str | None,
+    saved: str,
+    *,
+    http: str | None = None,
+    journal: str | None = None,
+) -> str:
     parts = ["session-contracts", "certify"]
-    if producer_command:
+    if http:
+        parts += ["--http", http, "--journal", journal or ""]
+    elif producer_command:
         parts += ["--producer", producer_command]
     parts += ["--replay", saved]
     return shlex.join(parts)

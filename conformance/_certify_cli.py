@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 from rich.console import Console
@@ -24,6 +27,7 @@ from session_contracts.conformance._report import (
     BaselineVerdict,
     badge,
     compare_baseline,
+    github_annotations,
     junit_xml,
     read_baseline,
     report_json,
@@ -32,7 +36,11 @@ from session_contracts.conformance._report import (
 )
 from session_contracts.conformance.protocol import ProducerProcess
 
+from session_contracts._annotations import annotations_wanted
 from session_contracts._errors import EXIT_FINDINGS, EXIT_OK, Finding, UsageError
+
+if TYPE_CHECKING:
+    from session_contracts.conformance._certify_http import HttpTarget
 
 __all__ = ["add_arguments", "list_checks", "run"]
 
@@ -42,6 +50,16 @@ STATUS_STYLE = {"passed": "green", "failed": "red", "errored": "magenta", "skipp
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--producer", help="the producer command (default: the reference producer)")
+    parser.add_argument(
+        "--http",
+        metavar="URL",
+        help="certify a running HTTP recap adapter at this base URL instead (needs --journal)",
+    )
+    parser.add_argument(
+        "--journal",
+        metavar="PATH",
+        help="with --http: the SQLite journal the adapter reads; certify appends each case to it",
+    )
     parser.add_argument(
         "--contract", action="append", default=[], help="only checks of this contract (repeatable)"
     )
@@ -65,6 +83,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where failing cases are saved (default .session-contracts/failures)",
     )
     parser.add_argument("--replay", help="run one saved failing case again")
+    parser.add_argument(
+        "--annotations",
+        choices=["github", "none"],
+        default=None,
+        help="print a GitHub workflow annotation per failed check "
+        "(default: github inside GitHub Actions, else none)",
+    )
 
 
 def list_checks(out: TextIO, fmt: str) -> int:
@@ -112,12 +137,61 @@ def _selected(args: argparse.Namespace) -> list[Check]:
     return checks
 
 
-def _producer(args: argparse.Namespace) -> ProducerProcess:
+def _check_options(args: argparse.Namespace) -> None:
     if args.examples < 1:
         raise UsageError([Finding("$.examples", "usage", "--examples must be at least 1", "")])
     if args.timeout <= 0:
         raise UsageError([Finding("$.timeout", "usage", "--timeout must be positive", "")])
+    http_hint = (
+        "start the adapter on a journal, e.g. `session-contracts serve --journal recap.sqlite "
+        "--port 8765`, then pass --http http://127.0.0.1:8765 --journal recap.sqlite"
+    )
+    if args.http and args.producer:
+        raise UsageError(
+            [
+                Finding(
+                    "$.producer",
+                    "http_with_producer",
+                    "--producer and --http are mutually exclusive: certify a stdio producer "
+                    "or a running HTTP adapter",
+                    "drop one of them",
+                )
+            ]
+        )
+    if args.http and not args.journal:
+        raise UsageError(
+            [
+                Finding(
+                    "$.journal",
+                    "journal_required",
+                    "--http needs --journal PATH: the SQLite journal the adapter reads, "
+                    "which certify seeds with each case's events",
+                    http_hint,
+                )
+            ]
+        )
+    if args.journal and not args.http:
+        raise UsageError(
+            [
+                Finding(
+                    "$.journal",
+                    "journal_without_http",
+                    "--journal is only used with --http",
+                    "drop --journal, or add --http URL: " + http_hint,
+                )
+            ]
+        )
+
+
+def _producer(args: argparse.Namespace) -> ProducerProcess:
     return ProducerProcess(args.producer or REFERENCE_COMMAND, timeout=args.timeout)
+
+
+def _http_target(args: argparse.Namespace) -> HttpTarget:
+    # Imported here: a stdio run needs none of the HTTP machinery.
+    from session_contracts.conformance._certify_http import HttpTarget
+
+    return HttpTarget(args.http, args.journal, timeout=args.timeout)
 
 
 def _replay(args: argparse.Namespace, console: Console) -> int:
@@ -138,21 +212,48 @@ def _replay(args: argparse.Namespace, console: Console) -> int:
         ) from None
     if check is None:
         raise UsageError([Finding("$.check", "unknown_check", f"no check {saved['check']!r}", "")])
-    with _producer(args) as producer:
-        producer.start()
-        result = replay_trial(producer, check, trial)
+    if args.http:
+        from session_contracts.conformance._certify_http import replay_http
+
+        with _http_target(args) as target:
+            target.check_reachable()
+            result = replay_http(target, check, trial)
+    else:
+        with _producer(args) as producer:
+            producer.start()
+            result = replay_trial(producer, check, trial)
     label = "FIXED" if result.status == "passed" else "FAILED"
     console.print(f"{label}: {check.id} on {args.replay}: {result.status} {scrub(result.message)}")
     return EXIT_OK if result.status == "passed" else EXIT_FINDINGS
 
 
+@contextmanager
+def _progress(console: Console, total: int) -> Iterator[Callable[[Check, CheckResult], None]]:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("checks", total=total)
+
+        def advance(check: Check, result: CheckResult) -> None:
+            bar.update(task, advance=1, description=f"{check.id}: {result.status}")
+
+        yield advance
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
     console = Console(file=out, highlight=False, soft_wrap=True)
+    _check_options(args)
     if args.replay:
         return _replay(args, console)
     if args.update_baseline and not args.baseline:
         raise UsageError([Finding("$", "usage", "--update-baseline needs --baseline FILE", "")])
     checks = _selected(args)
+    if args.http:
+        return _run_http(args, console, checks)
     started = time.perf_counter()
     failures_dir = Path(args.failures_dir)
     with _producer(args) as producer:
@@ -162,18 +263,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             f"({info.implementation.get('language')}): {len(checks)} check(s), "
             f"{args.examples} case(s) each, seed {args.seed}"
         )
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            console=console,
-            transient=True,
-        ) as bar:
-            task = bar.add_task("checks", total=len(checks))
-
-            def advance(check: Check, result: CheckResult) -> None:
-                bar.update(task, advance=1, description=f"{check.id}: {result.status}")
-
+        with _progress(console, len(checks)) as advance:
             results = certify(
                 producer,
                 checks=checks,
@@ -185,6 +275,31 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         restarts = producer.restarts
     seconds = time.perf_counter() - started
     return _finish(args, console, info, results, seconds, restarts)
+
+
+def _run_http(args: argparse.Namespace, console: Console, checks: list[Check]) -> int:
+    from session_contracts.conformance._certify_http import certify_http
+
+    started = time.perf_counter()
+    with _http_target(args) as target:
+        info = target.check_reachable()
+        console.print(
+            f"certifying the HTTP recap adapter at {scrub(target.url)} "
+            f"({info.implementation.get('version')}), journal {args.journal}: "
+            f"{len(checks)} check(s), {args.examples} case(s) each, seed {args.seed}"
+        )
+        with _progress(console, len(checks)) as advance:
+            results = certify_http(
+                target,
+                checks=checks,
+                examples=args.examples,
+                seed=args.seed,
+                failures_dir=Path(args.failures_dir),
+                progress=advance,
+            )
+        reconnects = target.reconnects
+    seconds = time.perf_counter() - started
+    return _finish(args, console, info, results, seconds, reconnects)
 
 
 def _finish(
@@ -211,7 +326,9 @@ def _finish(
     reproduce: dict[str, str] = {}
     for result in sorted(results, key=lambda r: (r.check.contract, r.check.id)):
         if result.saved_to:
-            reproduce[result.check.id] = reproduce_command(args.producer, result.saved_to)
+            reproduce[result.check.id] = reproduce_command(
+                args.producer, result.saved_to, http=args.http, journal=args.journal
+            )
         style = STATUS_STYLE[result.status]
         table.add_row(
             result.check.contract,
@@ -266,6 +383,10 @@ def _finish(
         findings = any(
             r.status in ("failed", "errored") and r.check.level in gating for r in results
         )
+    if annotations_wanted(args.annotations):
+        # Raw lines, not through rich: GitHub reads them only verbatim, at a line's start.
+        for line in github_annotations(results, reproduce=reproduce, baseline=verdicts):
+            console.file.write(line + "\n")
     zero = cases == 0
     if zero:
         console.print("[red]no case ran: a run that executed zero cases never certifies[/]")
@@ -279,7 +400,11 @@ def _finish(
         "harness_looks_broken": looks_broken,
     }
     producer = {
-        "command": args.producer,
+        # The report's schema knows commands only: an HTTP target is given as the
+        # options that certify it again.
+        "command": shlex.join(["--http", args.http, "--journal", args.journal])
+        if args.http
+        else args.producer,
         "implementation": dict(info.implementation),
         "contracts": list(info.contracts),
         "operations": list(info.operations),

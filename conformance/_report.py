@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 from session_contracts.conformance._certify import CheckResult
 
+from session_contracts._annotations import github_annotation
 from session_contracts._redaction import redact_text
 from session_contracts._redaction_policy import default_policy
 
@@ -23,6 +24,7 @@ __all__ = [
     "BaselineVerdict",
     "badge",
     "compare_baseline",
+    "github_annotations",
     "junit_xml",
     "read_baseline",
     "report_json",
@@ -194,3 +196,29 @@ def badge(results: Sequence[CheckResult]) -> bytes:
             "color": color,
         }
     )
+
+
+def github_annotations(
+    results: Sequence[CheckResult],
+    *,
+    reproduce: Mapping[str, str],
+    baseline: Sequence[BaselineVerdict] = (),
+) -> list[str]:
+    """GitHub workflow commands: ``::error title=<check id>::<message>`` per failed or
+    errored required check, ``::warning`` for a recommended one or a failure the
+    baseline expects, ``::error`` for a baseline entry that now passes."""
+    verdicts = {verdict.check_id: verdict for verdict in baseline}
+    lines = []
+    for result in results:
+        verdict = verdicts.get(result.check.id)
+        if result.status in ("failed", "errored"):
+            level = "error" if result.check.level == "required" else "warning"
+            message = f"{result.status}: {result.message}"
+            if verdict is not None and verdict.state == "expected":
+                level, message = "warning", message + " (an expected failure: in the baseline)"
+            if result.check.id in reproduce:
+                message += f"\nreproduce: {reproduce[result.check.id]}"
+            lines.append(github_annotation(level, scrub(message), title=result.check.id))
+        elif verdict is not None and verdict.state == "unexpected_pass":
+            lines.append(github_annotation("error", scrub(verdict.detail), title=result.check.id))
+    return lines
