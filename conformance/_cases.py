@@ -299,6 +299,7 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
     version = 0
     tokens = draw(st.integers(0, 1000))
     last_usage_at = 0
+    last_counter = ""
     sent: list[dict[str, Any]] = []
     for index in range(draw(st.integers(0, 6))):
         clock += draw(st.sampled_from([0, 1000, 60_000, 1_000_000]))
@@ -313,19 +314,21 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
                     "stale_version",
                     "future",
                     "decrease",
+                    "older",
                     "observe",
                 ]
             )
         )
         if move == "observe":
-            steps.append(
-                {
-                    "at_unix_ms": clock,
-                    "call": "observe",
-                    "session_id": session,
-                    "can_read_raw_receipts": draw(st.booleans()),
-                }
-            )
+            step = {
+                "at_unix_ms": clock,
+                "call": "observe",
+                "session_id": session,
+                "can_read_raw_receipts": draw(st.booleans()),
+            }
+            if draw(st.integers(0, 3)) == 0:  # now and then a reader of another version
+                step["reader_contract_version"] = draw(st.sampled_from([1, 2]))
+            steps.append(step)
             continue
         if move == "replay" and sent:
             steps.append(
@@ -345,16 +348,20 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
             "open_loops": [],
         }
         counter = draw(st.sampled_from(["c1", "c2"]))
+        # The rule breakers aim at a counter that has a sample, when there is one.
+        counter = last_counter if move in ("older", "decrease") and last_counter else counter
         if move == "usage":
             tokens += draw(st.integers(1, 500))
             last_usage_at = max(last_usage_at + 1, clock - draw(st.integers(0, 5000)))
             request["usage"] = _usage(counter, last_usage_at, tokens, 10)
+            last_counter = counter
         elif move == "older":
             request["usage"] = _usage(counter, max(0, last_usage_at - 1), tokens + 1, 10)
         elif move == "future":
             request["usage"] = _usage(counter, clock + 300_001, tokens + 1, 10)
         elif move == "decrease":
-            request["usage"] = _usage(counter, clock, max(0, tokens - 1), 10)
+            later = max(clock, last_usage_at + 1)
+            request["usage"] = _usage(counter, later, max(0, tokens - 1), 10)
         elif move == "progress":
             request["progress"] = {
                 "phase": draw(st.sampled_from(["testing", "blocked"])),
@@ -404,8 +411,21 @@ def provider_responses(draw: st.DrawFn, canary: str | None = None) -> dict[str, 
     pieces = [
         draw(st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\r"), max_size=40))
     ]
+    # A planted secret goes where a model may put one: its prose, a native
+    # call's arguments, a text-protocol call, or (one-line ones) a LOOP_STATE value.
+    where = "text"
     if canary is not None:
-        pieces.append(canary)
+        places = ["text", "native_call", "text_call"]
+        if "\n" not in canary:
+            places.append("loop_state")
+        where = draw(st.sampled_from(places))
+        if where == "text":
+            pieces.append(canary)
+        elif where == "text_call":
+            call = {"id": "tc-secret", "name": "search", "arguments": {"query": canary}}
+            pieces.append(f"<tool_call>{json.dumps(call)}</tool_call>")
+        elif where == "loop_state":
+            pieces.append(f"## LOOP_STATE\nnote: {canary}\n## END_LOOP_STATE")
     if draw(st.integers(0, 2)):  # a LOOP_STATE block in two responses out of three
         keys = draw(st.lists(st.sampled_from(["done", "step", "retry", "note"]), max_size=3))
         block = ["## LOOP_STATE", *(f"{k}: {draw(_LOOP_VALUE)}" for k in keys)]
@@ -418,6 +438,8 @@ def provider_responses(draw: st.DrawFn, canary: str | None = None) -> dict[str, 
     if draw(st.integers(0, 4)) == 0:
         pieces.append(f"{draw(_NAMES)}({json.dumps(draw(_ARGS))})")
     tool_calls = draw(st.lists(_NATIVE_CALL, max_size=3, unique_by=lambda c: c["id"]))
+    if where == "native_call":
+        tool_calls.append({"id": "tc-secret", "name": "search", "arguments": {"query": canary}})
     return {
         "response": {
             "call_id": f"call-{draw(st.integers(0, 99))}",

@@ -20,9 +20,30 @@ from session_contracts._errors import InvalidDocument
 __all__ = ["HANDLERS", "main"]
 
 
-def _reject(exc: InvalidDocument) -> Rejected:
+def _reject(
+    exc: InvalidDocument, prefix: str = "$", renames: Mapping[str, str] | None = None
+) -> Rejected:
+    """The first finding as a rejection whose path points into the case input:
+    ``prefix`` is where the checked value sits in the input, ``renames`` maps
+    an output path (the library reports a run record's own paths) to the input
+    member it came from."""
     first = exc.findings[0]
-    return Rejected(first.code, first.path, first.message)
+    path = first.path
+    for output_path, input_path in (renames or {}).items():
+        if path == output_path or path.startswith((output_path + ".", output_path + "[")):
+            return Rejected(first.code, input_path + path[len(output_path) :], first.message)
+    return Rejected(first.code, prefix + path[1:], first.message)
+
+
+def _each(items: Any, parse: Any, prefix: str) -> list[Any]:
+    """Parse every item of an input list; a rejection names the item's index."""
+    parsed = []
+    for index, item in enumerate(items):
+        try:
+            parsed.append(parse(item))
+        except InvalidDocument as exc:
+            raise _reject(exc, f"{prefix}[{index}]") from None
+    return parsed
 
 
 def document_roundtrip(case: Mapping[str, Any]) -> Any:
@@ -31,7 +52,7 @@ def document_roundtrip(case: Mapping[str, Any]) -> Any:
     try:
         return encode(decode(str(case["doctype"]), case["document"]))
     except InvalidDocument as exc:
-        raise _reject(exc) from None
+        raise _reject(exc, "$.document") from None
 
 
 def health_reduce(case: Mapping[str, Any]) -> Any:
@@ -43,6 +64,18 @@ def health_reduce(case: Mapping[str, Any]) -> Any:
         raise _reject(exc) from None
 
 
+def _reader_version(step: Mapping[str, Any], index: int) -> int:
+    """The reader's contract version (default 1): reports of another are stale."""
+    version = step.get("reader_contract_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version < 2**53:
+        raise Rejected(
+            "invalid_step",
+            f"$.steps[{index}].reader_contract_version",
+            "reader_contract_version must be an unsigned safe integer",
+        )
+    return version
+
+
 def feedback_run(case: Mapping[str, Any]) -> Any:
     from session_contracts.conformance.feedback import FeedbackStore
 
@@ -52,7 +85,7 @@ def feedback_run(case: Mapping[str, Any]) -> Any:
     with tempfile.TemporaryDirectory(prefix="sc-feedback-") as folder:
         store = FeedbackStore.open(Path(folder) / "feedback.sqlite", clock=lambda: now["ms"])
         try:
-            for step in steps:
+            for index, step in enumerate(steps):
                 now["ms"] = int(step["at_unix_ms"])
                 call = step["call"]
                 try:
@@ -65,6 +98,7 @@ def feedback_run(case: Mapping[str, Any]) -> Any:
                             store.observe(
                                 str(step["session_id"]),
                                 reader_can_read_raw_receipts=bool(step["can_read_raw_receipts"]),
+                                contract_version=_reader_version(step, index),
                             )
                         )
                 except InvalidDocument as exc:
@@ -84,7 +118,7 @@ def _run_spec(value: Mapping[str, Any]) -> Any:
         session_id=value.get("session_id"),
         execution_id=value.get("execution_id"),
         id=value.get("id"),
-        spans=[Span.from_json(span) for span in value.get("spans", [])],
+        spans=_each(value.get("spans", []), Span.from_json, "$.run.spans"),
         flight_recording=(
             FlightRecording(flight["reference"], flight.get("byte_size")) if flight else None
         ),
@@ -93,15 +127,25 @@ def _run_spec(value: Mapping[str, Any]) -> Any:
     )
 
 
+_RUN_RECORD_TO_INPUT = {
+    "$.evidence.trace_spans": "$.run.spans",
+    "$.evidence.execution_id": "$.run.execution_id",
+    "$.evidence.gaps": "$.run.gaps",
+    "$.evidence.flight_recording": "$.run.flight_recording",
+    "$.evidence": "$.run",
+}
+
+
 def runrecord_project(case: Mapping[str, Any]) -> Any:
     from session_contracts.conformance.journal import SessionEvent
     from session_contracts.conformance.runrecord import project_run_record
 
+    events = _each(case.get("events", []), SessionEvent.from_json, "$.events")
     try:
-        events = [SessionEvent.from_json(event) for event in case.get("events", [])]
         return project_run_record(_run_spec(case["run"]), events)
     except InvalidDocument as exc:
-        raise _reject(exc) from None
+        # The library names the record it would build; the input is the run.
+        raise _reject(exc, "$.run", _RUN_RECORD_TO_INPUT) from None
     except (ValueError, KeyError, TypeError) as exc:
         raise Rejected("invalid_run", "$.run", str(exc)) from None
 
@@ -116,7 +160,7 @@ def runrecord_provider_call_response(case: Mapping[str, Any]) -> Any:
             case["response"], execution_id=case.get("execution_id"), policy=default_policy()
         )
     except InvalidDocument as exc:
-        raise _reject(exc) from None
+        raise _reject(exc, "$.response") from None
 
 
 def recap_project(case: Mapping[str, Any]) -> Any:
@@ -125,11 +169,7 @@ def recap_project(case: Mapping[str, Any]) -> Any:
     from session_contracts.conformance.journal import SessionEvent, SqliteJournal
     from session_contracts.conformance.recap import RecapService
 
-    try:
-        events = [SessionEvent.from_json(event) for event in case.get("events", [])]
-    except InvalidDocument as exc:
-        first = exc.findings[0]
-        raise Rejected(first.code, "$.events" + first.path[1:], first.message) from None
+    events = _each(case.get("events", []), SessionEvent.from_json, "$.events")
     with tempfile.TemporaryDirectory(prefix="sc-recap-") as folder:
         path = Path(folder) / "journal.sqlite"
         with SqliteJournal.open(path, create=True) as journal:
@@ -139,8 +179,7 @@ def recap_project(case: Mapping[str, Any]) -> Any:
             try:
                 outcome = service.query(case["query"])
             except InvalidDocument as exc:
-                first = exc.findings[0]
-                raise Rejected(first.code, "$.query" + first.path[1:], first.message) from None
+                raise _reject(exc, "$.query") from None
     return outcome.envelope
 
 

@@ -120,4 +120,4 @@ def test_the_reference_producer_speaks_the_protocol() -> None:
     assert [fact["iteration"] for fact in outcome.output["facts"]] == [1, 1]
     assert rejected.outcome == "rejected"
     assert rejected.rejection is not None
-    assert rejected.rejection["path"] == "$.duration_ms"
+    assert rejected.rejection["path"] == "$.document.duration_ms"
