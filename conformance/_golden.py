@@ -14,6 +14,7 @@ expected files); ``_golden_cli`` does the I/O of a run.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -138,6 +139,9 @@ def _read_case(root: Path, path: Path, operations: frozenset[str]) -> GoldenCase
             f"unknown operation {value['operation']!r}",
             f"one of {', '.join(sorted(operations))}",
         )
+    expanded = _expand_secrets(value["input"], ("input",))
+    if isinstance(expanded, tuple):
+        return bad(*expanded)
     stem = path.name[: -len(CASE_SUFFIX)]
     return GoldenCase(
         name=f"{path.parent.name}/{stem}",
@@ -146,8 +150,49 @@ def _read_case(root: Path, path: Path, operations: frozenset[str]) -> GoldenCase
         covers=tuple(value["covers"]),
         tags=tuple(value["tags"]),
         operation=value["operation"],
-        input=value["input"],
+        input=expanded.value,
     )
+
+
+_SECRET = re.compile(r"\{\{secret:([A-Za-z0-9_]+)\}\}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Expanded:
+    value: Any
+
+
+def _expand_secrets(
+    value: Any, parts: tuple[str | int, ...]
+) -> _Expanded | tuple[tuple[str | int, ...], str, str]:
+    """``{{secret:KIND}}`` in a case's strings becomes the built-in fake secret of
+    that detector kind: the files hold no secret-shaped text for a repository's
+    secret scanner to flag, and the values follow the redaction module's canaries."""
+    from session_contracts._redaction import canary_secrets
+
+    secrets = canary_secrets()
+    problem: list[tuple[tuple[str | int, ...], str, str]] = []
+
+    def walk(node: Any, where: tuple[str | int, ...]) -> Any:
+        if isinstance(node, str) and "{{secret:" in node:
+
+            def swap(match: re.Match[str]) -> str:
+                if match[1] not in secrets:
+                    problem.append(
+                        (where, f"no built-in secret {match[1]!r}", f"one of {', '.join(secrets)}")
+                    )
+                    return match[0]
+                return secrets[match[1]]
+
+            return _SECRET.sub(swap, node)
+        if isinstance(node, dict):
+            return {key: walk(item, (*where, key)) for key, item in node.items()}
+        if isinstance(node, list):
+            return [walk(item, (*where, index)) for index, item in enumerate(node)]
+        return node
+
+    expanded = walk(value, parts)
+    return problem[0] if problem else _Expanded(expanded)
 
 
 def load_corpus(root: Path, operations: Sequence[str] | None = None) -> Corpus:

@@ -272,3 +272,20 @@ def test_feedback_answers_compare_checkpoint_ids_by_first_appearance() -> None:
     theirs = {"responses": [{"checkpoint_id": "zz", "message": "y"}, {"checkpoint_id": "zz"}]}
     answer = answer_of("feedback.run", CaseOutcome(0, "result", output=ours))
     assert answer == answer_of("feedback.run", CaseOutcome(0, "result", output=theirs))
+
+
+def test_secret_placeholders_expand_to_the_built_in_fake_secrets(tmp_path: Path) -> None:
+    from session_contracts.conformance._golden import load_corpus
+
+    from session_contracts._redaction import canary_secrets
+
+    root = tmp_path / "fixtures"
+    text = {"doctype": "x", "document": {"note": "key {{secret:github_token}} here"}}
+    _case(root, "documents/planted", "document.roundtrip", text)
+    _case(root, "documents/unknown-kind", "document.roundtrip", {"a": ["{{secret:nope}}"]})
+    corpus = load_corpus(root)
+    (case,) = corpus.cases
+    assert case.input["document"]["note"] == f"key {canary_secrets()['github_token']} here"
+    (problem,) = corpus.problems
+    assert (problem.code, problem.path) == ("fixture_invalid", "$.input.a[0]")
+    assert "no built-in secret 'nope'" in problem.message
