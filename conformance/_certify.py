@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -307,14 +307,28 @@ def judge_reference_rule(runner: Runner, trial: Trial) -> None:
             )
 
 
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON value, member names included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
 def judge_canaries(runner: Runner, trial: Trial) -> None:
     from session_contracts._redaction import canary_secrets
 
     outcome = _run(runner, trial)
-    text = orjson.dumps(
-        {"output": outcome.output, "rejection": outcome.rejection, "message": outcome.message}
-    ).decode()
-    leaked = [kind for kind, secret in canary_secrets().items() if secret in text]
+    # Every string as decoded, not the JSON text: a secret with a newline (a
+    # PEM key) reads "\\n" in JSON and would never be found there.
+    texts = list(_strings({"output": outcome.output, "rejection": outcome.rejection}))
+    texts.append(outcome.message)
+    leaked = [kind for kind, secret in canary_secrets().items() if any(secret in t for t in texts)]
     if leaked:
         # Never print the secret itself: the kind is enough to find it.
         raise _Failed("a planted secret reached the output unredacted: " + ", ".join(leaked))
