@@ -23,7 +23,6 @@ import hashlib
 import http.client
 import re
 import secrets
-import sqlite3
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
@@ -124,7 +123,6 @@ class HttpTarget:
         self._prefix = parts.path.rstrip("/")
         self.journal_path = Path(journal)
         self._journal = _open_journal(self.journal_path)
-        self._ids = _last_id_reader(self.journal_path)
         self._connection: http.client.HTTPConnection | None = None
         self._next_id = 0
         self._seeded: set[bytes] = set()
@@ -149,7 +147,6 @@ class HttpTarget:
     def close(self) -> None:
         self._disconnect()
         self._journal.close()
-        self._ids.close()
 
     # -- the cases ---------------------------------------------------------------------------
     def prepare(self, trial: Trial) -> Trial:
@@ -335,8 +332,8 @@ class HttpTarget:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _last_id(self) -> int:
-        row = self._ids.execute("SELECT coalesce(max(id), -1) FROM session_events").fetchone()
-        return int(row[0])
+        last = self._journal.last_event_id()
+        return -1 if last is None else last
 
     # -- the start -------------------------------------------------------------------------
     def check_reachable(self) -> ProducerInfo:
@@ -489,12 +486,6 @@ def _open_journal(path: Path) -> SqliteJournal:
                 )
             ]
         ) from None
-
-
-def _last_id_reader(path: Path) -> sqlite3.Connection:
-    # The journal's API has no "last id"; the layout is specified (docs/journal.md).
-    uri = f"{path.resolve().as_uri()}?mode=ro"
-    return sqlite3.connect(uri, uri=True, isolation_level=None)
 
 
 def certify_http(

@@ -912,3 +912,28 @@ def test_written_events_read_back_equal(
     tape.write(events)
     assert list(tape.read()) == events
     assert [SessionEvent.from_json(e.to_json()) for e in events] == events
+
+
+def test_last_event_id_is_the_highest_id_of_any_session(tmp_path: Path) -> None:
+    from session_contracts.conformance.journal import SessionEvent, SqliteJournal
+
+    def event(event_id: int, session: str) -> SessionEvent:
+        return SessionEvent.from_json(
+            {
+                "id": event_id,
+                "sessionId": session,
+                "runId": None,
+                "turnId": None,
+                "iteration": None,
+                "executionId": None,
+                "topic": "session",
+                "kind": "visible_prompt",
+                "recordedAtUnixMs": 1,
+                "payload": {"text": "hi"},
+            }
+        )
+
+    with SqliteJournal.open(tmp_path / "j.sqlite", create=True) as journal:
+        assert journal.last_event_id() is None
+        journal.append([event(3, "a"), event(5, "b"), event(9, "a")])
+        assert journal.last_event_id() == 9

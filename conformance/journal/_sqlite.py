@@ -345,6 +345,11 @@ class SqliteJournal:
 
     # ------------------------------------------------------------------ reading
 
+    def last_event_id(self) -> int | None:
+        """The highest event id in the journal (any session), None when it is empty."""
+        rows = self._fetch("SELECT max(id) FROM session_events", ())
+        return None if not rows or rows[0][0] is None else int(rows[0][0])
+
     def has_session(self, session_id: str) -> bool:
         """Whether the journal holds at least one event of ``session_id``."""
         rows = self._fetch(
