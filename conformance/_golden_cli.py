@@ -23,6 +23,7 @@ from session_contracts.conformance._golden import (
     FixtureResult,
     GoldenCase,
     Update,
+    coverage_markdown,
     default_fixtures_dir,
     judge,
     load_corpus,
@@ -33,7 +34,15 @@ from session_contracts.conformance._golden import (
 from session_contracts.conformance.protocol import CaseOutcome, ProducerProcess
 
 from session_contracts._annotations import annotations_wanted, github_annotation
-from session_contracts._errors import EXIT_FINDINGS, EXIT_OK, Finding, ToolError, UsageError
+from session_contracts._errors import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    Finding,
+    InvalidDocument,
+    ToolError,
+    UsageError,
+)
+from session_contracts._jsonload import loads_strict
 
 __all__ = ["add_arguments", "run"]
 
@@ -59,6 +68,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             metavar="GLOB",
             help="only fixtures whose name (area/name) matches, e.g. 'recap/*' (repeatable)",
         )
+    coverage = actions.add_parser(
+        "coverage", help="print, sentence by sentence, the fixtures that show each seed rule"
+    )
+    coverage.add_argument("--fixtures", help="the corpus folder (default: the shipped one)")
+    coverage.add_argument("--case", action="append", default=[], help=argparse.SUPPRESS)
     check.add_argument("--producer", help="the producer command (default: the reference producer)")
     check.add_argument("--timeout", type=float, default=10.0, help="seconds per case (default 10)")
     check.add_argument("--format", choices=["text", "json"], default="text")
@@ -334,7 +348,29 @@ def _update(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _coverage(args: argparse.Namespace, out: TextIO) -> int:
+    corpus = _corpus(args)
+    path = corpus.root / "sentences.json"
+    try:
+        catalogue = loads_strict(path.read_bytes())
+    except (OSError, InvalidDocument) as exc:
+        raise UsageError(
+            [
+                Finding(
+                    "$",
+                    "sentences_unreadable",
+                    f"cannot read {path}: {exc}",
+                    "the corpus needs its sentences.json",
+                )
+            ]
+        ) from None
+    out.write(coverage_markdown(corpus, catalogue))
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.golden_action == "check":
         return _check(args, out)
+    if args.golden_action == "coverage":
+        return _coverage(args, out)
     return _update(args, out)
