@@ -47,6 +47,7 @@ __all__ = [
     "RegexDetector",
     "canaries",
     "canary_secrets",
+    "holds_secret",
     "lookalikes",
     "policy_problems",
     "redact_text",
@@ -84,6 +85,7 @@ _ASSIGNMENT = re.compile(
     r"(?P<value>(?(q)(?:[^\"'\\\r\n]|\\(?![\"']))+|[^\s\"'\\,;&<>(){}\[\]`]+))"
 )
 
+_KEY_AND_SEPARATOR = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}(?::=|=>|:|=)")
 
 # -- policy ---------------------------------------------------------------------
 
@@ -383,6 +385,20 @@ class _Hit:
     kind: str
 
 
+def _assignments(segment: str) -> Iterator[re.Match[str]]:
+    """Every ``key: value`` pair, overlapping ones included: in ``Note: signing_key:
+    "v"`` the first pair's value is the second pair's key, and a scan that went on
+    after the first pair's end would never see the second."""
+    position = 0
+    while (match := _ASSIGNMENT.search(segment, position)) is not None:
+        yield match
+        # Go back only when the value is itself nothing but a key and its
+        # separator: at most 70 characters, so the scan stays linear (a value
+        # like "a:a:a:..." runs to the end of the text and is not gone back into).
+        chained = match["q"] is None and _KEY_AND_SEPARATOR.fullmatch(match["value"])
+        position = match.start("value") if chained else match.end()
+
+
 def _hits_in(segment: str, compiled: _Compiled, key: str | None) -> Iterator[_Hit]:
     for order, detector in enumerate(compiled.detectors):
         if isinstance(detector, _CompiledRegex):
@@ -391,7 +407,7 @@ def _hits_in(segment: str, compiled: _Compiled, key: str | None) -> Iterator[_Hi
                 if start < end:
                     yield _Hit(start, end, order, detector.kind)
             continue
-        for match in _ASSIGNMENT.finditer(segment):
+        for match in _assignments(segment):
             if detector.key.search(match["key"]) and detector.is_secret(match["value"]):
                 start, end = match.span("value")
                 yield _Hit(start, end, order, detector.kind)
@@ -436,8 +452,86 @@ def _gaps(blocked: Sequence[tuple[int, int]], length: int) -> Iterator[tuple[int
         yield position, length
 
 
+# -- views ----------------------------------------------------------------------
+#
+# Detector patterns read a key, a separator and a value.  Two ways of writing
+# such a pair hide it from them, so the detectors also read a *view* of the
+# text with some characters left out, and what they find there is mapped back:
+#
+# * JSON text inside JSON text: each level of encoding doubles the backslashes
+#   before a quote (`\"key\": \"v\"` once, `\\\"key\\\": ...` twice).  Patterns
+#   allow one optional backslash before a quote, so the view keeps only the last
+#   backslash of each run before a quote, whatever the depth of encoding.
+# * A key chain, `password: value: "v"`: the pattern takes the second key for
+#   the value, and the real value after it survives.  A key-like token that
+#   directly follows a separator and a blank, and is itself followed by a
+#   separator, is left out of the view (`password: "v"`).
+#
+# A view only removes characters.  What it brings together is a backslash and
+# a quote, or a separator and blanks and a value; so a literal without a
+# backslash, without a separator followed by a blank, and not starting with
+# blanks followed by more, is in the view only if it is in the text.  No literal of
+# the default policy has one (tests/test_check_captured.py checks this), which
+# keeps the literal gates of the recap's redaction and of `check` exact.
+_ESCAPED_QUOTE_RUN = re.compile(r"\\{2,}(?=[\"'])")
+_KEY_CHAIN_LINK = re.compile(
+    # The separator and blanks before a link are matched, the link only looked at,
+    # so that the next search starts at the link and finds the one after it.
+    r"[:=][ \t]+"
+    r"(?=(?P<link>[A-Za-z_][A-Za-z0-9_.-]{0,63}[ \t]*(?::(?![:/])|=(?![=>]))[ \t]*)\S)"
+)
+
+
+def _view(text: str) -> tuple[str, list[int]] | None:
+    """The text without escape runs and chain links, and where each of its characters
+    is in ``text``; None when there is nothing to leave out."""
+    left_out: list[tuple[int, int]] = []
+    if "\\\\" in text:
+        left_out.extend((m.start(), m.end() - 1) for m in _ESCAPED_QUOTE_RUN.finditer(text))
+    if ":" in text or "=" in text:
+        left_out.extend(m.span("link") for m in _KEY_CHAIN_LINK.finditer(text))
+    if not left_out:
+        return None
+    pieces: list[str] = []
+    origin: list[int] = []
+    for start, end in _gaps(sorted(left_out), len(text)):
+        pieces.append(text[start:end])
+        origin.extend(range(start, end))
+    return "".join(pieces), origin
+
+
 def _detect(text: str, compiled: _Compiled, key: str | None = None) -> list[Detection]:
-    """Detections in ``text``, skipping the markers already in it."""
+    """Detections in ``text`` and in its view (see above), skipping markers.
+
+    A detection in the view covers, in ``text``, everything from its first to its
+    last character; overlapping detections become one, named as in
+    :func:`_detect_segment`.
+    """
+    found = _detect_text(text, compiled, key)
+    view = _view(text)
+    if view is None:
+        return found
+    seen, origin = view
+    mapped = [
+        Detection(d.kind, origin[d.start], origin[d.end - 1] + 1)
+        for d in _detect_text(seen, compiled, key)
+    ]
+    if not mapped:
+        return found
+    merged: list[Detection] = []
+    for detection in sorted(
+        [*found, *mapped], key=lambda d: (d.start, -d.end, compiled.policy.kinds.index(d.kind))
+    ):
+        if merged and detection.start < merged[-1].end:
+            last = merged[-1]
+            merged[-1] = Detection(last.kind, last.start, max(last.end, detection.end))
+        else:
+            merged.append(detection)
+    return merged
+
+
+def _detect_text(text: str, compiled: _Compiled, key: str | None) -> list[Detection]:
+    """Detections in ``text`` itself, skipping the markers already in it."""
     found: list[Detection] = []
     markers = [match.span() for match in compiled.marker.finditer(text)]
     pending = list(_gaps(markers, len(text)))
@@ -531,6 +625,12 @@ def scan_text(text: str, policy: RedactionPolicy, path: str = "$") -> list[Findi
     """One finding per secret in ``text``, located at ``path``; never quoting the secret."""
     compiled = _compile(policy)
     return [_finding(path, d, "the string") for d in _detect(text, compiled)]
+
+
+def holds_secret(text: str, policy: RedactionPolicy, key: str | None = None) -> bool:
+    """Whether :func:`scan_value` reports ``text`` when it meets it as a string under the
+    object key ``key`` (None: an object key, an array item or the whole value)."""
+    return bool(_detect(text, _compile(policy), key))
 
 
 def scan_value(value: Any, policy: RedactionPolicy) -> list[Finding]:

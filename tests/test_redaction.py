@@ -667,3 +667,118 @@ def test_redaction_is_linear_on_adversarial_input(name: str) -> None:
     started = time.perf_counter()
     redact_text(text, POLICY)
     assert time.perf_counter() - started < 5.0
+
+
+# -- known gaps, closed ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('password: value: "{pw}"', "{pw}"),
+        ("password: value: {pw}", "{pw}"),
+        ('api_key: token: "{hi}"', "{hi}"),
+        ('signing_key: note: "{hi}"', "{hi}"),
+        ("signing_key: value: {hi}", "{hi}"),
+        ("db_password = current = {pw} (rotated)", "{pw}"),
+        ("password: a: b: {pw} and more", "{pw}"),
+        # A label before the sensitive key: the label's value is the key.
+        ('Note: signing_key: "{hi}"', "{hi}"),
+        ("note: signing_key: {hi}", "{hi}"),
+        ('step 3: retry: api_key="{hi}"', "{hi}"),
+    ],
+)
+def test_gap_a_key_chain_before_the_secret_is_redacted(text: str, secret: str) -> None:
+    """`key: other_key: "secret"`: the second key was taken for the value, and the real
+    value after it survived.  The detectors now also read the text without the chain
+    link (`key: "secret"`)."""
+    values = {
+        "pw": canary_secrets()["password_assignment"],
+        "hi": canary_secrets()["sensitive_key_high_entropy"],
+    }
+    text, secret = text.format(**values), secret.format(**values)
+    redacted = redact_text(text, POLICY).text
+    assert secret not in redacted
+    assert redact_text(redacted, POLICY).text == redacted
+    assert scan_text(text, POLICY)
+    assert scan_value({"output": text}, POLICY)
+
+
+def _encoded(value: Any, times: int) -> str:
+    text = json.dumps(value)
+    for _ in range(times - 1):
+        text = json.dumps(text)
+    return text
+
+
+@pytest.mark.parametrize("times", [1, 2, 3])
+@pytest.mark.parametrize(
+    ("member", "kind"),
+    [
+        ("password", "password_assignment"),
+        ("api_key", "sensitive_key_high_entropy"),
+        ("signing_key", "sensitive_key_high_entropy"),
+        ("Authorization", "bearer_token"),
+    ],
+)
+def test_gap_b_sensitive_key_in_escaped_json_text_is_redacted(
+    member: str, kind: str, times: int
+) -> None:
+    """Tool output that is itself JSON, serialized into a string once or more: every
+    level doubles the backslashes before a quote (`{\\"api_key\\": \\"...\\"}`, then
+    `{\\\\\\"api_key\\\\\\": ...`).  The detectors now read a view that keeps one."""
+    secret = canary_secrets()[kind]
+    value = "Bearer " + secret if kind == "bearer_token" else secret
+    document = {"note": "deployed", member: value, "count": 2}
+    text = _encoded(document, times)
+    redacted = redact_text(text, POLICY).text
+    assert secret not in redacted
+    assert redact_text(redacted, POLICY).text == redacted
+    # Only the secret goes: the escaping around it stays, so the text still decodes.
+    decoded: Any = redacted
+    for _ in range(times):
+        decoded = json.loads(decoded)
+    assert decoded["note"] == "deployed"
+    assert decoded[member].endswith("]")
+    assert "[REDACTED:" in decoded[member]
+    # As a JSON value (a tool's output string), scan_value finds it too.
+    findings = scan_value({"output": json.loads(_encoded(document, times + 1))}, POLICY)
+    assert [f.path for f in findings] == ["$.output"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "key: value: plain words",
+        "Error: ValueError: bad input",
+        "Note: see https://example.com:8080/x",
+        "ratio: 3:4, time: 10:30: done",
+        "mode: fast: yes",
+        '{"note": "a \\"quoted\\" word"}',
+        json.dumps(json.dumps({"path": "src/store.rs", "mode": "w"})),
+    ],
+)
+def test_chain_and_escape_lookalikes_survive(text: str) -> None:
+    assert redact_text(text, POLICY).text == text
+    assert scan_text(text, POLICY) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=6),
+            st.sampled_from(sorted(canaries().values())),
+            st.sampled_from(sorted(lookalikes().values())),
+            st.sampled_from(
+                ["password: ", "value: ", "token=", ": ", "\\", '\\"', '\\\\\\"', "[REDACTED:jwt]"]
+            ),
+        ),
+        max_size=8,
+    )
+)
+def test_redaction_through_views_is_idempotent(parts: list[str]) -> None:
+    once = redact_text("".join(parts), POLICY)
+    twice = redact_text(once.text, POLICY)
+    assert twice.text == once.text
+    assert twice.detections == ()
