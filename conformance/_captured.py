@@ -3,29 +3,49 @@
 Each document's type is detected from the schemas themselves (the members a
 document type requires), then the document is validated (schema and x-
 rules), its hashes are recomputed, and it is scanned for secrets with the
-redaction detectors.  Files are read one line at a time, so JSON Lines of any
-size go through in bounded memory (one line, at most 32 MiB, at a time).
+redaction detectors, behind an exact screen that skips the scan only where it
+would find nothing.  Files are read one line at a time, so JSON Lines of any
+size go through in bounded memory: one line (at most 32 MiB) at a time, plus
+capped caches and counters (docs/check.md states and measures the bound).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from session_contracts._errors import Finding, InvalidDocument
 from session_contracts._jsonload import MAX_DOCUMENT_BYTES, loads_strict
-from session_contracts._redaction import RedactionPolicy, scan_value
+from session_contracts._redaction import (
+    KeyEntropyDetector,
+    RedactionPolicy,
+    holds_secret,
+    scan_value,
+)
 from session_contracts._redaction_policy import default_policy
 from session_contracts._schemas import SchemaSet
 from session_contracts._validator import DocumentValidator, default_validator
 from session_contracts._verify import verify_document
 
-__all__ = ["CheckStats", "check_documents", "detect_doctype", "read_documents"]
+__all__ = [
+    "CheckStats",
+    "ScreenMemo",
+    "SecretScreen",
+    "check_documents",
+    "detect_doctype",
+    "line_may_hold_secret",
+    "read_documents",
+    "secret_findings",
+    "secret_screen",
+    "value_holds_secret",
+]
 
 SUFFIXES = (".json", ".jsonl", ".ndjson")
 
@@ -66,21 +86,46 @@ def _signatures(validator: DocumentValidator) -> tuple[tuple[str, frozenset[str]
     return tuple(sorted(signatures, key=lambda item: (-len(item[1]), item[0])))
 
 
+def _tied(validator: DocumentValidator, keys: frozenset[str]) -> tuple[str, ...]:
+    """The most specific document types whose required members are all in ``keys``."""
+    candidates = [(name, required) for name, required in _signatures(validator) if required <= keys]
+    if not candidates:
+        return ()
+    best = len(candidates[0][1])
+    return tuple(name for name, required in candidates if len(required) == best)
+
+
+# Captured streams repeat a handful of top-level shapes; the candidates depend on
+# the key set alone.  Bounded: at most 1,024 key sets of at most 64 keys and 2,048
+# characters each, so a stream of ever-new shapes cannot grow it.
+_tied_cached = lru_cache(maxsize=1024)(_tied)
+_CACHED_KEYS = 64
+_CACHED_KEY_CHARACTERS = 2_048
+
+
+def _detected(document: Any, validator: DocumentValidator) -> tuple[str | None, bool]:
+    """(document type or None, whether the document is already known valid as it).
+
+    A tie between equally specific types is settled by validity; the winner's
+    validation then need not run again.
+    """
+    if not isinstance(document, dict):
+        return None, False
+    keys = frozenset(document)
+    cacheable = len(keys) <= _CACHED_KEYS and sum(map(len, keys)) <= _CACHED_KEY_CHARACTERS
+    tied = (_tied_cached if cacheable else _tied)(validator, keys)
+    if len(tied) <= 1:
+        return (tied[0] if tied else None), False
+    for name in tied:
+        if validator.is_valid(name, document):
+            return name, True
+    return tied[0], False
+
+
 def detect_doctype(document: Any, validator: DocumentValidator | None = None) -> str | None:
     """The document type whose required members the document has, most specific first;
     among equally specific ones, the first it is valid as."""
-    checker = validator or default_validator()
-    if not isinstance(document, dict):
-        return None
-    candidates = [name for name, required in _signatures(checker) if required <= document.keys()]
-    if not candidates:
-        return None
-    best = len(dict(_signatures(checker))[candidates[0]])
-    tied = [c for c in candidates if len(dict(_signatures(checker))[c]) == best]
-    for name in tied:
-        if checker.is_valid(name, document):
-            return name
-    return tied[0]
+    return _detected(document, validator or default_validator())[0]
 
 
 def _files(paths: Sequence[str]) -> Iterator[tuple[str, BinaryIO]]:
@@ -139,21 +184,23 @@ def _is_json_lines(name: str, handle: BinaryIO) -> bool:
     return True
 
 
-def read_documents(paths: Sequence[str]) -> Iterator[tuple[str, Any | InvalidDocument]]:
-    """(source, value or the error reading it), one line at a time for JSON Lines."""
+def _documents(paths: Sequence[str]) -> Iterator[tuple[str, bytes, Any | InvalidDocument]]:
+    """(source, the bytes read, value or the error reading it), one line at a time for
+    JSON Lines; the bytes let the secret screen look at the text before the value."""
     for name, handle in _files(paths):
         if not _is_json_lines(name, handle):
             data = handle.read(MAX_DOCUMENT_BYTES + 1)
             try:
-                yield name, loads_strict(data)
+                yield name, data, loads_strict(data)
             except InvalidDocument as exc:
-                yield name, exc
+                yield name, data, exc
             continue
         for number, line in _lines(handle, MAX_DOCUMENT_BYTES):
             source = f"{name}:{number}"
             if line is None:
                 yield (
                     source,
+                    b"",
                     InvalidDocument(
                         [
                             Finding(
@@ -167,45 +214,354 @@ def read_documents(paths: Sequence[str]) -> Iterator[tuple[str, Any | InvalidDoc
                 )
             elif line.strip():
                 try:
-                    yield source, loads_strict(line)
+                    yield source, line, loads_strict(line)
                 except InvalidDocument as exc:
-                    yield source, exc
+                    yield source, line, exc
+
+
+def read_documents(paths: Sequence[str]) -> Iterator[tuple[str, Any | InvalidDocument]]:
+    """(source, value or the error reading it), one line at a time for JSON Lines."""
+    for source, _, value in _documents(paths):
+        yield source, value
+
+
+# -- statistics -------------------------------------------------------------------
+
+# Distinct unknown member names are counted up to this many; the rest are tallied
+# together, so a stream of ever-new names cannot grow the counter (the summary
+# prints the 20 most common anyway).
+UNKNOWN_FIELDS_CAP = 1024
+OTHER_UNKNOWN_FIELDS = "(other names)"
+UNREADABLE = "(unreadable or unknown)"
 
 
 @dataclass
 class CheckStats:
+    """What a check run saw.  Every counter is bounded whatever the input's size:
+    documents by the number of document types (plus one for unreadable or unknown
+    ones), findings by the number of (code, level) pairs, unknown member names by
+    :data:`UNKNOWN_FIELDS_CAP`."""
+
     documents: Counter[str] = field(default_factory=Counter)
     findings: Counter[tuple[str, str]] = field(default_factory=Counter)  # (code, level)
     unknown_fields: Counter[str] = field(default_factory=Counter)
+    with_errors: int = 0
 
     @property
     def read(self) -> int:
         return sum(self.documents.values())
 
+    def add(self, doctype: str | None, findings: Sequence[Finding]) -> None:
+        """Count one document and its findings."""
+        self.documents[doctype or UNREADABLE] += 1
+        for finding in findings:
+            self.findings[(finding.code, finding.level)] += 1
+            if finding.code == "unknown_field":
+                name = finding.path.rsplit(".", 1)[-1]
+                if name in self.unknown_fields or len(self.unknown_fields) < UNKNOWN_FIELDS_CAP:
+                    self.unknown_fields[name] += 1
+                else:
+                    self.unknown_fields[OTHER_UNKNOWN_FIELDS] += 1
+        self.with_errors += any(f.level == "error" for f in findings)
 
-def _keys(value: Any) -> list[str]:
-    found: list[str] = []
-    pending = [value]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, dict):
-            found.extend(node)
-            pending.extend(node.values())
-        elif isinstance(node, list):
-            pending.extend(node)
+    def summary(self) -> dict[str, Any]:
+        """The summary ``session-contracts check`` prints (JSON-ready)."""
+        return {
+            "documents": self.read,
+            "documents_with_errors": self.with_errors,
+            "per_type": dict(sorted(self.documents.items())),
+            "findings": {
+                f"{code} ({level})": n for (code, level), n in sorted(self.findings.items())
+            },
+            "unknown_fields_seen": dict(self.unknown_fields.most_common(20)),
+        }
+
+
+# -- the secret screen --------------------------------------------------------------
+#
+# Scanning every string of every document with every detector (scan_value) costs
+# far more than validating it.  Almost no captured document holds a secret, and
+# almost every detector needs some literal in the text to match (the recap's
+# redaction gate derives these clauses from each pattern).  So the screen asks,
+# cheapest first:
+#
+# 1. the bytes of the line: a JSON text without \u or \/ escapes writes each
+#    character of a string one way only, so a literal in any string (or key) of
+#    the document is in the line, escaped as JSON escapes it.  A line holding no
+#    clause of any detector, and no clause of a key pattern, yields no finding;
+# 2. each string and key (each distinct one once): a string without a clause of
+#    any detector, and not under a key a key-entropy detector names, yields none;
+#    one that has is scanned (``holds_secret``, the very code scan_value runs);
+# 3. only a document with a string that holds a secret is given to scan_value,
+#    which makes the findings.  So the findings are always exactly scan_value's:
+#    the screen only skips documents for which it would return nothing.
+
+
+@dataclass(frozen=True, slots=True)
+class _Needle:
+    """A literal: as in a decoded string (lowercase when ``folded``) and as a JSON
+    text writes it (without \\u or \\/ escapes)."""
+
+    text: str
+    raw: bytes
+    folded: bool
+
+
+# All clauses must hold; a clause holds when one of its needles is present.
+_Gate = tuple[tuple[_Needle, ...], ...]
+
+# Clause literals are shortened to a cover of substrings at least this long: a
+# weaker test (still implied by the clause) with fewer searches.
+_MIN_COVER = 3
+# A literal holding a backslash or an assignment separator followed by a blank, or
+# starting with blanks followed by more, could be made (not merely kept) by the views through
+# which redaction reads escaped JSON and key chains (session_contracts/_redaction.py);
+# a detector with such a literal is never skipped.
+_VIEW_UNSAFE = re.compile(r"\\|[:=>][ \t]|^[ \t]+[^ \t]")
+
+
+@dataclass(frozen=True, slots=True)
+class SecretScreen:
+    """What a text must hold for a policy's detectors to find anything in it."""
+
+    policy: RedactionPolicy
+    gates: tuple[_Gate, ...]  # one per enabled detector, for matches in text
+    key_gates: tuple[_Gate, ...]  # one per enabled key-entropy detector, for its key pattern
+    key_patterns: tuple[re.Pattern[str], ...]
+    # The non-ASCII characters that match an ASCII letter under re.IGNORECASE.
+    traps: frozenset[str]
+    trap_bytes: tuple[bytes, ...]
+    # gates and key_gates for the line test: each needle as (number, raw, folded),
+    # numbered so that a needle shared by several detectors is searched once.
+    line_plan: tuple[tuple[tuple[tuple[int, bytes, bool], ...], ...], ...]
+    needle_count: int
+
+
+def _escaped(text: str) -> bytes:
+    return json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8", "surrogatepass")
+
+
+def _cover(texts: set[str]) -> set[str]:
+    """Substrings (at least ``_MIN_COVER`` long) such that each text holds one: greedy,
+    the substring in most uncovered texts first, then the longest."""
+    if len(texts) <= 2:
+        return texts
+    left = set(texts)
+    chosen: set[str] = set()
+    while left:
+        candidates = {
+            text[i : i + n]
+            for text in left
+            for n in range(min(_MIN_COVER, len(text)), len(text) + 1)
+            for i in range(len(text) - n + 1)
+        }
+        best = max(
+            candidates,
+            key=lambda piece: (sum(piece in text for text in left), len(piece), piece),
+        )
+        chosen.add(best)
+        left = {text for text in left if best not in text}
+    return chosen
+
+
+def _clause_order(clause: tuple[_Needle, ...]) -> tuple[bool, int]:
+    # A single character is in nearly every text: such a clause rarely rules a
+    # detector out, so the others are tried first, fewest needles first.
+    return (min(len(needle.text) for needle in clause) <= 1, len(clause))
+
+
+def _gate(clauses: Sequence[Any]) -> _Gate | None:
+    """The needles of ``clauses``, in trial order; None when a literal is view-unsafe."""
+    out: list[tuple[_Needle, ...]] = []
+    for clause in clauses:
+        if any(_VIEW_UNSAFE.search(literal.text) for literal in clause.literals):
+            return None
+        needles: list[_Needle] = []
+        for folded in (False, True):
+            texts = {literal.text for literal in clause.literals if literal.folded is folded}
+            needles.extend(_Needle(text, _escaped(text), folded) for text in sorted(_cover(texts)))
+        out.append(tuple(needles))
+    return tuple(sorted(out, key=_clause_order))
+
+
+@lru_cache(maxsize=8)
+def secret_screen(policy: RedactionPolicy) -> SecretScreen:
+    """The screen of ``policy`` (a detector the analysis cannot bound always runs)."""
+    from session_contracts.conformance.recap._redaction_gate import (
+        CASE_TRAPS,
+        _pattern_clauses,
+        _strongest,
+        detector_gates,
+    )
+
+    gates = tuple(_gate(gate.clauses) or () for gate in detector_gates(policy))
+    key_detectors = [d for d in policy.detectors if d.enabled and isinstance(d, KeyEntropyDetector)]
+    key_gates = tuple(
+        _gate(_strongest(_pattern_clauses(d.key_pattern, re.IGNORECASE))) or ()
+        for d in key_detectors
+    )
+    key_patterns = tuple(re.compile(d.key_pattern, re.IGNORECASE) for d in key_detectors)
+    traps = tuple(sorted(CASE_TRAPS))
+    numbers: dict[tuple[bytes, bool], int] = {}
+    plan = tuple(
+        tuple(
+            tuple(
+                (numbers.setdefault((n.raw, n.folded), len(numbers)), n.raw, n.folded)
+                for n in clause
+            )
+            for clause in gate
+        )
+        for gate in (*gates, *key_gates)
+    )
+    return SecretScreen(
+        policy,
+        gates,
+        key_gates,
+        key_patterns,
+        frozenset(traps),
+        tuple(t.encode() for t in traps),
+        plan,
+        len(numbers),
+    )
+
+
+def line_may_hold_secret(screen: SecretScreen, raw: bytes) -> bool:
+    """False only when no string or key of the JSON text ``raw`` can yield a finding."""
+    if b"\\u" in raw or b"\\/" in raw:
+        return True  # a character may be written another way: decide string by string
+    # A character that folds to an ASCII letter puts every folded literal in reach.
+    traps = not raw.isascii() and any(trap in raw for trap in screen.trap_bytes)
+    lowered = raw.lower()  # ASCII only: no other character lowers to an ASCII one
+    seen: list[bool | None] = [None] * screen.needle_count  # each needle searched once
+    for gate in screen.line_plan:
+        for clause in gate:
+            for number, needle, folded in clause:
+                found = seen[number]
+                if found is None:
+                    found = seen[number] = (traps or needle in lowered) if folded else needle in raw
+                if found:
+                    break
+            else:
+                break  # no needle of this clause: the detector cannot match
+        else:
+            return True  # every clause of this detector holds: look closer
+    return False
+
+
+def _text_may_match(screen: SecretScreen, text: str) -> bool:
+    """False only when no detector can match in ``text`` (read as text, with no key)."""
+    lowered: str | None = None
+    traps: bool | None = None
+    for gate in screen.gates:
+        for clause in gate:
+            for needle in clause:
+                if not needle.folded:
+                    if needle.text in text:
+                        break
+                    continue
+                if traps is None:
+                    traps = not text.isascii() and any(t in text for t in screen.traps)
+                if traps:
+                    break
+                if lowered is None:
+                    lowered = text.lower()
+                if needle.text in lowered:
+                    break
+            else:
+                break  # no needle of this clause: the detector cannot match here
+        else:
+            return True
+    return False
+
+
+@dataclass
+class ScreenMemo:
+    """Verdicts on strings already screened (captured documents repeat many), bounded:
+    at most ``cap`` strings of at most ``longest`` characters, then it starts afresh."""
+
+    cap: int = 8_192
+    longest: int = 512
+    texts: dict[str, bool] = field(default_factory=dict)
+    keys: dict[str, bool] = field(default_factory=dict)
+
+    def remember(self, table: dict[str, bool], text: str, verdict: bool) -> bool:
+        if len(text) <= self.longest:
+            if len(table) >= self.cap:
+                table.clear()
+            table[text] = verdict
+        return verdict
+
+
+def _named(screen: SecretScreen, key: str, memo: ScreenMemo) -> bool:
+    """Whether a key-entropy detector's key pattern names ``key``."""
+    found = memo.keys.get(key)
+    if found is None:
+        found = memo.remember(
+            memo.keys, key, any(pattern.search(key) for pattern in screen.key_patterns)
+        )
     return found
 
 
-def _may_hold_secret(value: Any, policy: RedactionPolicy) -> bool:
-    """False only when redaction would change nothing: the literal-gated batch
-    redaction (exactly redact_value, far cheaper) finds nothing in the values or keys."""
-    from session_contracts.conformance.recap import redact_texts
-    from session_contracts.conformance.recap._redaction_gate import redact_values
+def _string_holds_secret(
+    screen: SecretScreen, text: str, key: str | None, memo: ScreenMemo
+) -> bool:
+    """Exactly: whether scan_value reports ``text`` under ``key`` (None: a key, an array
+    item or the root)."""
+    if key is not None and screen.key_patterns and _named(screen, key, memo):
+        return holds_secret(text, screen.policy, key)  # the key's own rule: always read
+    found = memo.texts.get(text)
+    if found is None:
+        found = memo.remember(
+            memo.texts,
+            text,
+            _text_may_match(screen, text) and holds_secret(text, screen.policy),
+        )
+    return found
 
-    if redact_values([value], policy)[0] != value:
-        return True
-    keys = _keys(value)
-    return redact_texts(keys, policy) != keys
+
+def value_holds_secret(screen: SecretScreen, value: Any, memo: ScreenMemo | None = None) -> bool:
+    """Exactly: whether ``scan_value(value, screen.policy)`` reports anything."""
+    memo = memo if memo is not None else ScreenMemo()
+    pending: list[tuple[Any, str | None]] = [(value, None)]
+    while pending:
+        node, key = pending.pop()
+        if isinstance(node, str):
+            if _string_holds_secret(screen, node, key, memo):
+                return True
+        elif isinstance(node, dict):
+            for child_key, item in node.items():
+                if isinstance(child_key, str):
+                    if _string_holds_secret(screen, child_key, None, memo):
+                        return True
+                    pending.append((item, child_key))
+                else:
+                    pending.append((item, None))
+        elif isinstance(node, list):
+            pending.extend((item, None) for item in node)
+    return False
+
+
+def secret_findings(
+    value: Any,
+    policy: RedactionPolicy,
+    raw: bytes | None = None,
+    memo: ScreenMemo | None = None,
+) -> list[Finding]:
+    """``scan_value(value, policy)``, skipped when the screen shows it finds nothing.
+
+    ``raw``, when given, is the JSON text ``value`` was parsed from.
+    """
+    screen = secret_screen(policy)
+    if raw is not None and not line_may_hold_secret(screen, raw):
+        return []
+    if not value_holds_secret(screen, value, memo):
+        return []
+    return scan_value(value, policy)
+
+
+def _may_hold_secret(value: Any, policy: RedactionPolicy) -> bool:
+    """Whether the secret scan of ``value`` reports anything (kept for the tests)."""
+    return value_holds_secret(secret_screen(policy), value)
 
 
 def check_documents(
@@ -214,11 +570,12 @@ def check_documents(
     """(source, detected type, findings) per document, as they are read."""
     validator = default_validator()
     policy = default_policy()
-    for source, value in read_documents(paths):
+    memo = ScreenMemo()
+    for source, raw, value in _documents(paths):
         if isinstance(value, InvalidDocument):
             yield source, None, list(value.findings)
             continue
-        name = doctype or detect_doctype(value, validator)
+        name, known_valid = (doctype, False) if doctype else _detected(value, validator)
         if name is None:
             yield (
                 source,
@@ -233,9 +590,9 @@ def check_documents(
                 ],
             )
             continue
-        findings = validator.validate(name, value)
+        # A document detected by its validity (a tie between types) is known valid.
+        findings = [] if known_valid else validator.validate(name, value)
         if not findings:
             findings = verify_document(name, value)
-        if _may_hold_secret(value, policy):
-            findings += scan_value(value, policy)
+        findings += secret_findings(value, policy, raw, memo)
         yield source, name, findings

@@ -332,9 +332,7 @@ def _cmd_recap(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    from collections import Counter
-
-    from session_contracts.conformance._captured import check_documents
+    from session_contracts.conformance._captured import CheckStats, check_documents
 
     for path in args.paths:
         if path != "-" and not Path(path).exists():
@@ -343,31 +341,17 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         from session_contracts._validator import default_validator
 
         default_validator().schema_set.document_type(args.doctype)
-    documents: Counter[str] = Counter()
-    by_check: Counter[tuple[str, str]] = Counter()
-    unknown_fields: Counter[str] = Counter()
-    failed = 0
+    # Bounded statistics: memory does not grow with the input (docs/check.md).
+    stats = CheckStats()
     for source, doctype, findings in check_documents(args.paths, doctype=args.doctype):
-        documents[doctype or "(unreadable or unknown)"] += 1
-        for finding in findings:
-            by_check[(finding.code, finding.level)] += 1
-            if finding.code == "unknown_field":
-                unknown_fields[finding.path.rsplit(".", 1)[-1]] += 1
-        failed += any(f.level == "error" for f in findings)
+        stats.add(doctype, findings)
         _print_findings([f.at(source) for f in findings], out, args.format, args)
-    total = sum(documents.values())
-    summary = {
-        "documents": total,
-        "documents_with_errors": failed,
-        "per_type": dict(sorted(documents.items())),
-        "findings": {f"{code} ({level})": n for (code, level), n in sorted(by_check.items())},
-        "unknown_fields_seen": dict(unknown_fields.most_common(20)),
-    }
+    summary = stats.summary()
     if args.format == "json":
         out.write(orjson.dumps({"summary": summary}).decode() + "\n")
     else:
         sys.stderr.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode() + "\n")
-    if total == 0:
+    if stats.read == 0:
         _print_findings(
             [Finding("$", "no_documents", "no document was read: zero documents never pass", "")],
             out if args.format != "text" else sys.stderr,
@@ -375,7 +359,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
             args,
         )
         return EXIT_FINDINGS
-    return EXIT_FINDINGS if failed else EXIT_OK
+    return EXIT_FINDINGS if stats.with_errors else EXIT_OK
 
 
 def _cmd_quickstart(args: argparse.Namespace, out: TextIO) -> int:

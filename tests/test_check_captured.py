@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from session_contracts.conformance._captured import check_documents, detect_doctype
 
-from session_contracts._redaction import canaries, canary_secrets
+from session_contracts._redaction import canaries, canary_secrets, lookalikes
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "schemas" / "examples"
 PRODUCER_TYPES = sorted(
@@ -129,3 +131,195 @@ def test_the_fast_secret_gate_never_hides_a_canary(kind: str) -> None:
     document["extensions"] = {canaries()[kind]: 1}
     del document["turns"][0]["prompts"][0]["text"]
     assert _may_hold_secret(document, default_policy())
+
+
+# -- the secret screen is exact -----------------------------------------------------
+#
+# check skips the scan of a document only when the screen shows that scan_value
+# would report nothing.  These properties hold it to exactly scan_value's findings,
+# on documents full of canaries, look-alikes, markers, JSON escapes, near-misses in
+# other cases and the characters that fold to ASCII letters under re.IGNORECASE.
+
+_PIECES = sorted(
+    {
+        *canaries().values(),
+        *lookalikes().values(),
+        *(text.upper() for text in canaries().values()),
+        *(text.swapcase() for text in lookalikes().values()),
+        '{"api_key": "' + canary_secrets()["sensitive_key_high_entropy"] + '"}',
+        json.dumps({"password": canary_secrets()["password_assignment"]}),
+        json.dumps(json.dumps({"token": canary_secrets()["password_assignment"]})),
+        "[REDACTED:jwt]",
+        "[REDACTED:hunter2]",
+        "password",
+        "PassWord: ",
+        "token=",
+        " key: value: plain words",
+        "signing_key: note: ",
+        "\\",
+        '\\"',
+        "/",
+        "\n",
+        "\t",
+        # Keys that only re.IGNORECASE's folding of non-ASCII characters makes sensitive.
+        "to\u212aen=" + canary_secrets()["password_assignment"],
+        "pa\u017f\u017fword: " + canary_secrets()["password_assignment"],
+        "ap\u0130_key=" + canary_secrets()["password_assignment"],
+        "\u0130",  # folds to i
+        "\u017f",  # folds to s
+        "\u212a",  # folds to k
+        "ok",
+        "succeeded",
+        "é",
+    }
+)
+_TEXTS = st.lists(st.sampled_from(_PIECES) | st.text(max_size=8), max_size=5).map("".join)
+_KEYS = _TEXTS | st.sampled_from(
+    ["text", "output", "token", "password", "signing_key", "apiKey", "note", "Cookie"]
+)
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | _TEXTS,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_KEYS, children, max_size=4),
+    max_leaves=12,
+)
+
+
+def _writings(value: object) -> list[bytes]:
+    """The same document as different producers write it."""
+    plain = json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return [
+        plain,
+        json.dumps(value).encode(),  # every non-ASCII character as \\u
+        plain.replace(b"/", b"\\/"),  # the optional escape of /
+        json.dumps(value, ensure_ascii=False, indent=1).encode("utf-8", "surrogatepass"),
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_VALUES)
+def test_the_screen_flags_exactly_what_scan_value_flags(value: object) -> None:
+    from session_contracts.conformance._captured import ScreenMemo, secret_findings
+
+    from session_contracts._redaction import scan_value
+    from session_contracts._redaction_policy import default_policy
+
+    policy = default_policy()
+    expected = scan_value(value, policy)
+    memo = ScreenMemo(cap=4, longest=64)  # small, so it fills and starts afresh
+    for raw in [None, *_writings(value)]:
+        assert secret_findings(value, policy, raw, memo) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_VALUES, min_size=1, max_size=6))
+def test_the_screen_is_exact_across_a_stream_sharing_one_memo(values: list[object]) -> None:
+    from session_contracts.conformance._captured import ScreenMemo, secret_findings
+
+    from session_contracts._redaction import scan_value
+    from session_contracts._redaction_policy import default_policy
+
+    policy = default_policy()
+    memo = ScreenMemo()
+    for value in values:
+        raw = json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        assert secret_findings(value, policy, raw, memo) == scan_value(value, policy)
+
+
+@pytest.mark.parametrize("kind", sorted(canaries()))
+def test_the_line_screen_never_passes_a_planted_canary(kind: str) -> None:
+    from session_contracts.conformance._captured import line_may_hold_secret, secret_screen
+
+    from session_contracts._redaction_policy import default_policy
+
+    screen = secret_screen(default_policy())
+    envelope = json.loads((EXAMPLES / "session-recap.envelope.json").read_text())
+    assert not line_may_hold_secret(screen, json.dumps(envelope).encode())
+    turn = envelope["snapshot"]["turns"][0]
+    for where in ("text", "key"):
+        planted = json.loads(json.dumps(envelope))
+        if where == "text":
+            planted["snapshot"]["turns"][0]["prompts"][0]["text"] = f"see {canaries()[kind]}"
+        else:
+            planted["snapshot"]["extensions"][canaries()[kind]] = turn["runId"]
+        for raw in _writings(planted):
+            assert line_may_hold_secret(screen, raw)
+
+
+def test_policy_literals_cannot_be_made_by_the_redaction_views() -> None:
+    """The screen (and the recap's redaction gate) test literals in the text as written;
+    redaction also reads views of it (escaped quotes collapsed, key chains skipped).
+    Neither can make a literal of the default policy that the text lacks."""
+    from session_contracts.conformance._captured import _VIEW_UNSAFE
+    from session_contracts.conformance.recap._redaction_gate import detector_gates
+
+    from session_contracts._redaction_policy import default_policy
+
+    literals = {
+        literal.text
+        for gate in detector_gates(default_policy())
+        for clause in gate.clauses
+        for literal in clause.literals
+    }
+    assert literals
+    assert not [text for text in literals if _VIEW_UNSAFE.search(text)]
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["to\u212aen", "pa\u017f\u017fword", "ap\u0130_key", "\u017fecret", "\u212aey"],
+)
+def test_the_screen_sees_keys_that_fold_to_sensitive_ones(key: str) -> None:
+    from session_contracts.conformance._captured import ScreenMemo, secret_findings
+
+    from session_contracts._redaction import scan_value
+    from session_contracts._redaction_policy import default_policy
+
+    policy = default_policy()
+    secret = canary_secrets()["sensitive_key_high_entropy"]
+    for value in ({"note": f"{key}={secret}"}, {key: secret}, {"note": {f"{key}={secret}": 1}}):
+        expected = scan_value(value, policy)
+        for raw in _writings(value):
+            assert secret_findings(value, policy, raw, ScreenMemo()) == expected
+
+
+def test_statistics_are_bounded_whatever_the_input() -> None:
+    from session_contracts.conformance._captured import (
+        OTHER_UNKNOWN_FIELDS,
+        UNKNOWN_FIELDS_CAP,
+        CheckStats,
+    )
+
+    from session_contracts._errors import Finding
+
+    stats = CheckStats()
+    for number in range(UNKNOWN_FIELDS_CAP + 500):
+        unknown = Finding(f"$.x_{number}", "unknown_field", "not in the schema")
+        stats.add("session-recap.envelope", [unknown])
+    stats.add(None, [Finding("$", "json_syntax", "bad")])
+    assert len(stats.unknown_fields) == UNKNOWN_FIELDS_CAP + 1
+    assert stats.unknown_fields[OTHER_UNKNOWN_FIELDS] == 500
+    assert sum(stats.unknown_fields.values()) == UNKNOWN_FIELDS_CAP + 500
+    summary = stats.summary()
+    assert summary["documents"] == UNKNOWN_FIELDS_CAP + 501
+    assert summary["documents_with_errors"] == UNKNOWN_FIELDS_CAP + 501
+    assert summary["per_type"] == {
+        "(unreadable or unknown)": 1,
+        "session-recap.envelope": UNKNOWN_FIELDS_CAP + 500,
+    }
+    assert len(summary["unknown_fields_seen"]) == 20
+
+
+def test_a_tie_settled_by_validity_is_not_validated_again() -> None:
+    from session_contracts.conformance._captured import _detected
+
+    from session_contracts._validator import default_validator
+
+    validator = default_validator()
+    for path in sorted(EXAMPLES.glob("*.json")):
+        if path.stem not in PRODUCER_TYPES:
+            continue
+        document = json.loads(path.read_text())
+        name, known_valid = _detected(document, validator)
+        assert name == path.stem
+        if known_valid:
+            assert validator.validate(name, document) == []
