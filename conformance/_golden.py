@@ -353,7 +353,10 @@ def differences(expected: Any, actual: Any, limit: int = _MAX_DIFFERENCES) -> li
                 if len(found) >= limit:
                     return
             return
-        found.append(Difference(json_path(parts), _show(e), _show(a)))
+        shown_e, shown_a = _show(e), _show(a)
+        if shown_e == shown_a:
+            shown_a += " (differs in a secret the report does not repeat)"
+        found.append(Difference(json_path(parts), shown_e, shown_a))
 
     walk(expected, actual, ())
     return found
