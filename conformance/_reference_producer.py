@@ -50,7 +50,12 @@ def document_roundtrip(case: Mapping[str, Any]) -> Any:
     from session_contracts.bindings import decode, encode
 
     try:
-        return encode(decode(str(case["doctype"]), case["document"]))
+        historical = case.get("historical", False)
+        if not isinstance(historical, bool):
+            raise Rejected("invalid_case", "$.historical", "historical is true or false")
+        # historical: load a record written before the current contract (its
+        # legacy names accepted), then write it as newly persisted records are.
+        return encode(decode(str(case["doctype"]), case["document"], historical=historical))
     except InvalidDocument as exc:
         raise _reject(exc, "$.document") from None
 

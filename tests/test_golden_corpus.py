@@ -76,6 +76,7 @@ REQUIRED_TAGS = {
     "safe-integer",
     # run records
     "legacy-parent-id",
+    "historical-alias",
     "loop-state-complete",
     "loop-state-incomplete",
     "parsed-tool-calls-ref",
