@@ -313,11 +313,6 @@ _Gate = tuple[tuple[_Needle, ...], ...]
 # Clause literals are shortened to a cover of substrings at least this long: a
 # weaker test (still implied by the clause) with fewer searches.
 _MIN_COVER = 3
-# A literal holding a backslash or an assignment separator followed by a blank, or
-# starting with blanks followed by more, could be made (not merely kept) by the views through
-# which redaction reads escaped JSON and key chains (session_contracts/_redaction.py);
-# a detector with such a literal is never skipped.
-_VIEW_UNSAFE = re.compile(r"\\|[:=>][ \t]|^[ \t]+[^ \t]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,9 +367,11 @@ def _clause_order(clause: tuple[_Needle, ...]) -> tuple[bool, int]:
 
 def _gate(clauses: Sequence[Any]) -> _Gate | None:
     """The needles of ``clauses``, in trial order; None when a literal is view-unsafe."""
+    from session_contracts.conformance.recap._redaction_gate import VIEW_UNSAFE
+
     out: list[tuple[_Needle, ...]] = []
     for clause in clauses:
-        if any(_VIEW_UNSAFE.search(literal.text) for literal in clause.literals):
+        if any(VIEW_UNSAFE.search(literal.text) for literal in clause.literals):
             return None
         needles: list[_Needle] = []
         for folded in (False, True):

@@ -248,20 +248,38 @@ def test_the_line_screen_never_passes_a_planted_canary(kind: str) -> None:
 def test_policy_literals_cannot_be_made_by_the_redaction_views() -> None:
     """The screen (and the recap's redaction gate) test literals in the text as written;
     redaction also reads views of it (escaped quotes collapsed, key chains skipped).
-    Neither can make a literal of the default policy that the text lacks."""
-    from session_contracts.conformance._captured import _VIEW_UNSAFE
-    from session_contracts.conformance.recap._redaction_gate import detector_gates
+    Neither can make a literal of the default policy that the text lacks, so the
+    guard against that (VIEW_UNSAFE) switches no default detector's gate off."""
+    from session_contracts.conformance.recap._redaction_gate import (
+        VIEW_UNSAFE,
+        _pattern_clauses,
+        detector_gates,
+    )
 
+    from session_contracts._redaction import RegexDetector
     from session_contracts._redaction_policy import default_policy
 
     literals = {
         literal.text
-        for gate in detector_gates(default_policy())
-        for clause in gate.clauses
+        for detector in default_policy().detectors
+        if isinstance(detector, RegexDetector)
+        for clause in _pattern_clauses(detector.pattern, 0)
         for literal in clause.literals
     }
     assert literals
-    assert not [text for text in literals if _VIEW_UNSAFE.search(text)]
+    assert not [text for text in literals if VIEW_UNSAFE.search(text)]
+    assert all(gate.clauses for gate in detector_gates(default_policy()))
+
+
+def test_a_literal_the_views_could_make_switches_its_gate_off() -> None:
+    from session_contracts.conformance.recap._redaction_gate import detector_gates
+
+    from session_contracts._redaction import RedactionPolicy, RegexDetector
+
+    # A literal holding a backslash: the escape-run view could make it.
+    custom = RegexDetector(id="escaped_pin", pattern=r'pin\\": ?\\"[0-9]{6}')
+    (gate,) = detector_gates(RedactionPolicy(detectors=(custom,)))
+    assert gate.clauses == ()
 
 
 @pytest.mark.parametrize(

@@ -291,6 +291,15 @@ def _strongest(clauses: Iterable[Clause]) -> tuple[Clause, ...]:
     return tuple(unique[:_MAX_CLAUSES])
 
 
+# Redaction also reads views of a text (session_contracts/_redaction.py): escape
+# runs before a quote cut to one backslash, key-chain links left out.  A view only
+# removes characters, so a literal the view holds is in the text too, unless it
+# holds a backslash or a separator followed by a blank, or starts with blanks
+# followed by more: the removal can make those.  A detector with such a literal
+# is never switched off.
+VIEW_UNSAFE = re.compile(r"\\|[:=>][ \t]|^[ \t]+[^ \t]")
+
+
 @lru_cache(maxsize=32)
 def detector_gates(policy: RedactionPolicy) -> tuple[DetectorGate, ...]:
     """The clauses of each enabled detector of ``policy``, strongest first."""
@@ -309,6 +318,8 @@ def detector_gates(policy: RedactionPolicy) -> tuple[DetectorGate, ...]:
             )
         else:  # pragma: no cover - a detector type this gate does not know always runs
             clauses = ()
+        if any(VIEW_UNSAFE.search(literal.text) for c in clauses for literal in c.literals):
+            clauses = ()  # the views could make such a literal: the detector always runs
         gates.append(DetectorGate(detector.id, _strongest(clauses)))
     return tuple(gates)
 
