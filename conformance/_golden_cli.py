@@ -83,6 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     check.add_argument("--junit", help="write JUnit XML here")
     check.add_argument("--report-json", help="write the JSON report here")
+    check.add_argument("--badge", help="write a shields.io endpoint badge JSON here")
 
 
 def _corpus(args: argparse.Namespace) -> Corpus:
@@ -253,6 +254,20 @@ def junit_xml(results: Sequence[FixtureResult], *, seconds: float) -> bytes:
     return xml
 
 
+def badge(counts: Counter[str]) -> bytes:
+    """A shields.io endpoint badge: fixtures passed of those that ran."""
+    ran = counts["passed"] + counts["failed"] + counts["errored"]
+    ok = ran > 0 and counts["passed"] == ran
+    return orjson.dumps(
+        {
+            "schemaVersion": 1,
+            "label": "golden fixtures",
+            "message": f"{counts['passed']}/{ran} passing" if ran else "none ran",
+            "color": "brightgreen" if ok else "red",
+        }
+    )
+
+
 def _check(args: argparse.Namespace, out: TextIO) -> int:
     corpus = _corpus(args)
     fmt = args.format
@@ -293,6 +308,8 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
             "results": [_result_json(r) for r in results],
         }
         Path(args.report_json).write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+    if args.badge:
+        Path(args.badge).write_bytes(badge(counts))
     if counts["passed"] == 0:
         sys.stderr.write("no fixture passed: a run that passes zero fixtures never succeeds\n")
     line = (

@@ -341,12 +341,19 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         from session_contracts._validator import default_validator
 
         default_validator().schema_set.document_type(args.doctype)
+    from session_contracts.conformance._check_report import CheckJunit
+
     # Bounded statistics: memory does not grow with the input (docs/check.md).
-    stats = CheckStats()
+    stats, junit = CheckStats(), CheckJunit()
+    started = time.perf_counter()
     for source, doctype, findings in check_documents(args.paths, doctype=args.doctype):
         stats.add(doctype, findings)
+        if args.junit:
+            junit.add(source, findings)
         _print_findings([f.at(source) for f in findings], out, args.format, args)
     summary = stats.summary()
+    if args.junit:
+        Path(args.junit).write_bytes(junit.xml(seconds=time.perf_counter() - started))
     if args.format == "json":
         out.write(orjson.dumps({"summary": summary}).decode() + "\n")
     else:
@@ -449,6 +456,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("paths", nargs="+", help="JSON or JSON Lines files, folders, or -")
     check.add_argument("--doctype", help="check every document as this type (default: detect)")
+    check.add_argument("--junit", help="write JUnit XML here: a test case per input file")
     check.add_argument("--format", choices=["text", "json"], default="text")
     _add_annotations_option(check)
     check.set_defaults(handler=_cmd_check)

@@ -341,3 +341,25 @@ def test_a_tie_settled_by_validity_is_not_validated_again() -> None:
         assert name == path.stem
         if known_valid:
             assert validator.validate(name, document) == []
+
+
+def test_junit_has_a_case_per_file_with_its_first_findings(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    span = json.loads((EXAMPLES / "run-record.span.json").read_text())
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(span))
+    bad = tmp_path / "spans.jsonl"
+    bad.write_text("\n".join([json.dumps(span), json.dumps(dict(span, parent_id=1)), "{x", ""]))
+    junit = tmp_path / "check.xml"
+    result = run(str(good), str(bad), "--junit", str(junit))
+    assert result.returncode == 1
+    suite = ET.fromstring(junit.read_bytes())
+    assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert cases[str(good)].find("failure") is None
+    failure = cases[str(bad)].find("failure")
+    assert failure is not None
+    assert failure.get("message") == "2 of 3 document(s) invalid, 2 error(s)"
+    assert f"{bad}:2 $.parent_id" in (failure.text or "")
+    assert f"{bad}:3 $" in (failure.text or "")

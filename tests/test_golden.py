@@ -225,6 +225,14 @@ def test_a_crashing_producer_errors_and_missing_operations_skip(corpus: Path) ->
         "health/one-iteration": "errored",
         "documents/span-without-trace": "skipped",
     }
+    badge = corpus.parent / "badge.json"
+    golden("check", "--fixtures", str(corpus), "--producer", crash, "--badge", str(badge))
+    assert json.loads(badge.read_text()) == {
+        "schemaVersion": 1,
+        "label": "golden fixtures",
+        "message": "0/1 passing",
+        "color": "red",
+    }
     suites = ET.fromstring(junit.read_bytes())
     assert suites.find(".//testcase/error") is not None
     assert suites.find(".//testcase/skipped") is not None
