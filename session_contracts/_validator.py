@@ -202,6 +202,15 @@ def _violation_finding(base: Sequence[str | int], violation: Violation) -> Findi
     )
 
 
+def _without_echoes(findings: list[Finding]) -> list[Finding]:
+    """Sorted, each problem once: ``unsafe_integer`` says all that the plain
+    ``maximum``/``minimum`` beside x-jsSafeInteger say at the same path."""
+    unsafe = {f.path for f in findings if f.code == "unsafe_integer"}
+    return sorted(
+        {f for f in findings if not (f.path in unsafe and f.code in ("maximum", "minimum"))}
+    )
+
+
 class DocumentValidator:
     """Validate instances of document types; build once, reuse for every document."""
 
@@ -444,7 +453,7 @@ class DocumentValidator:
                 return findings
             for rs_error in fast.iter_errors(instance):
                 findings.extend(self._convert_rs(rs_error, instance))
-        return sorted(set(findings))
+        return _without_echoes(findings)
 
     def violations(self, doctype: str, instance: Any) -> list[tuple[list[str | int], Violation]]:
         """Every broken x- rule with its absolute location (reference engine)."""

@@ -723,10 +723,7 @@ def test_step_rejects_an_unknown_kind() -> None:
         (call("a", 2) | {"exit_code": 0}, {("$.observations[2].exit_code", "unknown_field")}),
         (
             exited("a", 2, 0) | {"exit_code": 2**53},
-            {
-                ("$.observations[2].exit_code", "maximum"),
-                ("$.observations[2].exit_code", "unsafe_integer"),
-            },
+            {("$.observations[2].exit_code", "unsafe_integer")},
         ),
         (
             {"kind": "iteration_started"},

@@ -249,7 +249,7 @@ def test_wrong_payload_for_the_kind_fails(kind: str, payload: dict[str, Any]) ->
     [
         ({"id": 1.0}, "$.id", "integer_literal_required"),
         ({"id": -1}, "$.id", "minimum"),
-        ({"id": MAX_SAFE + 1}, "$.id", "maximum"),
+        ({"id": MAX_SAFE + 1}, "$.id", "unsafe_integer"),
         ({"id": True}, "$.id", "wrong_type"),
         ({"sessionId": ""}, "$.sessionId", "min_length"),
         ({"sessionId": "é" * 129}, "$.sessionId", "max_utf8_bytes"),

@@ -234,7 +234,7 @@ def test_effective_query_has_all_five_members_in_canonical_spelling() -> None:
         ({"sessionId": "s", "sessionId2": 1}, "$.sessionId2", "unknown_field"),
         ({"sessionId": "s", "session_id": "s"}, "$.session_id", "alias_conflict"),
         ({"sessionId": "s", "limit": -1}, "$.limit", "minimum"),
-        ({"sessionId": "s", "limit": 2**53}, "$.limit", "maximum"),
+        ({"sessionId": "s", "limit": 2**53}, "$.limit", "unsafe_integer"),
         ({"sessionId": "s", "limit": "4"}, "$.limit", "wrong_type"),
         ({"sessionId": "s", "limit": 4.0}, "$.limit", "integer_literal_required"),
         ({"sessionId": "s", "limit": True}, "$.limit", "wrong_type"),
