@@ -22,7 +22,12 @@ import referencing.jsonschema
 
 from session_contracts._errors import Finding, json_path
 from session_contracts._schemas import DocumentType, SchemaSet, default_schema_set
-from session_contracts._xkeywords import CHECK_KEYWORDS, CheckFunction, Violation
+from session_contracts._xkeywords import (
+    CHECK_KEYWORDS,
+    JS_SAFE_INTEGER_MAX,
+    CheckFunction,
+    Violation,
+)
 
 __all__ = [
     "DocumentValidator",
@@ -202,6 +207,48 @@ def _violation_finding(base: Sequence[str | int], violation: Violation) -> Findi
     )
 
 
+# Keywords whose value is a subschema, a list of subschemas, or a map of them.
+_SUBSCHEMA = ("items", "additionalProperties", "not", "if", "then", "else", "contains",
+              "propertyNames", "unevaluatedItems", "unevaluatedProperties")  # fmt: skip
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
+
+
+def _ints_only_variant(schema: Any) -> Any:
+    """The schema with the two per-value x- keywords restated for jsonschema-rs.
+
+    ``x-maxUtf8Bytes: N`` becomes "at most N // 4 characters, or else the
+    x-keyword": a character takes at most 4 UTF-8 bytes, so short strings
+    (all of them, in practice) are decided inside jsonschema-rs, and only a
+    longer one calls back into Python; the verdict is the same.
+    ``x-jsSafeInteger`` becomes bounds of +-(2**53 - 1).  That verdict is the
+    same only where integers are ints: the keyword also refuses an integral
+    float such as ``5.0``, which JSON Schema counts as an integer.  Canonical
+    rows hold none (``5.0`` is written ``5`` and parses back as an int), and a
+    caller validating built documents must build ints.
+    """
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _SUBSCHEMA:
+            out[key] = _ints_only_variant(value)
+        elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
+            out[key] = [_ints_only_variant(item) for item in value]
+        elif key in _SUBSCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: _ints_only_variant(item) for name, item in value.items()}
+        elif key != "x-maxUtf8Bytes" and key != "x-jsSafeInteger":
+            out[key] = value
+    limit = schema.get("x-maxUtf8Bytes")
+    if isinstance(limit, int):
+        short = {"maxLength": limit // 4}
+        out["allOf"] = [*out.get("allOf", []), {"anyOf": [short, {"x-maxUtf8Bytes": limit}]}]
+    if schema.get("x-jsSafeInteger") is True:
+        out["minimum"] = max(-JS_SAFE_INTEGER_MAX, out.get("minimum", -JS_SAFE_INTEGER_MAX))
+        out["maximum"] = min(JS_SAFE_INTEGER_MAX, out.get("maximum", JS_SAFE_INTEGER_MAX))
+    return out
+
+
 def _without_echoes(findings: list[Finding]) -> list[Finding]:
     """Sorted, each problem once: ``unsafe_integer`` says all that the plain
     ``maximum``/``minimum`` beside x-jsSafeInteger say at the same path."""
@@ -224,6 +271,29 @@ class DocumentValidator:
     def _rs_registry(self) -> Any:
         resources: list[tuple[str, Any]] = list(self.schema_set.schemas.items())
         return jsonschema_rs.Registry(resources)
+
+    @cached_property
+    def _ints_only_registry(self) -> Any:
+        return jsonschema_rs.Registry(
+            [(i, _ints_only_variant(schema)) for i, schema in self.schema_set.schemas.items()]
+        )
+
+    def ints_only_validator(self, doctype: str) -> Any:
+        """A jsonschema-rs validator of ``doctype`` whose ``is_valid`` agrees with
+        :meth:`validate` on documents whose integers are ints (see
+        :func:`_ints_only_variant`), about three times faster on large documents.
+        For hot paths that read canonical rows or check documents they built."""
+        name = f"ints-only:{doctype}"
+        validator = self._fast.get(name)
+        if validator is None:
+            validator = jsonschema_rs.validator_for(
+                {"$schema": _DIALECT, "$ref": self.schema_set.document_type(doctype).ref},
+                registry=self._ints_only_registry,
+                keywords=_FAST_KEYWORDS,
+                validate_formats=True,
+            )
+            self._fast[name] = validator
+        return validator
 
     def _fast_validator(self, document_type: DocumentType) -> Any:
         validator = self._fast.get(document_type.name)

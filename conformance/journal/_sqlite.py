@@ -30,13 +30,11 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from hashlib import sha256
 from pathlib import Path
 from types import TracebackType
 from typing import Any, NamedTuple
 
-import jsonschema_rs
 import orjson
 from session_contracts.conformance.journal._model import (
     EVENT_DOCUMENT_TYPE,
@@ -56,13 +54,12 @@ from session_contracts.conformance.journal._model import (
 
 from session_contracts._canonical import (
     HASH_PREFIX,
-    MAX_SAFE_INTEGER,
     canonical_bytes,
     hash_bytes,
 )
 from session_contracts._errors import Finding, InvalidDocument
 from session_contracts._jsonload import MAX_DEPTH, MAX_DOCUMENT_BYTES
-from session_contracts._validator import _DIALECT, _FAST_KEYWORDS, default_validator
+from session_contracts._validator import default_validator
 
 __all__ = [
     "APPLICATION_ID",
@@ -600,65 +597,11 @@ def _canonical_rows(raws: list[Any], datas: list[bytes]) -> list[bool]:
     return out
 
 
-# Keywords whose value is a subschema, a list of subschemas, or a map of them.
-_SUBSCHEMA = ("items", "additionalProperties", "not", "if", "then", "else", "contains",
-              "propertyNames", "unevaluatedItems", "unevaluatedProperties")  # fmt: skip
-_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
-_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
-
-
-def _quick_variant(schema: Any) -> Any:
-    """The schema with the two per-value x- keywords restated for jsonschema-rs.
-
-    ``x-maxUtf8Bytes: N`` becomes "at most N // 4 characters, or else the
-    x-keyword": a character takes at most 4 UTF-8 bytes, so short strings
-    (all of them, in practice) are decided inside jsonschema-rs, and only a
-    longer one calls back into Python; the verdict is the same.
-    ``x-jsSafeInteger`` becomes bounds of +-(2**53 - 1).  That verdict is the
-    same only where integers are ints: the keyword also refuses an integral
-    float such as ``5.0``, which JSON Schema counts as an integer.  Canonical
-    rows hold none (``5.0`` is written ``5`` and parses back as an int), and a
-    caller validating built documents must build ints.
-    """
-    if not isinstance(schema, dict):
-        return schema
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in _SUBSCHEMA:
-            out[key] = _quick_variant(value)
-        elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
-            out[key] = [_quick_variant(item) for item in value]
-        elif key in _SUBSCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {name: _quick_variant(item) for name, item in value.items()}
-        elif key != "x-maxUtf8Bytes" and key != "x-jsSafeInteger":
-            out[key] = value
-    limit = schema.get("x-maxUtf8Bytes")
-    if isinstance(limit, int):
-        short = {"maxLength": limit // 4}
-        out["allOf"] = [*out.get("allOf", []), {"anyOf": [short, {"x-maxUtf8Bytes": limit}]}]
-    if schema.get("x-jsSafeInteger") is True:
-        out["minimum"] = max(-MAX_SAFE_INTEGER, out.get("minimum", -MAX_SAFE_INTEGER))
-        out["maximum"] = min(MAX_SAFE_INTEGER, out.get("maximum", MAX_SAFE_INTEGER))
-    return out
-
-
-@lru_cache(maxsize=8)
 def quick_validator(doctype: str) -> Any:
     """A jsonschema-rs validator of ``doctype`` whose ``is_valid`` agrees with the
-    toolkit's validator on documents whose integers are ints (see
-    :func:`_quick_variant`), about three times faster on large documents.
-    """
-    schema_set = default_validator().schema_set
-    document_type = schema_set.document_type(doctype)
-    registry = jsonschema_rs.Registry(
-        [(schema_id, _quick_variant(schema)) for schema_id, schema in schema_set.schemas.items()]
-    )
-    return jsonschema_rs.validator_for(
-        {"$schema": _DIALECT, "$ref": document_type.ref},
-        registry=registry,
-        keywords=_FAST_KEYWORDS,
-        validate_formats=True,
-    )
+    toolkit's validator on documents whose integers are ints, about three times
+    faster on large documents (:meth:`DocumentValidator.ints_only_validator`)."""
+    return default_validator().ints_only_validator(doctype)
 
 
 def _prepare(connection: sqlite3.Connection, source: str, *, create: bool, writable: bool) -> None:
