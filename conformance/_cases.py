@@ -139,6 +139,7 @@ def _session_observations(draw: st.DrawFn) -> dict[str, Any]:
     observations: list[dict[str, Any]] = []
     calls = st.sampled_from(["c1", "c2", "c3"])
     diagnostics = st.sampled_from([("fp-a", 2), ("fp-b", 5), ("fp-c", 2), ("fp-empty", 0)])
+    collected: list[tuple[str, int]] = []  # complete collections so far
     for iteration in range(1, draw(st.integers(1, 5)) + 1):
         observations.append({"kind": "iteration_started", "iteration": iteration})
         for _ in range(draw(st.integers(0, 5))):
@@ -181,13 +182,20 @@ def _session_observations(draw: st.DrawFn) -> dict[str, Any]:
                 observations.append({"kind": "tool_mutation_applied", "iteration": iteration})
             elif move == "verify":
                 fingerprint, count = draw(diagnostics)
+                if len(collected) >= 2 and draw(st.booleans()):
+                    # Back to the set two collections ago: an oscillation, unless
+                    # the one between was the same set.
+                    fingerprint, count = collected[-2]
+                complete = draw(st.integers(0, 5)) > 0
+                if complete:
+                    collected.append((fingerprint, count))
                 observations.append(
                     {
                         "kind": "verification_completed",
                         "iteration": iteration,
                         "passed": count == 0,
                         "diagnostics": {
-                            "complete": draw(st.integers(0, 5)) > 0,
+                            "complete": complete,
                             "fingerprint": fingerprint,
                             "count": count,
                         },
@@ -315,6 +323,7 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
                     "future",
                     "decrease",
                     "older",
+                    "conflict",
                     "observe",
                 ]
             )
@@ -349,7 +358,13 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
         }
         counter = draw(st.sampled_from(["c1", "c2"]))
         # The rule breakers aim at a counter that has a sample, when there is one.
-        counter = last_counter if move in ("older", "decrease") and last_counter else counter
+        if move in ("older", "decrease", "conflict"):
+            if not last_counter:
+                # Nothing to break yet: without a sample these would be accepted,
+                # and the version this strategy tracks would fall behind.
+                move = "usage"
+            else:
+                counter = last_counter
         if move == "usage":
             tokens += draw(st.integers(1, 500))
             last_usage_at = max(last_usage_at + 1, clock - draw(st.integers(0, 5000)))
@@ -357,6 +372,8 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
             last_counter = counter
         elif move == "older":
             request["usage"] = _usage(counter, max(0, last_usage_at - 1), tokens + 1, 10)
+        elif move == "conflict":  # another value at the time of the last sample
+            request["usage"] = _usage(counter, last_usage_at, tokens + 1, 10)
         elif move == "future":
             request["usage"] = _usage(counter, clock + 300_001, tokens + 1, 10)
         elif move == "decrease":
@@ -374,7 +391,7 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
             }
         steps.append({"at_unix_ms": clock, "call": "checkpoint", "request": request})
         sent.append(request)
-        if move not in ("stale_version", "future", "decrease", "older"):
+        if move not in ("stale_version", "future", "decrease", "older", "conflict"):
             version += 1
     clock += draw(st.sampled_from([0, 900_000, 900_001]))
     steps.append(
