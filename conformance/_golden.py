@@ -389,6 +389,13 @@ def _read_expected(path: Path) -> tuple[dict[str, Any] | None, str]:
     return value, ""
 
 
+def _case_hint(case: GoldenCase, root: Path) -> str:
+    return (
+        f"{case.description} Answer as {_relative(root, case.expected_path)} does "
+        f"(add `--case {case.name}` to run it alone)"
+    )
+
+
 def judge(case: GoldenCase, outcome: CaseOutcome, *, root: Path) -> FixtureResult:
     """Compare a producer's answer to one case with the case's expected file."""
     file = _relative(root, case.path)
@@ -461,7 +468,7 @@ def judge(case: GoldenCase, outcome: CaseOutcome, *, root: Path) -> FixtureResul
             "failed",
             "wrong_outcome",
             message,
-            f"the case shows: {case.description}",
+            _case_hint(case, root),
             file=file,
             seconds=outcome.seconds,
         )
@@ -472,7 +479,7 @@ def judge(case: GoldenCase, outcome: CaseOutcome, *, root: Path) -> FixtureResul
         "answer_differs",
         f"the answer differs from the expected one (sha256 {actual_hash[7:19]}…, "
         f"expected {str(expected['sha256'])[7:19]}…)",
-        f"the case shows: {case.description}",
+        _case_hint(case, root),
         found,
         file=file,
         seconds=outcome.seconds,
