@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -399,16 +398,14 @@ def _finish(
         "certified": certified,
         "harness_looks_broken": looks_broken,
     }
-    producer = {
-        # The report's schema knows commands only: an HTTP target is given as the
-        # options that certify it again.
-        "command": shlex.join(["--http", args.http, "--journal", args.journal])
-        if args.http
-        else args.producer,
+    producer: dict[str, Any] = {
+        "command": None if args.http else args.producer,
         "implementation": dict(info.implementation),
         "contracts": list(info.contracts),
         "operations": list(info.operations),
     }
+    if args.http:
+        producer["http"] = {"url": args.http, "journal": args.journal}
     settings = {
         "examples": args.examples,
         "seed": args.seed,

@@ -123,9 +123,8 @@ def test_our_adapter_is_certified_over_http(
     )
     skipped = [entry for entry in body["checks"] if entry["status"] == "skipped"]
     assert {entry["message"] for entry in skipped} == {NOT_OVER_HTTP}
-    assert body["producer"]["command"] == shlex.join(
-        ["--http", our_adapter, "--journal", str(journal)]
-    )
+    assert body["producer"]["command"] is None
+    assert body["producer"]["http"] == {"url": our_adapter, "journal": str(journal)}
     assert body["summary"]["certified"] is True
     assert ElementTree.parse(junit).getroot().find(".//failure") is None
     assert json.loads(badge.read_text())["message"] == "100% passing"
