@@ -134,7 +134,7 @@ def _read_case(root: Path, path: Path, operations: frozenset[str]) -> GoldenCase
         items = value[key]
         if not isinstance(items, list) or not all(isinstance(i, str) and i for i in items):
             return bad((key,), f"{key} must be a list of non-empty strings", "")
-    if value["operation"] not in operations:
+    if not isinstance(value["operation"], str) or value["operation"] not in operations:
         return bad(
             ("operation",),
             f"unknown operation {value['operation']!r}",
@@ -243,6 +243,13 @@ def reference_outcome(operation: str, case_input: Any, seq: int = 0) -> CaseOutc
         )
     except Skipped as skipped:
         return CaseOutcome(seq, "skipped", reason=skipped.reason)
+    except Exception as exc:
+        # A malformed case input (a missing member, a wrong type) breaks the
+        # handler: report it as the reference erring on that case, as a
+        # producer process that raised would be, never as a traceback.
+        return CaseOutcome(
+            seq, "errored", error_code="producer_error", message=f"{type(exc).__name__}: {exc}"
+        )
     # Round-trip through JSON so that the answer is what a wire would carry.
     return CaseOutcome(seq, "result", output=orjson.loads(orjson.dumps(output)))
 
@@ -405,7 +412,9 @@ def judge(case: GoldenCase, outcome: CaseOutcome, *, root: Path) -> FixtureResul
             "errored",
             outcome.error_code or "producer_error",
             outcome.message,
-            "the producer broke on this case; its stderr tail is in the JSON report",
+            "the producer broke on this case (an error, not a wrong answer): fix the "
+            "producer, or the case input if the reference broke; --report-json keeps a "
+            "producer process's stderr tail",
             file=file,
             seconds=outcome.seconds,
         )
@@ -413,19 +422,21 @@ def judge(case: GoldenCase, outcome: CaseOutcome, *, root: Path) -> FixtureResul
         return FixtureResult(case.name, "skipped", "skipped", outcome.reason, file=file)
     expected, problem = _read_expected(case.expected_path)
     if expected is None:
-        what = (
-            "has no expected file" if problem == "expected_missing" else "expected file unreadable"
-        )
+        what = "is missing" if problem == "expected_missing" else "is unreadable"
         return FixtureResult(
             case.name,
             "failed",
             problem,
-            f"the case {what}: {_relative(root, case.expected_path)}",
+            f"the case's expected file {what}: {_relative(root, case.expected_path)}",
             "run `session-contracts golden update` and review the new file",
             file=file,
         )
     wanted = {k: v for k, v in expected.items() if k in _COMPARED}
-    if expected.get("sha256") != content_hash(wanted):
+    try:
+        wanted_hash = content_hash(wanted)
+    except InvalidDocument:
+        wanted_hash = ""  # no RFC 8785 form: not a file golden update wrote
+    if expected.get("sha256") != wanted_hash:
         return FixtureResult(
             case.name,
             "failed",
@@ -510,7 +521,19 @@ def plan_update(
             yield judge(case, outcome, root=corpus.root)
             continue
         new = answer_of(case.operation, outcome)
-        content = expected_bytes(case, new, outcome.rejection)
+        try:
+            content = expected_bytes(case, new, outcome.rejection)
+        except InvalidDocument as exc:
+            first = exc.findings[0]
+            yield FixtureResult(
+                case.name,
+                "errored",
+                "answer_not_json",
+                f"the reference's answer has no RFC 8785 form: {first.message} at {first.path}",
+                first.hint,
+                file=_relative(corpus.root, case.path),
+            )
+            continue
         try:
             old_bytes = case.expected_path.read_bytes()
         except FileNotFoundError:

@@ -171,6 +171,12 @@ def test_an_expected_file_edited_by_hand_fails(corpus: Path) -> None:
             "fixture_invalid",
             "$.expect",
         ),
+        (
+            '{"description": "x", "covers": [], "tags": [], "operation": ["health.reduce"], '
+            '"input": {}}',
+            "fixture_invalid",
+            "$.operation",
+        ),
     ],
 )
 def test_a_malformed_case_is_reported_and_update_writes_nothing(
@@ -297,3 +303,18 @@ def test_secret_placeholders_expand_to_the_built_in_fake_secrets(tmp_path: Path)
     (problem,) = corpus.problems
     assert (problem.code, problem.path) == ("fixture_invalid", "$.input.a[0]")
     assert "no built-in secret 'nope'" in problem.message
+
+
+def test_a_case_input_the_reference_cannot_take_errors_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "fixtures"
+    _case(root, "feedback/no-steps", "feedback.run", {})
+    check = golden("check", "--fixtures", str(root))
+    assert check.returncode == 1
+    assert "ERRORED feedback/no-steps [producer_error]: KeyError: 'steps'" in check.stdout
+    update = golden("update", "--fixtures", str(root))
+    assert update.returncode == 2
+    assert "reference_failed" in update.stderr
+    assert "Traceback" not in check.stderr + update.stderr
+    assert not list(root.rglob("*.expected.json"))
