@@ -396,6 +396,18 @@ def _read_expected(path: Path) -> tuple[dict[str, Any] | None, str]:
     return value, ""
 
 
+def _not_canonical(case: GoldenCase, exc: InvalidDocument, status: str, file: str) -> FixtureResult:
+    first = exc.findings[0]
+    return FixtureResult(
+        case.name,
+        status,
+        "answer_not_json",
+        f"the answer has no RFC 8785 form: {first.message} at {first.path}",
+        first.hint,
+        file=file,
+    )
+
+
 def _case_hint(case: GoldenCase, root: Path) -> str:
     return (
         f"{case.description} Answer as {_relative(root, case.expected_path)} does "
@@ -449,16 +461,7 @@ def judge(case: GoldenCase, outcome: CaseOutcome, *, root: Path) -> FixtureResul
     try:
         actual_hash = content_hash(actual)
     except InvalidDocument as exc:
-        first = exc.findings[0]
-        return FixtureResult(
-            case.name,
-            "failed",
-            "answer_not_json",
-            f"the answer has no RFC 8785 form: {first.message} at {first.path}",
-            first.hint,
-            file=file,
-            seconds=outcome.seconds,
-        )
+        return _not_canonical(case, exc, "failed", file)
     if actual_hash == expected["sha256"] and json_equal(actual, wanted):
         return FixtureResult(case.name, "passed", file=file, seconds=outcome.seconds)
     if actual["outcome"] != wanted["outcome"]:
@@ -524,15 +527,8 @@ def plan_update(
         try:
             content = expected_bytes(case, new, outcome.rejection)
         except InvalidDocument as exc:
-            first = exc.findings[0]
-            yield FixtureResult(
-                case.name,
-                "errored",
-                "answer_not_json",
-                f"the reference's answer has no RFC 8785 form: {first.message} at {first.path}",
-                first.hint,
-                file=_relative(corpus.root, case.path),
-            )
+            # The reference broke: errored, as a producer that broke would be.
+            yield _not_canonical(case, exc, "errored", _relative(corpus.root, case.path))
             continue
         try:
             old_bytes = case.expected_path.read_bytes()
