@@ -21,6 +21,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from session_contracts.conformance.recap._redaction_gate import holding
+
 from session_contracts._errors import Finding, InvalidDocument
 from session_contracts._jsonload import MAX_DOCUMENT_BYTES, loads_strict
 from session_contracts._redaction import (
@@ -323,8 +325,8 @@ class SecretScreen:
     gates: tuple[_Gate, ...]  # one per enabled detector, for matches in text
     key_gates: tuple[_Gate, ...]  # one per enabled key-entropy detector, for its key pattern
     key_patterns: tuple[re.Pattern[str], ...]
-    # The non-ASCII characters that match an ASCII letter under re.IGNORECASE.
-    traps: frozenset[str]
+    # The UTF-8 bytes of the non-ASCII characters that match an ASCII letter
+    # under re.IGNORECASE (CASE_TRAPS), for the line test.
     trap_bytes: tuple[bytes, ...]
     # gates and key_gates for the line test: each needle as (number, raw, folded),
     # numbered so that a needle shared by several detectors is searched once.
@@ -415,7 +417,6 @@ def secret_screen(policy: RedactionPolicy) -> SecretScreen:
         gates,
         key_gates,
         key_patterns,
-        frozenset(traps),
         tuple(t.encode() for t in traps),
         plan,
         len(numbers),
@@ -447,28 +448,7 @@ def line_may_hold_secret(screen: SecretScreen, raw: bytes) -> bool:
 
 def _text_may_match(screen: SecretScreen, text: str) -> bool:
     """False only when no detector can match in ``text`` (read as text, with no key)."""
-    lowered: str | None = None
-    traps: bool | None = None
-    for gate in screen.gates:
-        for clause in gate:
-            for needle in clause:
-                if not needle.folded:
-                    if needle.text in text:
-                        break
-                    continue
-                if traps is None:
-                    traps = not text.isascii() and any(t in text for t in screen.traps)
-                if traps:
-                    break
-                if lowered is None:
-                    lowered = text.lower()
-                if needle.text in lowered:
-                    break
-            else:
-                break  # no needle of this clause: the detector cannot match here
-        else:
-            return True
-    return False
+    return next(holding(text, ((True, gate) for gate in screen.gates)), False)
 
 
 @dataclass

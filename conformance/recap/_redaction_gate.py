@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain, product
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from session_contracts._redaction import (
     _ASSIGNMENT,
@@ -51,6 +51,7 @@ __all__ = [
     "CASE_TRAPS",
     "Clause",
     "DetectorGate",
+    "LiteralLike",
     "detector_gates",
     "redact_texts",
     "redact_values",
@@ -382,16 +383,29 @@ def _narrowed(policy: RedactionPolicy, active: frozenset[str]) -> RedactionPolic
 _Check = tuple[str, tuple[tuple[_Literal, ...], ...]]
 
 
-def _active_in(text: str, checks: Sequence[_Check]) -> frozenset[str]:
-    """The detectors of ``checks`` whose every clause has a literal in ``text``.
+class LiteralLike(Protocol):
+    """A literal to look for: ``folded`` ones are compared in lowercase."""
 
-    The per-text stage runs once per public text, so it is written for speed:
-    clauses with fewest literals first, the lowercase copy made only if needed.
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def folded(self) -> bool: ...
+
+
+K = TypeVar("K")
+
+
+def holding(text: str, checks: Iterable[tuple[K, Sequence[Sequence[LiteralLike]]]]) -> Iterator[K]:
+    """The keys of ``checks`` whose every clause has a literal in ``text``, lazily.
+
+    This runs once per public text (and per captured string in ``check``), so it
+    is written for speed: the lowercase copy and the case-trap test are made
+    only if a folded literal needs them, once for all the checks.
     """
     lowered: str | None = None
     traps: bool | None = None
-    active: list[str] = []
-    for kind, clauses in checks:
+    for key, clauses in checks:
         for literals in clauses:
             for literal in literals:
                 if not literal.folded:
@@ -409,8 +423,12 @@ def _active_in(text: str, checks: Sequence[_Check]) -> frozenset[str]:
             else:
                 break  # no literal of this clause: the detector cannot match here
         else:
-            active.append(kind)
-    return frozenset(active)
+            yield key
+
+
+def _active_in(text: str, checks: Sequence[_Check]) -> frozenset[str]:
+    """The detectors of ``checks`` whose every clause has a literal in ``text``."""
+    return frozenset(holding(text, checks))
 
 
 def _checks(gates: Sequence[DetectorGate], texts: Sequence[str]) -> list[_Check]:
