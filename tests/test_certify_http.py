@@ -4,71 +4,25 @@ and a target that cannot be certified is a usage error (exit 2)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shlex
-import socket
-import threading
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 from xml.etree import ElementTree
 
 import pytest
-import uvicorn
+from producers import faulty_http
 from session_contracts.conformance._certify import CheckResult, Trial
 from session_contracts.conformance._certify_http import NOT_OVER_HTTP, HttpTarget
 from session_contracts.conformance._checks import CHECKS, check_by_id
 from session_contracts.conformance._report import BaselineVerdict, github_annotations
 from session_contracts.conformance.recap import RecapService, create_app
+from uvicorn_thread import free_socket, serving
 
 from session_contracts import cli
 from session_contracts._validator import default_validator
 
-
-def _load_faulty_http() -> Any:
-    path = Path(__file__).resolve().parent / "producers" / "faulty_http.py"
-    spec = importlib.util.spec_from_file_location("faulty_http", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-faulty_http = _load_faulty_http()
-
 RECAP_CHECKS = {c.id for c in CHECKS if c.operation in ("recap.project", "*")}
-
-
-def _free_socket() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    return sock
-
-
-@contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """``app`` served by uvicorn in a thread on a free port; yields its base URL."""
-    sock = _free_socket()
-    config = uvicorn.Config(app, log_level="warning", ws="none", http="h11", lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 20
-        while not server.started:
-            assert time.monotonic() < deadline, "uvicorn did not start in 20 s"
-            assert thread.is_alive(), "uvicorn stopped while starting"
-            time.sleep(0.02)
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(20)
-        sock.close()
 
 
 @pytest.fixture
@@ -253,7 +207,7 @@ def test_prepared_cases_get_their_own_sessions_and_ids(our_adapter: str, journal
 def test_an_unreachable_adapter_is_a_usage_error(
     journal: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    sock = _free_socket()
+    sock = free_socket()
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     sock.close()  # bound, never listening: nothing answers there
     status, out, err = certify(capsys, "--http", url, "--journal", str(journal), cwd=tmp_path)

@@ -10,15 +10,14 @@ edge case has a fixture; every known single-defect producer fails one.
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import re
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+from producers import faulty
 from session_contracts.conformance._golden import (
     GoldenCase,
     default_fixtures_dir,
@@ -32,7 +31,6 @@ from session_contracts.conformance.protocol import CaseOutcome, Rejected
 FIXTURES = default_fixtures_dir()
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = load_corpus(FIXTURES)
-PRODUCERS = Path(__file__).resolve().parent / "producers"
 
 # The edge cases the corpus must hold (issue 6), each as a tag on at least one case.
 REQUIRED_TAGS = {
@@ -183,18 +181,6 @@ def test_every_operation_has_fixtures() -> None:
     assert {case.operation for case in CORPUS.cases} == set(HANDLERS)
 
 
-def _faulty() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("faulty_producers", PRODUCERS / "faulty.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-FAULTY = _faulty()
-
-
 def _outcome_of(handler: Callable[[Any], Any], case: GoldenCase) -> CaseOutcome:
     try:
         output = handler(copy.deepcopy(case.input))
@@ -204,10 +190,10 @@ def _outcome_of(handler: Callable[[Any], Any], case: GoldenCase) -> CaseOutcome:
 
 
 @pytest.mark.parametrize(
-    "defect", sorted(d for d, (_, handler) in FAULTY.DEFECTS.items() if handler is not None)
+    "defect", sorted(d for d, (_, handler) in faulty.DEFECTS.items() if handler is not None)
 )
 def test_the_corpus_catches_every_known_defect(defect: str) -> None:
-    operation, handler = FAULTY.DEFECTS[defect]
+    operation, handler = faulty.DEFECTS[defect]
     cases = [case for case in CORPUS.cases if case.operation == operation]
     # Caught means a wrong answer, not a broken fixture (a missing expected
     # file would fail every case and prove nothing).

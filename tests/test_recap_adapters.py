@@ -8,11 +8,8 @@ a 500 or a traceback), and map unavailable states to the contract's reasons.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import threading
-import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +18,6 @@ from urllib.parse import quote, urlencode
 
 import httpx
 import pytest
-import uvicorn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from session_contracts.conformance.journal import JsonlTape, SessionEvent, import_tape
@@ -33,6 +29,7 @@ from session_contracts.conformance.recap import (
 )
 from session_contracts.conformance.recap._acp import MAX_LINE_BYTES, handle_line, run_acp
 from starlette.exceptions import StarletteDeprecationWarning
+from uvicorn_thread import serving
 
 with warnings.catch_warnings():
     # starlette 1.10 prefers the httpx2 package for its test client and warns
@@ -193,45 +190,18 @@ def test_http_never_answers_500(journal: Path, params: list[tuple[str, str]], se
     assert "error" in body or body["state"] in ("available", "unavailable")
 
 
-def _free_socket() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    return sock
-
-
 def test_a_real_uvicorn_server(journal: Path) -> None:
-    sock = _free_socket()
-    port = sock.getsockname()[1]
     service = RecapService(journal)
-    config = uvicorn.Config(
-        create_app(service), log_level="warning", ws="none", http="h11", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 20
-        while not server.started:
-            assert time.monotonic() < deadline, "uvicorn did not start in 20 s"
-            assert thread.is_alive(), "uvicorn stopped while starting"
-            time.sleep(0.02)
-        base = f"http://127.0.0.1:{port}"
-        with httpx.Client(base_url=base, timeout=20) as http:
-            response = http.get(f"/sessions/{SESSION}/recap", params={"turn_id": "turn-1"})
-            assert response.status_code == 200
-            assert response.headers["content-type"] == "application/json"
-            assert response.content == expected_bytes(
-                journal, {"sessionId": SESSION, "turnId": "turn-1"}
-            )
-            bad = http.get(f"/sessions/{SESSION}/recap", params={"limit": "lots"})
-            assert bad.status_code == 400
-            assert bad.json()["error"]["path"] == "$.limit"
-    finally:
-        server.should_exit = True
-        thread.join(20)
-        sock.close()
-    assert not thread.is_alive(), "uvicorn did not shut down in 20 s"
+    with serving(create_app(service)) as base, httpx.Client(base_url=base, timeout=20) as http:
+        response = http.get(f"/sessions/{SESSION}/recap", params={"turn_id": "turn-1"})
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "application/json"
+        assert response.content == expected_bytes(
+            journal, {"sessionId": SESSION, "turnId": "turn-1"}
+        )
+        bad = http.get(f"/sessions/{SESSION}/recap", params={"limit": "lots"})
+        assert bad.status_code == 400
+        assert bad.json()["error"]["path"] == "$.limit"
     assert service.closed, "the lifespan's end closed the service"
 
 
