@@ -540,6 +540,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:
+        # A path the user gave (a report to write, a file to read) that the
+        # system refused: their input, not our bug.
+        where = f" {exc.filename}" if exc.filename else ""
+        finding = Finding(
+            "$",
+            "io_error",
+            f"cannot read or write{where}: {exc.strerror or exc}",
+            "check that the path exists, that its folder does, and that you may write there",
+        )
+        sys.stderr.write(f"session-contracts: {finding.render()}\n")
+        return EXIT_USAGE
     except Exception as exc:  # a bug of ours, not the user's: say so, briefly
         if debug:
             raise

@@ -150,3 +150,26 @@ def test_quickstart_runs_the_main_job(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout.decode() + result.stderr.decode()
     assert b"example(s) valid and round-tripped" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["golden", "check", "--case", "health/*", "--junit"],
+        ["check", "schemas/examples/run-record.span.json", "--junit"],
+    ],
+)
+def test_a_report_path_that_cannot_be_written_is_a_usage_error(
+    args: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    repo: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(repo)
+    status = main([*args, str(tmp_path / "missing-folder" / "report.xml")])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "[io_error]" in err
+    assert "missing-folder" in err
+    assert "internal error" not in err
