@@ -182,14 +182,16 @@ def _cmd_generate(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_canonicalize(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts._canonical import canonical_bytes, hash_bytes
+    from session_contracts._harn_canonical import harn_canonical_bytes
 
+    to_bytes = harn_canonical_bytes if args.form == "harn" else canonical_bytes
     failed = False
     documents = _documents(args.file, args.jsonl)
     for document in documents:
         try:
             if document.error is not None:
                 raise document.error
-            data = canonical_bytes(document.value)
+            data = to_bytes(document.value)
         except SessionContractsError as exc:
             if exc.exit_status == EXIT_USAGE:
                 raise
@@ -424,12 +426,19 @@ def _build_parser() -> argparse.ArgumentParser:
         command.set_defaults(handler=handler)
 
     for name, text in (
-        ("canonicalize", "write the RFC 8785 canonical bytes of a JSON document"),
+        ("canonicalize", "write the canonical bytes of a JSON document (RFC 8785 by default)"),
         ("hash", "print sha256:<hex> of a JSON document's canonical bytes"),
     ):
         command = commands.add_parser(name, help=text)
         command.add_argument("file", help="a JSON or JSON Lines file, or - for stdin")
         command.add_argument("--jsonl", action="store_const", const=True, default=None)
+        command.add_argument(
+            "--form",
+            choices=["rfc8785", "harn"],
+            default="rfc8785",
+            help="rfc8785 (JCS, the default) or harn: Harn's canonical JSON, the form of a "
+            "recap's contentHash and projectionHash (docs/hashing.md)",
+        )
         command.set_defaults(handler=_cmd_canonicalize)
 
     verify = commands.add_parser(
