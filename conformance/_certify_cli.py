@@ -33,7 +33,7 @@ from session_contracts.conformance._report import (
     scrub,
     write_baseline,
 )
-from session_contracts.conformance.protocol import ProducerProcess
+from session_contracts.conformance.protocol import ProducerProcess, require_producer_command
 
 from session_contracts._annotations import annotations_wanted
 from session_contracts._errors import EXIT_FINDINGS, EXIT_OK, Finding, UsageError
@@ -145,6 +145,7 @@ def _check_options(args: argparse.Namespace) -> None:
         "start the adapter on a journal, e.g. `session-contracts serve --journal recap.sqlite "
         "--port 8765`, then pass --http http://127.0.0.1:8765 --journal recap.sqlite"
     )
+    require_producer_command(args.producer)
     if args.http and args.producer:
         raise UsageError(
             [
@@ -261,6 +262,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             f"certifying {info.implementation.get('name')} {info.implementation.get('version')} "
             f"({info.implementation.get('language')}): {len(checks)} check(s), "
             f"{args.examples} case(s) each, seed {args.seed}"
+            + ("" if args.producer else "; no --producer given: the built-in reference producer")
         )
         with _progress(console, len(checks)) as advance:
             results = certify(

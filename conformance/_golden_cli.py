@@ -31,7 +31,11 @@ from session_contracts.conformance._golden import (
     reference_outcome,
     write_atomically,
 )
-from session_contracts.conformance.protocol import CaseOutcome, ProducerProcess
+from session_contracts.conformance.protocol import (
+    CaseOutcome,
+    ProducerProcess,
+    require_producer_command,
+)
 
 from session_contracts._annotations import annotations_wanted, github_annotation
 from session_contracts._errors import (
@@ -120,7 +124,8 @@ def _answers(
     args: argparse.Namespace,
 ) -> tuple[Callable[[GoldenCase, int], CaseOutcome], Callable[[], None], dict[str, Any]]:
     """How to get an answer to a case, how to stop, and who answers."""
-    if not args.producer:
+    require_producer_command(args.producer)
+    if args.producer is None:
         info: dict[str, Any] = {
             "command": None,
             "implementation": {"name": "session-contracts reference"},
@@ -274,6 +279,10 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
     annotate = annotations_wanted(args.annotations)
     started = time.perf_counter()
     answer, stop, producer = _answers(args)
+    if args.producer is None:
+        (sys.stderr if fmt == "json" else out).write(
+            "golden check: no --producer given: replaying against the built-in reference producer\n"
+        )
     results: list[FixtureResult] = _problem_results(corpus) + _orphan_results(corpus)
     try:
         for seq, case in enumerate(corpus.cases, start=1):

@@ -206,3 +206,23 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert cli("certify", "--check", "no.such.check", cwd=tmp_path).returncode == 2
     assert cli("certify", "--producer", "/no/such/binary", cwd=tmp_path).returncode == 2
     assert cli("certify", "--update-baseline", cwd=tmp_path).returncode == 2
+
+
+@pytest.mark.parametrize("command", ["", "   ", "\t"])
+def test_an_empty_producer_is_a_usage_error_not_the_reference(command: str, tmp_path: Path) -> None:
+    # An unset CI variable (--producer "$PRODUCER") must never certify our own reference.
+    for args in (("certify",), ("golden", "check")):
+        run = cli(*args, "--producer", command, cwd=tmp_path)
+        assert run.returncode == 2, (args, run.stdout, run.stderr)
+        assert "producer_empty" in run.stdout + run.stderr
+        assert "passed" not in run.stdout
+
+
+def test_the_reference_is_named_on_the_first_line_when_no_producer_is_given(
+    tmp_path: Path,
+) -> None:
+    run = cli("certify", "--check", "schema.output", "--examples", "2", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "built-in reference producer" in run.stdout.splitlines()[0]
+    run = cli("golden", "check", "--case", "documents/*", cwd=tmp_path)
+    assert "built-in reference producer" in run.stdout.splitlines()[0]
