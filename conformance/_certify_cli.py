@@ -31,6 +31,7 @@ from session_contracts.conformance._report import (
     read_baseline,
     report_json,
     scrub,
+    total_evidence,
     write_baseline,
 )
 from session_contracts.conformance.protocol import ProducerProcess, require_producer_command
@@ -44,7 +45,13 @@ if TYPE_CHECKING:
 __all__ = ["add_arguments", "list_checks", "run"]
 
 REFERENCE_COMMAND = [sys.executable, "-m", "session_contracts", "reference-producer"]
-STATUS_STYLE = {"passed": "green", "failed": "red", "errored": "magenta", "skipped": "yellow"}
+STATUS_STYLE = {
+    "passed": "green",
+    "failed": "red",
+    "errored": "magenta",
+    "partial": "yellow",
+    "skipped": "yellow",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -313,6 +320,7 @@ def _finish(
 ) -> int:
     counts = {s: sum(r.status == s for r in results) for s in STATUS_STYLE}
     cases = sum(r.cases for r in results)
+    evidence = total_evidence(results)
     ran = [r for r in results if r.status != "skipped"]
     looks_broken = bool(ran) and all(r.status in ("failed", "errored") for r in ran)
     if looks_broken:
@@ -322,8 +330,8 @@ def _finish(
             "than a wrong implementation); first error: " + scrub(next(r.message for r in ran))
         )
     table = Table(title="certification")
-    for column in ("contract", "check", "level", "status", "cases", "detail"):
-        table.add_column(column)
+    for column in ("contract", "check", "level", "status", "agreed/judged", "skipped", "detail"):
+        table.add_column(column, overflow="fold")
     reproduce: dict[str, str] = {}
     for result in sorted(results, key=lambda r: (r.check.contract, r.check.id)):
         if result.saved_to:
@@ -336,7 +344,8 @@ def _finish(
             result.check.id,
             result.check.level,
             f"[{style}]{result.status}[/]",
-            str(result.cases),
+            f"{result.evidence.agreed}/{result.evidence.judged}",
+            str(result.evidence.skipped),
             scrub(result.message)[:160],
         )
     console.print(table)
@@ -381,20 +390,22 @@ def _finish(
         ]
         findings = bool(bad)
     else:
-        findings = any(
-            r.status in ("failed", "errored") and r.check.level in gating for r in results
-        )
+        # Evidence, not silence: an applicable check certifies only when it passed.
+        findings = any(not r.certifies and r.check.level in gating for r in results)
     if annotations_wanted(args.annotations):
         # Raw lines, not through rich: GitHub reads them only verbatim, at a line's start.
         for line in github_annotations(results, reproduce=reproduce, baseline=verdicts):
             console.file.write(line + "\n")
-    zero = cases == 0
+    zero = evidence["agreed"] == 0
     if zero:
-        console.print("[red]no case ran: a run that executed zero cases never certifies[/]")
+        console.print(
+            "[red]no case was judged and agreed: a run without evidence never certifies[/]"
+        )
     certified = not findings and not zero
     summary = {
         **counts,
         "cases": cases,
+        "evidence": evidence,
         "seconds": round(seconds, 3),
         "producer_restarts": restarts,
         "certified": certified,
@@ -433,6 +444,7 @@ def _finish(
     console.print(
         f"{'CERTIFIED' if certified else 'NOT CERTIFIED'}: "
         + ", ".join(f"{n} {s}" for s, n in counts.items())
-        + f"; {cases} case(s) in {seconds:.1f} s"
+        + f"; {evidence['agreed']} of {evidence['judged']} judged case(s) agreed, "
+        f"{evidence['skipped']} skipped, {evidence['errored']} errored, in {seconds:.1f} s"
     )
     return EXIT_OK if certified else EXIT_FINDINGS

@@ -47,7 +47,7 @@ DOCUMENT_TYPES: dict[str, type[BaseModel]] = {
 
 # Source schema of each module and the sha256 of its bytes when generated.
 SOURCES: dict[str, tuple[str, str]] = {
-    "certification_report": ("schemas/certification-report.schema.json", "8a322f5781e158c933c4f2312f5a21170d7ecd37217ce881243d616d7fa1a609"),
+    "certification_report": ("schemas/certification-report.schema.json", "aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e"),
     "health_observation": ("schemas/health-observation.schema.json", "be1b2fc4dd975f39a841766a34f3e3e270de951569827938c67602e7fe11e518"),
     "producer_protocol": ("schemas/producer-protocol.schema.json", "3cc52eb8e37957b666c142c435d0a22c27e7171307a58a603871b53eea02aec0"),
     "run_record": ("schemas/run-record.schema.json", "614d717d3a3a473eb86fdb68753e466fe73009c712e8f1ecdf41ce0c7ff07743"),

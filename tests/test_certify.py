@@ -109,7 +109,7 @@ def test_certify_cli_reports_and_reproduces(tmp_path: Path) -> None:
     assert report["summary"]["certified"] is False
     suite = ElementTree.parse(tmp_path / "j.xml").getroot()
     assert suite.find(".//failure") is not None
-    assert json.loads((tmp_path / "b.json").read_text())["message"] == "0% passing"
+    assert json.loads((tmp_path / "b.json").read_text())["message"] == "0% of cases agreed"
     # The one-line reproduction replays exactly the saved case.
     command = entry["reproduce"]
     assert command.startswith("session-contracts certify --producer")
@@ -152,7 +152,63 @@ def test_zero_cases_never_certify(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert result.returncode == 1
-    assert "zero cases never certifies" in result.stdout
+    assert "without evidence never certifies" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("skipper", "status"),
+    [("skips_every_case", "skipped"), ("skips_every_second_case", "partial")],
+)
+def test_a_producer_that_skips_cases_it_declares_is_not_certified(
+    skipper: str, status: str, tmp_path: Path
+) -> None:
+    # At default settings: no --examples, no --check.
+    report = tmp_path / "report.json"
+    junit = tmp_path / "junit.xml"
+    badge_file = tmp_path / "badge.json"
+    result = cli(
+        "certify",
+        "--producer",
+        shlex.join(faulty(skipper)),
+        "--report-json",
+        str(report),
+        "--junit",
+        str(junit),
+        "--badge",
+        str(badge_file),
+        cwd=tmp_path,
+    )
+    assert result.returncode == 1, result.stdout
+    assert "NOT CERTIFIED" in result.stdout
+    body = json.loads(report.read_text())
+    assert default_validator().validate("certification-report.report", body) == []
+    assert body["summary"]["certified"] is False
+    assert body["summary"]["passed"] == 0
+    # A check that asks twice a case (determinism, aliases) sees only skips from the
+    # half-skipper: it is skipped, never passed.
+    assert body["summary"][status] >= len(body["checks"]) - 3
+    for check in body["checks"]:
+        assert check["applicable"] is True
+        assert check["status"] in ("partial", "skipped")
+        assert check["evidence"]["skipped"] > 0
+        assert (check["evidence"]["agreed"] > 0) == (check["status"] == "partial")
+    tree = ElementTree.parse(junit)
+    assert sum(int(s.get("failures", 0)) for s in tree.iter("testsuite")) == len(body["checks"])
+    share = json.loads(badge_file.read_text())["message"]
+    if status == "skipped":
+        assert share == "0% of cases agreed"
+    else:
+        assert share != "100% of cases agreed"
+
+
+def test_evidence_counts_of_a_certified_run(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    args = ["certify", "--check", "health.semantics", "--examples", "5", "--report-json"]
+    result = cli(*args, str(report), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout
+    [check] = json.loads(report.read_text())["checks"]
+    assert check["status"] == "passed"
+    assert check["evidence"] == {"judged": 5, "agreed": 5, "skipped": 0, "errored": 0}
 
 
 def test_baseline_of_expected_failures(tmp_path: Path) -> None:
