@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from session_contracts.conformance._certify import (
@@ -117,7 +118,9 @@ def list_checks(out: TextIO, fmt: str) -> int:
     for column in ("id", "level", "contract", "what it checks", "seed sentence"):
         table.add_column(column)
     for check in CHECKS:
-        table.add_row(check.id, check.level, check.contract, check.title, check.seed)
+        # Text is data, never markup: a seed sentence holds "[extensions]".
+        cells = (check.id, check.level, check.contract, check.title, check.seed)
+        table.add_row(*map(escape, cells))
     Console(file=out, soft_wrap=True).print(table)
     return EXIT_OK
 
@@ -230,7 +233,9 @@ def _replay(args: argparse.Namespace, console: Console) -> int:
             producer.start()
             result = replay_trial(producer, check, trial)
     label = "FIXED" if result.status == "passed" else "FAILED"
-    console.print(f"{label}: {check.id} on {args.replay}: {result.status} {scrub(result.message)}")
+    console.print(
+        escape(f"{label}: {check.id} on {args.replay}: {result.status} {scrub(result.message)}")
+    )
     return EXIT_OK if result.status == "passed" else EXIT_FINDINGS
 
 
@@ -247,6 +252,15 @@ def _progress(console: Console, total: int) -> Iterator[Callable[[Check, CheckRe
 
         def advance(check: Check, result: CheckResult) -> None:
             bar.update(task, advance=1, description=f"{check.id}: {result.status}")
+            if not console.is_terminal:
+                # A CI log shows no progress bar: a line per check as it finishes.
+                evidence = result.evidence
+                console.print(
+                    escape(
+                        f"{check.id}: {result.status} ({evidence.agreed}/{evidence.judged} "
+                        f"agreed, {evidence.skipped} skipped)"
+                    )
+                )
 
         yield advance
 
@@ -266,10 +280,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     with _producer(args) as producer:
         info = producer.start()
         console.print(
-            f"certifying {info.implementation.get('name')} {info.implementation.get('version')} "
-            f"({info.implementation.get('language')}): {len(checks)} check(s), "
-            f"{args.examples} case(s) each, seed {args.seed}"
-            + ("" if args.producer else "; no --producer given: the built-in reference producer")
+            escape(
+                f"certifying {info.implementation.get('name')} "
+                f"{info.implementation.get('version')} "
+                f"({info.implementation.get('language')}): {len(checks)} check(s), "
+                f"{args.examples} case(s) each, seed {args.seed}"
+                + ("" if args.producer else "; no --producer given: the built-in reference")
+            )
         )
         with _progress(console, len(checks)) as advance:
             results = certify(
@@ -292,9 +309,11 @@ def _run_http(args: argparse.Namespace, console: Console, checks: list[Check]) -
     with _http_target(args) as target:
         info = target.check_reachable()
         console.print(
-            f"certifying the HTTP recap adapter at {scrub(target.url)} "
-            f"({info.implementation.get('version')}), journal {args.journal}: "
-            f"{len(checks)} check(s), {args.examples} case(s) each, seed {args.seed}"
+            escape(
+                f"certifying the HTTP recap adapter at {scrub(target.url)} "
+                f"({info.implementation.get('version')}), journal {args.journal}: "
+                f"{len(checks)} check(s), {args.examples} case(s) each, seed {args.seed}"
+            )
         )
         with _progress(console, len(checks)) as advance:
             results = certify_http(
@@ -327,11 +346,19 @@ def _finish(
         console.print(
             "[bold red]the producer failed or errored every check that ran: the harness looks "
             "broken[/] (a protocol mistake, a crash at start-up, or a wrong command is likelier "
-            "than a wrong implementation); first error: " + scrub(next(r.message for r in ran))
+            "than a wrong implementation); first error: "
+            + escape(scrub(next(r.message for r in ran)))
         )
     table = Table(title="certification")
+    widest = max((len(r.check.id) for r in results), default=5)
     for column in ("contract", "check", "level", "status", "agreed/judged", "skipped", "detail"):
-        table.add_column(column, overflow="fold")
+        # A check id is never cut, in a terminal or in a CI log.
+        table.add_column(
+            column,
+            overflow="fold",
+            no_wrap=column == "check",
+            min_width=widest if column == "check" else None,
+        )
     reproduce: dict[str, str] = {}
     for result in sorted(results, key=lambda r: (r.check.contract, r.check.id)):
         if result.saved_to:
@@ -340,22 +367,22 @@ def _finish(
             )
         style = STATUS_STYLE[result.status]
         table.add_row(
-            result.check.contract,
-            result.check.id,
+            escape(result.check.contract),
+            escape(result.check.id),
             result.check.level,
             f"[{style}]{result.status}[/]",
             f"{result.evidence.agreed}/{result.evidence.judged}",
             str(result.evidence.skipped),
-            scrub(result.message)[:160],
+            escape(scrub(result.message)[:160]),
         )
     console.print(table)
     for check_id, command in reproduce.items():
-        console.print(f"reproduce {check_id}: {command}")
+        console.print(escape(f"reproduce {check_id}: {command}"))
 
     verdicts: list[BaselineVerdict] = []
     if args.baseline and args.update_baseline:
         write_baseline(Path(args.baseline), results)
-        console.print(f"baseline written to {args.baseline}")
+        console.print(escape(f"baseline written to {args.baseline}"))
     if args.baseline:
         try:
             entries = read_baseline(Path(args.baseline))
@@ -373,7 +400,9 @@ def _finish(
         verdicts = compare_baseline(results, entries)
         for verdict in verdicts:
             if verdict.state in ("unexpected_pass", "changed", "unknown"):
-                console.print(f"[red]baseline[/] {verdict.check_id}: {verdict.detail}")
+                console.print(
+                    f"[red]baseline[/] {escape(verdict.check_id)}: {escape(verdict.detail)}"
+                )
 
     gating = {"required"} if args.fail_on == "required" else {"required", "recommended"}
     if args.baseline:

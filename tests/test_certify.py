@@ -279,6 +279,39 @@ def test_the_reference_is_named_on_the_first_line_when_no_producer_is_given(
 ) -> None:
     run = cli("certify", "--check", "schema.output", "--examples", "2", cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "built-in reference producer" in run.stdout.splitlines()[0]
+    assert "built-in reference" in run.stdout.splitlines()[0]
     run = cli("golden", "check", "--case", "documents/*", cwd=tmp_path)
     assert "built-in reference producer" in run.stdout.splitlines()[0]
+
+
+def test_producer_text_is_shown_verbatim_never_read_as_markup(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    run = cli(
+        "certify",
+        "--producer",
+        shlex.join(faulty("markup_in_answers")),
+        "--check",
+        "health.semantics",
+        "--examples",
+        "3",
+        "--report-json",
+        str(report),
+        cwd=tmp_path,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "MarkupError" not in run.stderr
+    assert "[/x][bold]y[/bold]" in run.stdout  # in the first line and the failure detail
+    assert report.exists()
+    listing = cli("checks", cwd=tmp_path)
+    assert "[extensions]" in listing.stdout
+
+
+def test_check_ids_are_never_cut_and_ci_logs_get_a_line_per_check(tmp_path: Path) -> None:
+    check = "closed.unknown-field-rejected"
+    run = cli("certify", "--check", check, "--examples", "2", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout
+    lines = run.stdout.splitlines()
+    assert any(line.startswith("closed.unknown-field-rejected: passed") for line in lines)
+    table = [line for line in lines if "closed." in line and "│" in line]
+    assert table
+    assert all("closed.unknown-field-rejected" in line for line in table)

@@ -235,6 +235,17 @@ def redacts_lookalikes(case: Mapping[str, Any]) -> Any:
     return output
 
 
+MARKUP = "[/x][bold]y[/bold]"
+
+
+def markup_in_answers(case: Mapping[str, Any]) -> Any:
+    # Producer text that rich would read as markup: it must be shown verbatim.
+    output = HANDLERS["health.reduce"](case)
+    for fact in output["facts"]:
+        fact["session_id"] = MARKUP
+    return output
+
+
 DEFECTS = {
     "redacts_lookalikes": ("recap.project", redacts_lookalikes),
     "hashes_with_extensions": ("recap.project", hashes_with_extensions),
@@ -260,6 +271,7 @@ DEFECTS = {
     "nondeterministic": ("health.reduce", nondeterministic),
     "invalid_output": ("health.reduce", invalid_output),
     "skips_everything": ("", None),
+    "markup_in_answers": ("health.reduce", markup_in_answers),
 }
 
 
@@ -301,7 +313,11 @@ def main() -> int:
             handlers[operation] = handler
     return serve(
         handlers,
-        implementation={"name": f"faulty:{defect}", "version": "0", "language": "python"},
+        implementation={
+            "name": MARKUP if defect == "markup_in_answers" else f"faulty:{defect}",
+            "version": "0",
+            "language": "python",
+        },
         contracts=contracts,
     )
 
