@@ -38,7 +38,9 @@ from session_contracts.conformance._report import (
 from session_contracts.conformance.protocol import ProducerProcess, require_producer_command
 
 from session_contracts._annotations import annotations_wanted
-from session_contracts._errors import EXIT_FINDINGS, EXIT_OK, Finding, UsageError
+from session_contracts._errors import EXIT_FINDINGS, EXIT_OK, Finding, InvalidDocument, UsageError
+from session_contracts._input_files import read_regular_file
+from session_contracts._jsonload import MAX_DOCUMENT_BYTES, loads_strict
 
 if TYPE_CHECKING:
     from session_contracts.conformance._certify_http import HttpTarget
@@ -206,10 +208,10 @@ def _http_target(args: argparse.Namespace) -> HttpTarget:
 
 def _replay(args: argparse.Namespace, console: Console) -> int:
     try:
-        saved: Any = orjson.loads(Path(args.replay).read_bytes())
+        saved: Any = loads_strict(read_regular_file(args.replay, MAX_DOCUMENT_BYTES + 1))
         check = check_by_id(saved["check"])
         trial = Trial(saved["operation"], saved["input"])
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
+    except (OSError, InvalidDocument, KeyError, TypeError) as exc:
         raise UsageError(
             [
                 Finding(
@@ -385,7 +387,7 @@ def _finish(
         console.print(escape(f"baseline written to {args.baseline}"))
     if args.baseline:
         try:
-            entries = read_baseline(Path(args.baseline))
+            entries = read_baseline(args.baseline)
         except OSError as exc:
             raise UsageError(
                 [

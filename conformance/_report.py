@@ -16,6 +16,8 @@ import orjson
 from session_contracts.conformance._certify import CheckResult, Evidence
 
 from session_contracts._annotations import github_annotation
+from session_contracts._errors import Finding, UsageError
+from session_contracts._input_files import read_regular_file
 from session_contracts._redaction import redact_text
 from session_contracts._redaction_policy import default_policy
 
@@ -53,9 +55,24 @@ class BaselineVerdict:
     detail: str = ""
 
 
-def read_baseline(path: Path) -> list[BaselineEntry]:
+def read_baseline(path: str) -> list[BaselineEntry]:
+    """The entries of a baseline file (a regular file of UTF-8 text)."""
+    data = read_regular_file(path, 1 << 20)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            [
+                Finding(
+                    "$",
+                    "baseline_unreadable",
+                    f"{path} is not UTF-8 text (byte {exc.start})",
+                    "a baseline lists one check id a line, in UTF-8",
+                )
+            ]
+        ) from None
     entries = []
-    for raw in path.read_text(encoding="utf-8").splitlines():
+    for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
             continue

@@ -39,27 +39,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _read_input(path: str) -> tuple[bytes, str]:
+    from session_contracts._input_files import read_regular_file
+
     if path == "-":
         return sys.stdin.buffer.read(), "<stdin>"
-    file = Path(path)
-    try:
-        if file.is_dir():
-            raise UsageError(
-                [Finding("$", "input_is_directory", f"{path} is a directory", "name a file")]
-            )
-        with file.open("rb") as handle:
-            # Read one byte past the limit: enough to say "too large" without
-            # loading a huge file whole.
-            data = handle.read(MAX_DOCUMENT_BYTES * 64 + 1)
-    except FileNotFoundError:
-        raise UsageError(
-            [Finding("$", "input_not_found", f"no such file: {path}", "check the path")]
-        ) from None
-    except OSError as exc:
-        raise UsageError(
-            [Finding("$", "input_unreadable", f"cannot read {path}: {exc.strerror}", "")]
-        ) from None
-    return data, path
+    # Read one byte past the limit: enough to say "too large" without loading a
+    # huge file whole.  A FIFO or device is refused, never waited on.
+    return read_regular_file(path, MAX_DOCUMENT_BYTES * 64 + 1), path
 
 
 def _documents(path: str, jsonl: bool | None) -> list[JsonDocument]:
