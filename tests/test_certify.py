@@ -264,6 +264,14 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert cli("certify", "--update-baseline", cwd=tmp_path).returncode == 2
 
 
+def test_an_unparsable_producer_command_is_a_usage_error(tmp_path: Path) -> None:
+    for args in (("certify",), ("golden", "check")):
+        run = cli(*args, "--producer", "'unclosed", cwd=tmp_path)
+        assert run.returncode == 2, (args, run.stdout, run.stderr)
+        assert "producer_command_invalid" in run.stdout + run.stderr
+        assert "internal error" not in run.stderr
+
+
 @pytest.mark.parametrize("command", ["", "   ", "\t"])
 def test_an_empty_producer_is_a_usage_error_not_the_reference(command: str, tmp_path: Path) -> None:
     # An unset CI variable (--producer "$PRODUCER") must never certify our own reference.

@@ -44,6 +44,20 @@ def require_producer_command(command: str | None) -> None:
     An unset variable in a CI job (``--producer "$PRODUCER"``) must not quietly
     certify our own reference instead of the user's producer.
     """
+    if command is not None and command.strip():
+        try:
+            shlex.split(command)
+        except ValueError as exc:
+            raise UsageError(
+                [
+                    Finding(
+                        "$.producer",
+                        "producer_command_invalid",
+                        f"--producer is not a valid shell command line: {exc}",
+                        "quote it as a shell would, e.g. --producer './bin/producer --protocol'",
+                    )
+                ]
+            ) from None
     if command is not None and not command.strip():
         raise UsageError(
             [
