@@ -136,7 +136,7 @@ def relabels_session_id(case: Mapping[str, Any]) -> Any:
     evidence = output["evidence"]
     if evidence["execution_id"] is None:
         evidence["execution_id"] = output["session_id"]
-        evidence["gaps"] = [g for g in evidence["gaps"] if g["kind"] != "execution_identity"]
+        evidence["gaps"] = [g for g in evidence["gaps"] if g["component"] != "execution_identity"]
     return output
 
 
