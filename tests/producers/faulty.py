@@ -144,8 +144,6 @@ def counts_repeated_terminal_twice(case: Mapping[str, Any]) -> Any:
     # Gives every terminal update of a call a fresh call id, so each one counts.
     observations = []
     for index, observation in enumerate(case["observations"]):
-        if observation.get("kind") == "terminal_classified" and observation.get("call_id"):
-            observation = dict(observation, call_id=f"{observation['call_id']}#{index}")
         if observation.get("kind") in ("tool_call_completed", "tool_call_abandoned"):
             observation = dict(observation, call_id=f"{observation['call_id']}#{index}")
         observations.append(observation)
