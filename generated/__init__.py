@@ -53,6 +53,6 @@ SOURCES: dict[str, tuple[str, str]] = {
     "run_record": ("schemas/run-record.schema.json", "614d717d3a3a473eb86fdb68753e466fe73009c712e8f1ecdf41ce0c7ff07743"),
     "session_event": ("schemas/session-event.schema.json", "cc53ddf4ef871fde502c94fb51abaa6eb15c109086fe95536b3e0cdd6b9b03ae"),
     "session_feedback": ("schemas/session-feedback.schema.json", "2e89b25870a0150c6f5a9fb359297f5ad3b28a73cf5ee1a73f38fe95be33c378"),
-    "session_health": ("schemas/session-health.schema.json", "38f1b9cb5671ce1066123cc48e402320e4338df8a87042764cf8e2a7d5425b67"),
+    "session_health": ("schemas/session-health.schema.json", "d9320e367ec3f52085c8d5f95fde7bb6cdb4e21d5e466410cfd278c10b7cc329"),
     "session_recap_v1": ("schemas/session-recap-v1.schema.json", "9b67ecef67c3f0f2977603823c7bfc1fdf2ba54b1111b112011590cb026c37ce"),
 }
