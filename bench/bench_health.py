@@ -21,7 +21,7 @@ from session_contracts.conformance.health import initial_state, reduce, step
 
 ITERATIONS = 10_000
 SESSION_ID = "sess-0199a2b4c6d8e0f1"
-_STOPS = ("completed", "completed", "completed", "max_iterations", "user_cancelled")
+_STOPS = ("natural", "natural", "natural", "policy_budget", "user_cancelled")
 
 
 def make_session(iterations: int = ITERATIONS, seed: int = 2026) -> list[dict[str, Any]]:
@@ -29,12 +29,12 @@ def make_session(iterations: int = ITERATIONS, seed: int = 2026) -> list[dict[st
 
     History is loaded once; prompt turns of 2-6 iterations each end with the
     loop's terminal outcome, and now and then a pending call is abandoned
-    during closeout.  Each iteration measures prose, completes 1-4 tool calls
-    (one in 20 first seen as a streaming parse candidate; commands report an
-    exit, a few without a code; edits apply mutations), verifies every third
-    iteration or so (a complete collection most of the time), and finishes
-    with its wall time (a few unmeasured).  A transcript reset every ~2,000
-    iterations.
+    during closeout.  Each iteration completes 1-4 tool calls (one in 20 first
+    seen as a streaming parse candidate; commands report an exit receipt, a
+    few without a code; edits apply mutations; every third call or so carries
+    a declared verification, with a diagnostic measurement most of the time),
+    and finishes with its wall time and prose count (a few unmeasured).  A
+    transcript reset every ~2,000 iterations.
     """
     rng = random.Random(seed)
     out: list[dict[str, Any]] = [{"kind": "historical_messages_loaded", "count": 240}]
@@ -42,75 +42,51 @@ def make_session(iterations: int = ITERATIONS, seed: int = 2026) -> list[dict[st
     turn_left = rng.randint(2, 6)
     for iteration in range(iterations):
         out.append({"kind": "iteration_started", "iteration": iteration})
-        out.append(
-            {"kind": "prose_measured", "iteration": iteration, "characters": rng.randint(0, 1500)}
-        )
         for _ in range(rng.randint(1, 4)):
             call_number += 1
             call_id = f"call-{call_number}"
             if rng.random() < 0.05:
-                out.append(_completed(call_id, iteration, True, candidate=True))
+                out.append(_completed(call_id, True, candidate=True))
             success = rng.random() < 0.9
-            out.append(_completed(call_id, iteration, success, candidate=False))
+            completed = _completed(call_id, success, candidate=False)
             tool = rng.random()
             if tool < 0.4:
                 code = None if rng.random() < 0.05 else rng.choice((0, 0, 0, 1, 2))
-                out.append(
-                    {
-                        "kind": "command_exit",
-                        "call_id": call_id,
-                        "iteration": iteration,
-                        "exit_code": code,
-                    }
-                )
-            elif tool < 0.7 and success:
-                out.append({"kind": "tool_mutation_applied", "iteration": iteration})
-        if rng.random() < 0.3:
-            diagnostics = {
-                "complete": rng.random() < 0.85,
-                "fingerprint": f"sha256:{rng.randrange(16):02x}",
-                "count": rng.randint(0, 12),
-            }
-            out.append(
-                {
-                    "kind": "verification_completed",
-                    "iteration": iteration,
-                    "passed": diagnostics["count"] == 0,
-                    "diagnostics": diagnostics if rng.random() < 0.9 else None,
+                completed["telemetry"] = {
+                    "command_id": f"cmd-{call_number}",
+                    "command_exit_code": code,
+                    "verification": None,
                 }
-            )
+                if rng.random() < 0.7:
+                    measured = {
+                        "set_fingerprint": f"sha256:{rng.randrange(16):02x}",
+                        "count": rng.randint(0, 12),
+                    }
+                    completed["telemetry"]["verification"] = {
+                        "diagnostics": measured if rng.random() < 0.85 else None
+                    }
+            elif tool < 0.7 and success:
+                completed["mutation_applied"] = True
+            out.append(completed)
         wall = None if rng.random() < 0.02 else rng.randint(800, 45_000)
-        out.append({"kind": "iteration_finished", "iteration": iteration, "wall_time_ms": wall})
+        prose = None if rng.random() < 0.02 else rng.randint(0, 1500)
+        out.append({"kind": "iteration_finished", "wall_time_ms": wall, "prose_characters": prose})
         turn_left -= 1
         if turn_left == 0:
-            out.append(
-                {
-                    "kind": "terminal_classified",
-                    "call_id": None,
-                    "stop_class": rng.choice(_STOPS),
-                    "terminal_outcome": True,
-                }
-            )
+            out.append({"kind": "terminal_outcome", "stop_class": rng.choice(_STOPS)})
             if rng.random() < 0.1:
                 call_number += 1
-                out.append(
-                    {
-                        "kind": "tool_call_abandoned",
-                        "call_id": f"call-{call_number}",
-                        "iteration": iteration,
-                    }
-                )
+                out.append({"kind": "tool_call_abandoned", "call_id": f"call-{call_number}"})
             turn_left = rng.randint(2, 6)
         if iteration and iteration % 2_000 == 0:
             out.append({"kind": "transcript_reset"})
     return out
 
 
-def _completed(call_id: str, iteration: int, success: bool, *, candidate: bool) -> dict[str, Any]:
+def _completed(call_id: str, success: bool, *, candidate: bool) -> dict[str, Any]:
     return {
         "kind": "tool_call_completed",
         "call_id": call_id,
-        "iteration": iteration,
         "success": success,
         "streaming_parse_candidate": candidate,
     }

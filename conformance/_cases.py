@@ -133,86 +133,61 @@ def extension_inputs() -> st.SearchStrategy[dict[str, Any]]:
 
 @st.composite
 def _session_observations(draw: st.DrawFn) -> dict[str, Any]:
-    """A plausible session: iterations with repeated call ids, late and abandoned
-    calls, exits with and without codes, verifications cycling through a few
-    diagnostic sets (so trends oscillate), resets and historical loads."""
+    """A plausible session: iterations with call ids repeated within and across
+    iterations, late and abandoned calls, exits with and without codes and
+    command ids (some repeated), edits, verifications cycling through a few
+    diagnostic sets (so trends oscillate), resets, historical loads, finishes
+    revisited, and a terminal outcome before, between or after iterations."""
     observations: list[dict[str, Any]] = []
     calls = st.sampled_from(["c1", "c2", "c3"])
-    diagnostics = st.sampled_from([("fp-a", 2), ("fp-b", 5), ("fp-c", 2), ("fp-empty", 0)])
-    collected: list[tuple[str, int]] = []  # complete collections so far
+    commands = st.none() | st.sampled_from(["cmd-1", "cmd-2"])
+    diagnostics = st.sampled_from([("fp-a", 2), ("fp-b", 5), ("fp-c", 2), ("fp-a", 3), ("fp-e", 0)])
+    collected: list[tuple[str, int]] = []  # diagnostic collections so far
+    stop_classes = st.sampled_from(["natural", "policy_budget", "runtime_error", "unknown"])
+
+    def telemetry() -> dict[str, Any] | None:
+        if draw(st.integers(0, 2)) == 0:
+            return None
+        verification: dict[str, Any] | None = None
+        if draw(st.booleans()):
+            measured: dict[str, Any] | None = None
+            if draw(st.integers(0, 4)) > 0:
+                fingerprint, count = draw(diagnostics)
+                if len(collected) >= 2 and draw(st.booleans()):
+                    # Back to the set two collections ago: an oscillation,
+                    # unless the one between was the same set.
+                    fingerprint, count = collected[-2]
+                collected.append((fingerprint, count))
+                measured = {"set_fingerprint": fingerprint, "count": count}
+            verification = {"diagnostics": measured}
+        return {
+            "command_id": draw(commands),
+            "command_exit_code": draw(st.none() | st.sampled_from([0, 0, 1, 2, -9])),
+            "verification": verification,
+        }
+
+    def call() -> dict[str, Any]:
+        return {
+            "kind": "tool_call_completed",
+            "call_id": draw(calls),
+            "success": draw(st.booleans()),
+            "streaming_parse_candidate": draw(st.integers(0, 4)) == 0,
+            "mutation_applied": draw(st.booleans()),
+            "telemetry": telemetry(),
+        }
+
+    if draw(st.integers(0, 5)) == 0:
+        observations.append({"kind": "terminal_outcome", "stop_class": draw(stop_classes)})
     for iteration in range(1, draw(st.integers(1, 5)) + 1):
         observations.append({"kind": "iteration_started", "iteration": iteration})
         for _ in range(draw(st.integers(0, 5))):
             move = draw(
-                st.sampled_from(
-                    [
-                        "call",
-                        "call",
-                        "exit",
-                        "edit",
-                        "verify",
-                        "prose",
-                        "abandon",
-                        "reset",
-                        "history",
-                        "terminal",
-                    ]
-                )
+                st.sampled_from(["call", "call", "call", "abandon", "reset", "history", "terminal"])
             )
             if move == "call":
-                observations.append(
-                    {
-                        "kind": "tool_call_completed",
-                        "call_id": draw(calls),
-                        "iteration": iteration,
-                        "success": draw(st.booleans()),
-                        "streaming_parse_candidate": draw(st.integers(0, 4)) == 0,
-                    }
-                )
-            elif move == "exit":
-                observations.append(
-                    {
-                        "kind": "command_exit",
-                        "call_id": draw(calls),
-                        "iteration": iteration,
-                        "exit_code": draw(st.none() | st.sampled_from([0, 0, 1, 2])),
-                    }
-                )
-            elif move == "edit":
-                observations.append({"kind": "tool_mutation_applied", "iteration": iteration})
-            elif move == "verify":
-                fingerprint, count = draw(diagnostics)
-                if len(collected) >= 2 and draw(st.booleans()):
-                    # Back to the set two collections ago: an oscillation, unless
-                    # the one between was the same set.
-                    fingerprint, count = collected[-2]
-                complete = draw(st.integers(0, 5)) > 0
-                if complete:
-                    collected.append((fingerprint, count))
-                observations.append(
-                    {
-                        "kind": "verification_completed",
-                        "iteration": iteration,
-                        "passed": count == 0,
-                        "diagnostics": {
-                            "complete": complete,
-                            "fingerprint": fingerprint,
-                            "count": count,
-                        },
-                    }
-                )
-            elif move == "prose":
-                observations.append(
-                    {
-                        "kind": "prose_measured",
-                        "iteration": iteration,
-                        "characters": draw(st.integers(0, 2000)),
-                    }
-                )
+                observations.append(call())
             elif move == "abandon":
-                observations.append(
-                    {"kind": "tool_call_abandoned", "call_id": draw(calls), "iteration": iteration}
-                )
+                observations.append({"kind": "tool_call_abandoned", "call_id": draw(calls)})
             elif move == "reset":
                 observations.append({"kind": "transcript_reset"})
             elif move == "history":
@@ -220,41 +195,26 @@ def _session_observations(draw: st.DrawFn) -> dict[str, Any]:
                     {"kind": "historical_messages_loaded", "count": draw(st.integers(0, 50))}
                 )
             else:
-                observations.append(
-                    {
-                        "kind": "terminal_classified",
-                        "call_id": draw(st.none() | calls),
-                        "stop_class": draw(st.sampled_from(["completed", "error"])),
-                        "terminal_outcome": False,
-                    }
-                )
-        observations.append(
-            {
-                "kind": "iteration_finished",
-                "iteration": iteration,
-                "wall_time_ms": draw(st.none() | st.integers(0, 5000)),
-            }
-        )
-    if draw(st.booleans()):
-        observations.append(
-            {
-                "kind": "terminal_classified",
-                "call_id": draw(st.none() | calls),
-                "stop_class": "completed",
-                "terminal_outcome": True,
-            }
-        )
-        # Calls resolving after the terminal snapshot, repeated on purpose.
-        for _ in range(draw(st.integers(0, 2))):
+                observations.append({"kind": "terminal_outcome", "stop_class": draw(stop_classes)})
+        for _ in range(draw(st.integers(1, 2))):  # a terminal path may finish it twice
             observations.append(
                 {
-                    "kind": "tool_call_completed",
-                    "call_id": draw(calls),
-                    "iteration": 1,
-                    "success": True,
-                    "streaming_parse_candidate": False,
+                    "kind": "iteration_finished",
+                    "wall_time_ms": draw(st.none() | st.integers(0, 5000)),
+                    "prose_characters": draw(st.none() | st.integers(0, 2000)),
                 }
             )
+        # Calls resolving after the iteration's snapshot, repeated on purpose.
+        for _ in range(draw(st.integers(0, 2))):
+            observations.append(call())
+    if draw(st.booleans()):
+        observations.append({"kind": "terminal_outcome", "stop_class": draw(stop_classes)})
+        # Calls resolving after the terminal snapshot (closeout), repeated on purpose.
+        for _ in range(draw(st.integers(0, 2))):
+            if draw(st.booleans()):
+                observations.append({"kind": "tool_call_abandoned", "call_id": draw(calls)})
+            else:
+                observations.append(call())
     return {"session_id": "sess-h", "observations": observations}
 
 

@@ -48,11 +48,11 @@ DOCUMENT_TYPES: dict[str, type[BaseModel]] = {
 # Source schema of each module and the sha256 of its bytes when generated.
 SOURCES: dict[str, tuple[str, str]] = {
     "certification_report": ("schemas/certification-report.schema.json", "aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e"),
-    "health_observation": ("schemas/health-observation.schema.json", "be1b2fc4dd975f39a841766a34f3e3e270de951569827938c67602e7fe11e518"),
+    "health_observation": ("schemas/health-observation.schema.json", "d88cc956cd65bd551cbada6f9a7e9f55313c280d189a02e215b237d9cdfdaeec"),
     "producer_protocol": ("schemas/producer-protocol.schema.json", "3cc52eb8e37957b666c142c435d0a22c27e7171307a58a603871b53eea02aec0"),
     "run_record": ("schemas/run-record.schema.json", "bbc34ddd378785ecb5a88c6f30c0443c1606c0e8dbb25a1af50511de17132426"),
     "session_event": ("schemas/session-event.schema.json", "cc53ddf4ef871fde502c94fb51abaa6eb15c109086fe95536b3e0cdd6b9b03ae"),
     "session_feedback": ("schemas/session-feedback.schema.json", "2e89b25870a0150c6f5a9fb359297f5ad3b28a73cf5ee1a73f38fe95be33c378"),
-    "session_health": ("schemas/session-health.schema.json", "891393f9b337a326a6c732e15462a792e727ce25d77db0d1aa54e30f9f63cbaa"),
+    "session_health": ("schemas/session-health.schema.json", "d9320e367ec3f52085c8d5f95fde7bb6cdb4e21d5e466410cfd278c10b7cc329"),
     "session_recap_v1": ("schemas/session-recap-v1.schema.json", "9b67ecef67c3f0f2977603823c7bfc1fdf2ba54b1111b112011590cb026c37ce"),
 }

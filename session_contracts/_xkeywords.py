@@ -164,7 +164,25 @@ def ratio(spec: Mapping[str, str], instance: Any) -> Iterator[Violation]:
     name = _pointer_name(spec["value"])
     defined = _is_number(numerator) and _is_number(denominator) and denominator > 0
     if not defined:
-        if spec.get("whenUndefined", "null") == "absent":
+        if spec.get("whenUndefined", "null") == "refused":
+            if _is_number(denominator) and denominator <= 0:
+                denominator_name = _pointer_name(spec["denominator"])
+                yield Violation(
+                    _parts(spec["denominator"]),
+                    "ratio_undefined",
+                    f"{denominator_name} is {denominator!r}: without qualifying observations "
+                    "the whole measurement is null, not an object with a zero "
+                    f"{denominator_name}",
+                    f"write null in place of this object, or give a positive {denominator_name}",
+                    (
+                        (
+                            "set",
+                            _parts(spec["denominator"]),
+                            max(1, numerator) if _is_number(numerator) else 1,
+                        ),
+                    ),
+                )
+        elif spec.get("whenUndefined", "null") == "absent":
             if value is not _ABSENT:
                 yield Violation(
                     where,

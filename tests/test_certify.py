@@ -53,6 +53,7 @@ MATRIX = {
     "writes_parent_id": "schema.output",
     "relabels_session_id": "runrecord.semantics",
     "counts_repeated_terminal_twice": "health.semantics",
+    "dedupes_calls_across_iterations": "health.semantics",
     "accepts_decreasing_counter": "feedback.semantics",
     "hashes_with_extensions": "recap.hashes",
     "noncanonical_hashing": "recap.hashes",

@@ -30,7 +30,7 @@ HEALTH_INPUT = {
     "session_id": "s",
     "observations": [
         {"kind": "iteration_started", "iteration": 1},
-        {"kind": "iteration_finished", "iteration": 1, "wall_time_ms": 900},
+        {"kind": "iteration_finished", "wall_time_ms": 900, "prose_characters": None},
     ],
 }
 

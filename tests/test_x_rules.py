@@ -159,7 +159,7 @@ def fact_with(view: str, member: str, value: Any) -> Any:
         ({"numerator": 1, "denominator": 3, "value": 1 / 3}, set()),
         ({"numerator": 1, "denominator": 3, "value": 0.3333}, {"ratio_mismatch"}),
         ({"numerator": 0, "denominator": 5, "value": 0}, set()),
-        ({"numerator": 0, "denominator": 0, "value": 0}, {"minimum"}),  # no zero rates
+        ({"numerator": 0, "denominator": 0, "value": 0}, {"ratio_undefined"}),  # no zero rates
         ({"numerator": 4, "denominator": 3, "value": 1}, {"not_greater_than", "ratio_mismatch"}),
     ],
 )
@@ -168,22 +168,36 @@ def test_rate_value_is_numerator_over_denominator(
 ) -> None:
     document = fact_with("turn", "tool_call_success_rate", rate)
     found = {c for _, c in codes("session-health.fact", document, reference)}
-    assert found >= expected if "minimum" in expected else found == expected
+    assert found == expected
 
 
-def test_actual_to_expected_is_absent_until_a_positive_expectation(reference: bool) -> None:
-    wall = {"mean_ms": 10, "sample_count": 1, "expected": None, "actual_to_expected": 1.0}
+def test_a_zero_denominator_rate_is_refused_at_its_denominator(reference: bool) -> None:
+    document = fact_with(
+        "rolling", "nonzero_command_exit_rate", {"numerator": 0, "denominator": 0, "value": 0.0}
+    )
+    assert codes("session-health.fact", document, reference) == {
+        ("$.rolling.nonzero_command_exit_rate.denominator", "ratio_undefined")
+    }
+
+
+def test_actual_to_expected_is_null_until_a_positive_expectation(reference: bool) -> None:
+    wall = {"milliseconds": 10, "sample_count": 1, "expected": None, "actual_to_expected": 1.0}
     document = fact_with("turn", "turn_wall_time", wall)
     assert codes("session-health.fact", document, reference) == {
-        ("$.turn.turn_wall_time.actual_to_expected", "ratio_must_be_absent")
+        ("$.turn.turn_wall_time.actual_to_expected", "ratio_must_be_null")
     }
-    zero = {"mean_ms": 0, "source": "prior_measured_turns", "sample_count": 2}
+    zero = {"milliseconds": 0.0, "source": "prior_measured_turns", "sample_count": 2}
     document = fact_with("turn", "turn_wall_time", dict(wall, expected=zero))
     assert codes("session-health.fact", document, reference) == {
-        ("$.turn.turn_wall_time.actual_to_expected", "ratio_must_be_absent")
+        ("$.turn.turn_wall_time.actual_to_expected", "ratio_must_be_null")
     }
-    positive = {"mean_ms": 5, "source": "prior_measured_turns", "sample_count": 2}
-    missing = {"mean_ms": 10, "sample_count": 1, "expected": positive}
+    # Null (Harn's writer) and absent (Harn's schema allows it) are both unmeasured.
+    for unmeasured in ({"actual_to_expected": None}, {}):
+        loose = {"milliseconds": 10, "sample_count": 1, "expected": zero} | unmeasured
+        document = fact_with("turn", "turn_wall_time", loose)
+        assert codes("session-health.fact", document, reference) == set()
+    positive = {"milliseconds": 5.0, "source": "prior_measured_turns", "sample_count": 2}
+    missing = {"milliseconds": 10, "sample_count": 1, "expected": positive}
     document = fact_with("turn", "turn_wall_time", missing)
     assert codes("session-health.fact", document, reference) == {
         ("$.turn.turn_wall_time.actual_to_expected", "ratio_missing")
@@ -192,11 +206,11 @@ def test_actual_to_expected_is_absent_until_a_positive_expectation(reference: bo
     assert codes("session-health.fact", document, reference) == set()
 
 
-def test_characters_per_call_is_null_without_a_tool_call(reference: bool) -> None:
-    balance = {"prose_characters": 10, "tool_calls": 0, "characters_per_call": 0}
+def test_characters_per_tool_call_is_null_without_a_tool_call(reference: bool) -> None:
+    balance = {"prose_characters": 10, "tool_calls": 0, "characters_per_tool_call": 0}
     document = fact_with("rolling", "prose_to_tool_balance", balance)
     assert codes("session-health.fact", document, reference) == {
-        ("$.rolling.prose_to_tool_balance.characters_per_call", "ratio_must_be_null")
+        ("$.rolling.prose_to_tool_balance.characters_per_tool_call", "ratio_must_be_null")
     }
 
 

@@ -5,7 +5,8 @@ facts (``schemas/session-health.schema.json``, seed 000) come out:
 :func:`initial_state` and :func:`step` fold one observation at a time,
 :func:`reduce` checks and folds a whole session, and :func:`acp_notification` /
 :func:`a2a_status_update` wrap a fact for its transports.  ``docs/health.md``
-specifies every measurement and the decisions taken where the seed is silent.
+specifies every measurement and the decisions taken where the seed is silent;
+they follow Harn's own session-health reducer.
 """
 
 from session_contracts.conformance.health._reducer import (
@@ -13,6 +14,7 @@ from session_contracts.conformance.health._reducer import (
     ACP_DOCUMENT_TYPE,
     FACT_DOCUMENT_TYPE,
     OBSERVATION_DOCUMENT_TYPE,
+    SCHEMA_VERSION,
     STREAM_DOCUMENT_TYPE,
     Fact,
     HealthState,
@@ -29,6 +31,7 @@ __all__ = [
     "ACP_DOCUMENT_TYPE",
     "FACT_DOCUMENT_TYPE",
     "OBSERVATION_DOCUMENT_TYPE",
+    "SCHEMA_VERSION",
     "STREAM_DOCUMENT_TYPE",
     "Fact",
     "HealthState",

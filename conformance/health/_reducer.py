@@ -2,10 +2,14 @@
 
 Pure: :func:`step` takes a state and one observation
 (``schemas/health-observation.schema.json``) and returns the next state and the
-facts (``session-health.fact``) that observation emits.  States are frozen and
-share structure (``rpds`` persistent maps), so an old state stays valid and a
-10,000-iteration session never copies its history.  The reducer has no output
+facts (``session-health.fact``) that observation emits.  States are frozen; the
+counted call and command ids are ``rpds`` persistent sets, so an old state stays
+valid without copying the session's history.  The reducer has no output
 besides facts: a measurement never feeds back into loop policy.
+
+The semantics follow Harn's own session-health reducer (``SessionHealth`` in
+``crates/harn-vm/src/agent_events/session_health/reducer.rs``), described in
+our own words in ``docs/health.md`` and implemented here independently.
 
 ``docs/health.md`` specifies every measurement and each decision taken where
 the seed is silent; the comments here say why, the document says what.
@@ -18,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
-from rpds import HashTrieMap, HashTrieSet
+from rpds import HashTrieSet
 
 from session_contracts._errors import Finding, InvalidDocument
 from session_contracts._validator import default_validator
@@ -28,6 +32,7 @@ __all__ = [
     "ACP_DOCUMENT_TYPE",
     "FACT_DOCUMENT_TYPE",
     "OBSERVATION_DOCUMENT_TYPE",
+    "SCHEMA_VERSION",
     "STREAM_DOCUMENT_TYPE",
     "Counts",
     "DiagnosticSet",
@@ -35,7 +40,6 @@ __all__ = [
     "Fact",
     "HealthState",
     "Observation",
-    "Turn",
     "a2a_status_update",
     "acp_notification",
     "diagnostic_trend",
@@ -50,105 +54,60 @@ A2A_DOCUMENT_TYPE: Final = "session-health.a2a-status-update"
 STREAM_DOCUMENT_TYPE: Final = "health-observation.stream"
 FACT_DOCUMENT_TYPE: Final = "session-health.fact"
 
-# The contract's integers stay within JavaScript's safe range; a summed count
-# that would leave it stays at the maximum instead of producing an invalid fact.
-MAX_SAFE_INTEGER: Final = 2**53 - 1
+SCHEMA_VERSION: Final = 1
 _EXPECTATION_SOURCE: Final = "prior_measured_turns"
-# Oscillation looks two complete collections back, so three are enough.
-_DIAGNOSTIC_WINDOW: Final = 3
 
 Fact = dict[str, Any]
 Observation = Mapping[str, Any]
 
 
-def _saturating(value: int) -> int:
-    return min(value, MAX_SAFE_INTEGER)
-
-
 @dataclass(frozen=True, slots=True)
 class Counts:
-    """The counted observations of one population: an iteration's, or the rolling one."""
+    """The counted observations of one population: the current iteration's, or the rolling one."""
 
-    completed_calls: int = 0
+    tool_calls: int = 0
     successful_calls: int = 0
     reported_exits: int = 0
     nonzero_exits: int = 0
-    prose_measurements: int = 0
     prose_characters: int = 0
-    measured_iterations: int = 0
-    wall_time_total_ms: int = 0
+    prose_samples: int = 0
+    elapsed_ms: int = 0
+    timed_iterations: int = 0
 
     # Positional constructors rather than dataclasses.replace: these run
     # several times per observation, and replace() costs over twice as much.
-    def with_call(self, success: bool) -> Counts:
+    def with_call(self, success: bool, exit_code: int | None) -> Counts:
+        exited = exit_code is not None
         return Counts(
-            self.completed_calls + 1,
+            self.tool_calls + 1,
             self.successful_calls + int(success),
-            self.reported_exits,
-            self.nonzero_exits,
-            self.prose_measurements,
+            self.reported_exits + int(exited),
+            self.nonzero_exits + int(exited and exit_code != 0),
             self.prose_characters,
-            self.measured_iterations,
-            self.wall_time_total_ms,
+            self.prose_samples,
+            self.elapsed_ms,
+            self.timed_iterations,
         )
 
-    def with_exit(self, nonzero: bool) -> Counts:
+    def with_finish(self, elapsed_ms: int | None, prose_characters: int | None) -> Counts:
         return Counts(
-            self.completed_calls,
-            self.successful_calls,
-            self.reported_exits + 1,
-            self.nonzero_exits + int(nonzero),
-            self.prose_measurements,
-            self.prose_characters,
-            self.measured_iterations,
-            self.wall_time_total_ms,
-        )
-
-    def with_prose(self, characters: int) -> Counts:
-        return Counts(
-            self.completed_calls,
+            self.tool_calls,
             self.successful_calls,
             self.reported_exits,
             self.nonzero_exits,
-            self.prose_measurements + 1,
-            _saturating(self.prose_characters + characters),
-            self.measured_iterations,
-            self.wall_time_total_ms,
-        )
-
-    def with_wall_time(self, elapsed_ms: int) -> Counts:
-        # The total is never emitted (only its mean is), so it needs no saturation.
-        return Counts(
-            self.completed_calls,
-            self.successful_calls,
-            self.reported_exits,
-            self.nonzero_exits,
-            self.prose_measurements,
-            self.prose_characters,
-            self.measured_iterations + 1,
-            self.wall_time_total_ms + elapsed_ms,
+            self.prose_characters + (prose_characters or 0),
+            self.prose_samples + int(prose_characters is not None),
+            self.elapsed_ms + (elapsed_ms or 0),
+            self.timed_iterations + int(elapsed_ms is not None),
         )
 
 
 @dataclass(frozen=True, slots=True)
 class Expectation:
-    """The measured iterations retained before an iteration began: its expected wall time."""
+    """The expected wall time of an iteration: the rolling mean when it started."""
 
-    total_ms: int
+    milliseconds: float
     sample_count: int
-
-    @property
-    def mean_ms(self) -> float:
-        return self.total_ms / self.sample_count
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """One model iteration's population, its expectation, and whether its snapshot is out."""
-
-    counts: Counts = Counts()
-    expected: Expectation | None = None
-    snapshot_emitted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,18 +123,25 @@ class HealthState:
     """Everything the reducer remembers about one session (immutable)."""
 
     session_id: str
-    # The iteration named by the latest iteration_started / iteration_finished.
-    current_iteration: int | None = None
-    # The turn population of each iteration number seen (the latest instance).
-    turns: HashTrieMap[int, Turn] = field(default_factory=HashTrieMap)
-    # The observations retained by the runtime session (a transcript reset empties it).
+    # The latest iteration started; None before any (the fact then says null).
+    iteration: int | None = None
+    # The current iteration's snapshot is out (it finished, or the terminal
+    # outcome was published): a call counted from now on re-emits the fact.
+    turn_closed: bool = False
+    # The current iteration's population, and the retained (rolling) one.
+    turn: Counts = Counts()
     rolling: Counts = Counts()
-    # Calls whose first terminal update has counted; later ones change nothing.
-    resolved_calls: HashTrieSet[str] = field(default_factory=HashTrieSet)
-    exited_calls: HashTrieSet[str] = field(default_factory=HashTrieSet)
+    # Call ids counted since the current iteration started.
+    counted_calls: HashTrieSet[str] = field(default_factory=HashTrieSet)
+    # Command ids whose exit counted, session-wide.
+    counted_commands: HashTrieSet[str] = field(default_factory=HashTrieSet)
+    # Fixed when the current iteration started; both views report it.
+    expected: Expectation | None = None
     # Session gauges, shared by the turn and rolling views.
     edits_since_verification: int | None = None
+    # The last two complete diagnostic collections, oldest first.
     diagnostics: tuple[DiagnosticSet, ...] = ()
+    diagnostic_trend: str | None = None
     last_stop_class: str | None = None
 
 
@@ -187,21 +153,19 @@ def initial_state(session_id: str) -> HealthState:
 # ----------------------------------------------------------------------------- measurements
 
 
-def diagnostic_trend(collections: tuple[DiagnosticSet, ...]) -> str | None:
-    """The trend of the latest complete collections (oldest first); None with fewer than two.
+def diagnostic_trend(
+    held: tuple[DiagnosticSet, ...], latest: DiagnosticSet, current: str | None
+) -> str | None:
+    """The trend after ``latest`` arrives, given the (at most two) collections held before it.
 
-    Oscillation is checked first: a return to the set seen two collections
-    earlier, after a different set, is ``oscillating`` even when the
-    cardinality also changed.  Sets are compared by fingerprint.
+    One collection measures nothing: the trend stays as it was (``current``).
+    ``oscillating`` when two were held, the older equals ``latest`` (fingerprint
+    and count) and the newer differs from it; otherwise the counts decide.
     """
-    if len(collections) < 2:
-        return None
-    previous, latest = collections[-2], collections[-1]
-    if (
-        len(collections) >= 3
-        and collections[-3].fingerprint == latest.fingerprint
-        and previous.fingerprint != latest.fingerprint
-    ):
+    if not held:
+        return current
+    previous = held[-1]
+    if len(held) == 2 and held[0] == latest and previous != latest:
         return "oscillating"
     if latest.count < previous.count:
         return "improving"
@@ -214,63 +178,66 @@ def _rate(numerator: int, denominator: int) -> dict[str, Any] | None:
     # No qualifying observation is unmeasured (null), never a zero rate.
     if denominator == 0:
         return None
-    return {"numerator": numerator, "denominator": denominator, "value": numerator / denominator}
+    return {
+        "numerator": numerator,
+        "denominator": denominator,
+        "value": float(numerator) / float(denominator),
+    }
 
 
 def _wall_time(counts: Counts, expected: Expectation | None) -> dict[str, Any] | None:
-    if counts.measured_iterations == 0:
+    if counts.timed_iterations == 0:
         return None
-    mean_ms = counts.wall_time_total_ms / counts.measured_iterations
-    measured: dict[str, Any] = {
-        "mean_ms": mean_ms,
-        "sample_count": counts.measured_iterations,
-        "expected": None,
-    }
-    if expected is not None:
-        measured["expected"] = {
-            "mean_ms": expected.mean_ms,
+    # Whole milliseconds: the summed time divided by the samples, truncated.
+    milliseconds = counts.elapsed_ms // counts.timed_iterations
+    return {
+        "milliseconds": milliseconds,
+        "sample_count": counts.timed_iterations,
+        "expected": None
+        if expected is None
+        else {
+            "milliseconds": expected.milliseconds,
             "source": _EXPECTATION_SOURCE,
             "sample_count": expected.sample_count,
-        }
-        if expected.mean_ms > 0:
-            measured["actual_to_expected"] = mean_ms / expected.mean_ms
-    return measured
+        },
+        "actual_to_expected": float(milliseconds) / expected.milliseconds
+        if expected is not None and expected.milliseconds > 0
+        else None,
+    }
 
 
 def _prose_balance(counts: Counts) -> dict[str, Any] | None:
-    if counts.prose_measurements == 0:
+    if counts.prose_samples == 0:
         return None
-    calls = counts.completed_calls
+    calls = counts.tool_calls
     return {
         "prose_characters": counts.prose_characters,
         "tool_calls": calls,
-        "characters_per_call": counts.prose_characters / calls if calls else None,
+        "characters_per_tool_call": float(counts.prose_characters) / float(calls)
+        if calls
+        else None,
     }
 
 
-def _measurements(
-    counts: Counts, expected: Expectation | None, state: HealthState
-) -> dict[str, Any]:
+def _measurements(counts: Counts, state: HealthState) -> dict[str, Any]:
     return {
-        "tool_call_success_rate": _rate(counts.successful_calls, counts.completed_calls),
+        "tool_call_success_rate": _rate(counts.successful_calls, counts.tool_calls),
         "nonzero_command_exit_rate": _rate(counts.nonzero_exits, counts.reported_exits),
         "edits_since_verification": state.edits_since_verification,
-        "diagnostic_trend": diagnostic_trend(state.diagnostics),
-        "turn_wall_time": _wall_time(counts, expected),
+        "diagnostic_trend": state.diagnostic_trend,
+        "turn_wall_time": _wall_time(counts, state.expected),
         "prose_to_tool_balance": _prose_balance(counts),
         "last_stop_class": state.last_stop_class,
     }
 
 
-def _fact(state: HealthState, iteration: int) -> Fact:
-    turn = state.turns.get(iteration) or Turn()
-    # Both views compare against the same expectation: the measured iterations
-    # retained before this one began.
+def _fact(state: HealthState) -> Fact:
     return {
+        "schema_version": SCHEMA_VERSION,
         "session_id": state.session_id,
-        "iteration": iteration,
-        "turn": _measurements(turn.counts, turn.expected, state),
-        "rolling": _measurements(state.rolling, turn.expected, state),
+        "iteration": state.iteration,
+        "turn": _measurements(state.turn, state),
+        "rolling": _measurements(state.rolling, state),
         "heuristics": {},
     }
 
@@ -280,133 +247,115 @@ def _fact(state: HealthState, iteration: int) -> Fact:
 Transition = tuple[HealthState, tuple[Fact, ...]]
 
 
-def _expectation(rolling: Counts) -> Expectation | None:
-    if rolling.measured_iterations == 0:
-        return None
-    return Expectation(rolling.wall_time_total_ms, rolling.measured_iterations)
-
-
-def _turn(state: HealthState, iteration: int) -> Turn:
-    # An observation may name an iteration never started (a producer that
-    # reports no iteration_started): it opens that iteration's population.
-    existing = state.turns.get(iteration)
-    return existing if existing is not None else Turn(expected=_expectation(state.rolling))
-
-
 def _iteration_started(state: HealthState, observation: Observation) -> Transition:
-    iteration: int = observation["iteration"]
-    turn = Turn(expected=_expectation(state.rolling))
+    rolling = state.rolling
+    expected = (
+        Expectation(
+            float(rolling.elapsed_ms) / float(rolling.timed_iterations), rolling.timed_iterations
+        )
+        if rolling.timed_iterations
+        else None
+    )
     return replace(
-        state, current_iteration=iteration, turns=state.turns.insert(iteration, turn)
+        state,
+        iteration=observation["iteration"],
+        turn_closed=False,
+        turn=Counts(),
+        counted_calls=HashTrieSet(),
+        expected=expected,
     ), ()
 
 
 def _iteration_finished(state: HealthState, observation: Observation) -> Transition:
-    iteration: int = observation["iteration"]
+    # A terminal path can finish the same iteration twice: each measurement
+    # joins the populations once, the first one given.
     elapsed_ms: int | None = observation["wall_time_ms"]
-    turn = _turn(state, iteration)
-    counts, rolling = turn.counts, state.rolling
-    # A terminal path can finish the same iteration twice: its wall time joins
-    # the populations once.
-    if elapsed_ms is not None and counts.measured_iterations == 0:
-        counts, rolling = counts.with_wall_time(elapsed_ms), rolling.with_wall_time(elapsed_ms)
-    turn = Turn(counts, turn.expected, snapshot_emitted=True)
+    if state.turn.timed_iterations:
+        elapsed_ms = None
+    prose: int | None = observation["prose_characters"]
+    if state.turn.prose_samples:
+        prose = None
     state = replace(
         state,
-        current_iteration=iteration,
-        turns=state.turns.insert(iteration, turn),
-        rolling=rolling,
+        turn_closed=True,
+        turn=state.turn.with_finish(elapsed_ms, prose),
+        rolling=state.rolling.with_finish(elapsed_ms, prose),
     )
-    return state, (_fact(state, iteration),)
+    return state, (_fact(state),)
 
 
-def _resolve_call(state: HealthState, observation: Observation, success: bool) -> Transition:
-    call_id: str = observation["call_id"]
-    if call_id in state.resolved_calls:
-        return state, ()  # a repeated terminal update: the population counts a call once
-    iteration: int = observation["iteration"]
-    turn = _turn(state, iteration)
-    turn = Turn(turn.counts.with_call(success), turn.expected, turn.snapshot_emitted)
+def _count_call(
+    state: HealthState,
+    call_id: str,
+    success: bool,
+    mutation_applied: bool,
+    telemetry: Mapping[str, Any] | None,
+) -> Transition:
+    if call_id in state.counted_calls:
+        return state, ()  # a repeated terminal update: the iteration counts a call once
+    telemetry = telemetry or {}
+    exit_code: int | None = telemetry.get("command_exit_code")
+    command_id: str | None = telemetry.get("command_id")
+    counted_commands = state.counted_commands
+    repeated_command = False
+    if exit_code is not None and command_id is not None:
+        # A command receipt seen before counts nothing, its verification included.
+        repeated_command = command_id in counted_commands
+        counted_commands = counted_commands.insert(command_id)
+    if repeated_command:
+        exit_code = None
+    edits = state.edits_since_verification
+    if mutation_applied:
+        edits = (edits or 0) + 1
+    collections, trend = state.diagnostics, state.diagnostic_trend
+    verification: Mapping[str, Any] | None = telemetry.get("verification")
+    if verification is not None and not repeated_command:
+        # A completed declared verification resets the count, passed or failed.
+        edits = 0
+        measured: Mapping[str, Any] | None = verification.get("diagnostics")
+        if measured is not None:
+            latest = DiagnosticSet(measured["set_fingerprint"], measured["count"])
+            trend = diagnostic_trend(collections, latest, trend)
+            collections = (*collections, latest)[-2:]
     state = replace(
         state,
-        turns=state.turns.insert(iteration, turn),
-        rolling=state.rolling.with_call(success),
-        resolved_calls=state.resolved_calls.insert(call_id),
+        turn=state.turn.with_call(success, exit_code),
+        rolling=state.rolling.with_call(success, exit_code),
+        counted_calls=state.counted_calls.insert(call_id),
+        counted_commands=counted_commands,
+        edits_since_verification=edits,
+        diagnostics=collections,
+        diagnostic_trend=trend,
     )
-    # Resolved after its iteration's snapshot (closeout included): update it.
-    return state, ((_fact(state, iteration),) if turn.snapshot_emitted else ())
+    # Resolved after the iteration's snapshot (closeout included): publish the update.
+    return state, ((_fact(state),) if state.turn_closed else ())
 
 
 def _tool_call_completed(state: HealthState, observation: Observation) -> Transition:
     if observation["streaming_parse_candidate"]:
-        # Not a call yet: it neither counts nor uses up the call's first update.
+        # Not a call yet: it neither counts nor uses up the call's update.
         return state, ()
-    return _resolve_call(state, observation, bool(observation["success"]))
+    return _count_call(
+        state,
+        observation["call_id"],
+        bool(observation["success"]),
+        bool(observation.get("mutation_applied", False)),
+        observation.get("telemetry"),
+    )
 
 
 def _tool_call_abandoned(state: HealthState, observation: Observation) -> Transition:
-    return _resolve_call(state, observation, False)
+    return _count_call(state, observation["call_id"], False, False, None)
 
 
-def _command_exit(state: HealthState, observation: Observation) -> Transition:
-    call_id: str = observation["call_id"]
-    exit_code: int | None = observation["exit_code"]
-    if exit_code is None or call_id in state.exited_calls:
-        return state, ()  # an absent exit code is no reported exit; a repeat counts once
-    iteration: int = observation["iteration"]
-    turn = _turn(state, iteration)
-    turn = Turn(turn.counts.with_exit(exit_code != 0), turn.expected, turn.snapshot_emitted)
-    state = replace(
-        state,
-        turns=state.turns.insert(iteration, turn),
-        rolling=state.rolling.with_exit(exit_code != 0),
-        exited_calls=state.exited_calls.insert(call_id),
-    )
-    return state, ((_fact(state, iteration),) if turn.snapshot_emitted else ())
-
-
-def _tool_mutation_applied(state: HealthState, observation: Observation) -> Transition:
-    edits = state.edits_since_verification or 0
-    return replace(state, edits_since_verification=_saturating(edits + 1)), ()
-
-
-def _verification_completed(state: HealthState, observation: Observation) -> Transition:
-    # Any completed declared verification resets the count, passed or failed.
-    diagnostics: Mapping[str, Any] | None = observation["diagnostics"]
-    collections = state.diagnostics
-    if diagnostics is not None and diagnostics["complete"]:
-        latest = DiagnosticSet(diagnostics["fingerprint"], diagnostics["count"])
-        collections = (*collections, latest)[-_DIAGNOSTIC_WINDOW:]
-    return replace(state, edits_since_verification=0, diagnostics=collections), ()
-
-
-def _prose_measured(state: HealthState, observation: Observation) -> Transition:
-    iteration: int = observation["iteration"]
-    characters: int = observation["characters"]
-    turn = _turn(state, iteration)
-    turn = Turn(turn.counts.with_prose(characters), turn.expected, turn.snapshot_emitted)
-    return replace(
-        state,
-        turns=state.turns.insert(iteration, turn),
-        rolling=state.rolling.with_prose(characters),
-    ), ()
-
-
-def _terminal_classified(state: HealthState, observation: Observation) -> Transition:
-    state = replace(state, last_stop_class=observation["stop_class"])
-    if not observation["terminal_outcome"]:
-        return state, ()
-    iteration = state.current_iteration if state.current_iteration is not None else 0
-    turn = _turn(state, iteration)
-    turn = Turn(turn.counts, turn.expected, snapshot_emitted=True)
-    state = replace(state, turns=state.turns.insert(iteration, turn))
-    return state, (_fact(state, iteration),)
+def _terminal_outcome(state: HealthState, observation: Observation) -> Transition:
+    state = replace(state, turn_closed=True, last_stop_class=observation["stop_class"])
+    return state, (_fact(state),)
 
 
 def _transcript_reset(state: HealthState, observation: Observation) -> Transition:
     # Only the retained (rolling) observations go; gauges describe the
-    # workspace and the loop, not the transcript, and the call registry keeps
-    # a repeated update from counting again.
+    # workspace and the loop, not the transcript.
     return replace(state, rolling=Counts()), ()
 
 
@@ -419,11 +368,7 @@ _TRANSITIONS: Final[Mapping[str, Callable[[HealthState, Observation], Transition
     "iteration_finished": _iteration_finished,
     "tool_call_completed": _tool_call_completed,
     "tool_call_abandoned": _tool_call_abandoned,
-    "command_exit": _command_exit,
-    "tool_mutation_applied": _tool_mutation_applied,
-    "verification_completed": _verification_completed,
-    "prose_measured": _prose_measured,
-    "terminal_classified": _terminal_classified,
+    "terminal_outcome": _terminal_outcome,
     "transcript_reset": _transcript_reset,
     "historical_messages_loaded": _historical_messages_loaded,
 }

@@ -144,10 +144,26 @@ def counts_repeated_terminal_twice(case: Mapping[str, Any]) -> Any:
     # Gives every terminal update of a call a fresh call id, so each one counts.
     observations = []
     for index, observation in enumerate(case["observations"]):
-        if observation.get("kind") == "terminal_classified" and observation.get("call_id"):
-            observation = dict(observation, call_id=f"{observation['call_id']}#{index}")
         if observation.get("kind") in ("tool_call_completed", "tool_call_abandoned"):
             observation = dict(observation, call_id=f"{observation['call_id']}#{index}")
+        observations.append(observation)
+    return HANDLERS["health.reduce"](dict(case, observations=observations))
+
+
+def dedupes_calls_across_iterations(case: Mapping[str, Any]) -> Any:
+    # Keeps the counted call ids for the whole session; Harn forgets them at
+    # each iteration start, so a call id completing in a later iteration counts.
+    seen: set[str] = set()
+    observations = []
+    for observation in case["observations"]:
+        kind = observation.get("kind")
+        counted = kind == "tool_call_abandoned" or (
+            kind == "tool_call_completed" and not observation.get("streaming_parse_candidate")
+        )
+        if counted and observation.get("call_id") in seen:
+            continue
+        if counted:
+            seen.add(observation["call_id"])
         observations.append(observation)
     return HANDLERS["health.reduce"](dict(case, observations=observations))
 
@@ -255,6 +271,7 @@ DEFECTS = {
     "ignores_snake_aliases": ("recap.project", ignores_snake_aliases),
     "leaks_recap_secrets": ("recap.project", leaks_recap_secrets),
     "counts_repeated_terminal_twice": ("health.reduce", counts_repeated_terminal_twice),
+    "dedupes_calls_across_iterations": ("health.reduce", dedupes_calls_across_iterations),
     "accepts_decreasing_counter": ("feedback.run", accepts_decreasing_counter),
     "inlines_identical_parse": ("runrecord.provider_call_response", inlines_identical_parse),
     "leaks_secrets": ("runrecord.provider_call_response", leaks_secrets),
