@@ -13,11 +13,18 @@ cannot hold) counts as its three-byte ``surrogatepass`` encoding.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
-from session_contracts._rust_regex import WHITE_SPACE, fast_text, translate
+from session_contracts._rust_regex import (
+    WHITE_SPACE,
+    fast_text,
+    re2_exact_everywhere,
+    translate,
+)
 
 __all__ = [
     "Claim",
@@ -63,13 +70,35 @@ class CompiledPattern:
     name: str
     source: str  # the Rust-regex text
 
-    def regex_for(self, text: str) -> re.Pattern[str]:
-        return _compiled(self.source, fast_text(text))
+    def regex_for(self, text: str) -> _Regex:
+        """The fastest engine that means, on ``text``, what Rust's ``regex`` means."""
+        if text.isascii() or re2_exact_everywhere(self.source):
+            return _compiled(self.source, "re2")
+        return _compiled(self.source, "python-fast" if fast_text(text) else "python")
+
+
+class _Regex(Protocol):
+    def finditer(self, text: str) -> Iterator[_Match]: ...
+
+
+class _Match(Protocol):
+    def start(self) -> int: ...
+
+    def end(self) -> int: ...
+
+    def span(self) -> tuple[int, int]: ...
 
 
 @lru_cache(maxsize=256)
-def _compiled(source: str, fast: bool) -> re.Pattern[str]:
-    return re.compile(translate(source, exact_words=not fast))
+def _compiled(source: str, target: str) -> _Regex:
+    if target == "re2":
+        import re2  # type: ignore[import-untyped, unused-ignore]
+
+        options = re2.Options()
+        options.max_mem = 64 << 20  # the catalog's counted repetitions need more than 8 MiB
+        compiled: _Regex = re2.compile(translate(source, "re2"), options)
+        return compiled
+    return re.compile(translate(source, target))
 
 
 def compile_pattern(name: str, source: str) -> CompiledPattern:
@@ -126,24 +155,11 @@ class _Span:
     replacement: str
 
 
-def _origin(position: int, spans: Sequence[_Span], *, is_end: bool) -> int:
-    """Where ``position`` of the current text is in the input text."""
-    shift = 0
-    for span in spans:
-        if span.end <= position:
-            shift += (span.origin_end - span.origin_start) - (span.end - span.start)
-            continue
-        if span.start < position:  # strictly inside a placeholder: its whole input range
-            return span.origin_end if is_end else span.origin_start
-        break
-    return position + shift
-
-
 def _single_pass(
     text: str, patterns: Sequence[CompiledPattern], placeholder: Placeholder
 ) -> tuple[str, tuple[Claim, ...]]:
     current = text
-    spans: list[_Span] = []
+    spans: list[_Span] = []  # placeholders in ``current``, in order
     for pattern in patterns:
         matches = [m.span() for m in pattern.regex_for(current).finditer(current)]
         if not matches:
@@ -152,16 +168,31 @@ def _single_pass(
         kept: list[_Span] = []
         position = 0  # in the current text
         written = 0  # length of the new text so far
-        span_index = 0
+        shift = 0  # input position minus current position, past the spans walked
+        index = 0
+        swallowed = -1  # a span a match ended inside: gone, but still shifts what follows
         for start, end in matches:
-            # Spans before this match move by what the new text gained so far.
-            while span_index < len(spans) and spans[span_index].end <= start:
-                span = spans[span_index]
-                kept.append(_moved(span, written - position))
-                span_index += 1
-            # Spans inside the match are swallowed by it.
-            while span_index < len(spans) and spans[span_index].start < end:
-                span_index += 1
+            # Spans before this match stay, moved by what the new text gained so far.
+            while index < len(spans) and spans[index].end <= start:
+                span = spans[index]
+                if index != swallowed:
+                    kept.append(_moved(span, written - position))
+                shift += (span.origin_end - span.origin_start) - (span.end - span.start)
+                index += 1
+            # A match starting inside a placeholder stands for all of its input.
+            inside = index < len(spans) and spans[index].start < start
+            origin_start = spans[index].origin_start if inside else start + shift
+            # Spans the match reaches into are swallowed by it.
+            origin_end = end + shift
+            while index < len(spans) and spans[index].start < end:
+                span = spans[index]
+                if span.end > end:
+                    origin_end = span.origin_end
+                    swallowed = index
+                    break
+                shift += (span.origin_end - span.origin_start) - (span.end - span.start)
+                origin_end = end + shift
+                index += 1
             replacement = placeholder(pattern.name, current[start:end])
             pieces.append(current[position:start])
             written += start - position
@@ -169,8 +200,8 @@ def _single_pass(
                 _Span(
                     written,
                     written + len(replacement),
-                    _origin(start, spans, is_end=False),
-                    _origin(end, spans, is_end=True),
+                    origin_start,
+                    origin_end,
                     pattern.name,
                     replacement,
                 )
@@ -178,9 +209,10 @@ def _single_pass(
             pieces.append(replacement)
             written += len(replacement)
             position = end
-        while span_index < len(spans):
-            kept.append(_moved(spans[span_index], written - position))
-            span_index += 1
+        while index < len(spans):
+            if index != swallowed:
+                kept.append(_moved(spans[index], written - position))
+            index += 1
         pieces.append(current[position:])
         current = "".join(pieces)
         spans = kept
@@ -257,7 +289,10 @@ def _windowed(
     ends = _ByteIndex(text)
     for first, last in windows:
         bounds.append((starts.char(first), ends.char(last)))
+    # Claims never overlap one another, so sorted by start they are sorted by end
+    # too, and one bisection finds the only claims a new match could overlap.
     claims: list[Claim] = []
+    claim_starts: list[int] = []
     for pattern in patterns:
         for first, last in bounds:
             window = text[first:last]
@@ -266,13 +301,15 @@ def _windowed(
                 # A match touching a cut edge is left to the neighbouring window.
                 if (start == first and first != 0) or (end == last and last != len(text)):
                     continue
-                if any(start < claim.end and claim.start < end for claim in claims):
+                # Earlier claims win (and a match seen in two windows is claimed once).
+                at = bisect_left(claim_starts, end)
+                if at > 0 and claims[at - 1].end > start:
                     continue
                 matched = text[start:end]
-                claims.append(Claim(start, end, pattern.name, placeholder(pattern.name, matched)))
+                claims.insert(at, Claim(start, end, pattern.name, placeholder(pattern.name, matched)))
+                claim_starts.insert(at, start)
     if not claims:
         return text, ()
-    claims.sort(key=lambda claim: claim.start)
     pieces: list[str] = []
     position = 0
     for claim in claims:

@@ -39,7 +39,14 @@ from functools import lru_cache
 
 from session_contracts._unicode_word import WORD_RANGES
 
-__all__ = ["WHITE_SPACE", "DialectError", "fast_text", "translate", "word_class"]
+__all__ = [
+    "WHITE_SPACE",
+    "DialectError",
+    "fast_text",
+    "re2_exact_everywhere",
+    "translate",
+    "word_class",
+]
 
 # Unicode's White_Space property: Rust's \s, char::is_whitespace and str::trim.
 WHITE_SPACE = frozenset(
@@ -57,17 +64,21 @@ class DialectError(ValueError):
         self.offset = offset
 
 
-def _ranges_text(ranges: list[tuple[int, int]]) -> str:
+def _ranges_text(ranges: list[tuple[int, int]], re2: bool = False) -> str:
     out: list[str] = []
     for low, high in ranges:
-        out.append(_class_char(low) if low == high else f"{_class_char(low)}-{_class_char(high)}")
+        first, last = _class_char(low, re2), _class_char(high, re2)
+        out.append(first if low == high else f"{first}-{last}")
     return "".join(out)
 
 
-def _class_char(code: int) -> str:
+def _class_char(code: int, re2: bool = False) -> str:
+    """A character spelled so that neither engine reads anything else into it."""
     character = chr(code)
     if character.isalnum() and character.isascii():
         return character
+    if re2:
+        return f"\\x{{{code:x}}}"
     if code < 0x10000:
         return f"\\u{code:04x}"
     return f"\\U{code:08x}"
@@ -134,11 +145,16 @@ _META = set("\\.+*?()|[]{}^$")
 
 
 class _Parser:
-    def __init__(self, pattern: str, *, exact_words: bool) -> None:
+    def __init__(self, pattern: str, target: str) -> None:
         self.pattern = pattern
         self.position = 0
-        # Python's own \\b and \\w where they agree with Rust's (see fast_text).
-        self.exact_words = exact_words
+        # "python": every construct spelled out; "python-fast": Python's own \\b and
+        # \\w (right where fast_text holds); "re2": RE2 syntax (right on ASCII text).
+        self.exact_words = target == "python"
+        self.re2 = target == "re2"
+        self.end = "\\z" if self.re2 else "\\Z"
+        # Whether a construct RE2 reads as ASCII only (\\b \\w \\d) occurs.
+        self.ascii_classes = False
 
     # -- helpers
     def peek(self, ahead: int = 0) -> str:
@@ -245,7 +261,7 @@ class _Parser:
             return _Node("\\A", True, assertion=True)
         if character == "$":
             self.position += 1
-            return _Node("\\Z", True, assertion=True)
+            return _Node(self.end, True, assertion=True)
         if character == "\\":
             return self.escape(flags)
         if character in ("*", "+", "?", "{"):
@@ -264,7 +280,7 @@ class _Parser:
             if character in "iI":
                 return "[iI]"
             return f"(?i:{character})"
-        return re.escape(character)
+        return _class_char(code, self.re2)
 
     def group(self, flags: _Flags) -> _Node:
         start = self.position
@@ -291,6 +307,8 @@ class _Parser:
         self.position += 1
         character = self.peek()
         self.position += 1
+        if character in "bBdDwW":
+            self.ascii_classes = True
         if not self.exact_words and character in "bB":
             return _Node(f"\\{character}", True, assertion=True)
         word = word_class()
@@ -301,11 +319,11 @@ class _Parser:
         if character == "A":
             return _Node("\\A", True, assertion=True)
         if character == "z":
-            return _Node("\\Z", True, assertion=True)
+            return _Node(self.end, True, assertion=True)
         if character in "dswDSW":
             if not self.exact_words and character in "wW":
                 return _Node(f"\\{character}", False)
-            return _Node(_perl_class(character), False)
+            return _Node(_perl_class(character, self.re2), False)
         self.position = start
         return _Node(self.literal(self.escaped_code(in_class=False), flags), False)
 
@@ -363,11 +381,12 @@ class _Parser:
                 raise self.fail("a class set operation (&&, --, ~~)")
             if character == "\\" and self.peek(1) in tuple("dswDSW"):
                 letter = self.peek(1)
+                self.ascii_classes = self.ascii_classes or letter in "dw"
                 self.position += 2
                 if letter == "d":
                     extra.append("\\d")
                 elif letter == "s":
-                    perl.extend(_space_ranges())
+                    perl.extend(_space_ranges())  # spelled out: RE2's \\s lacks \\v
                 elif letter == "w" and not self.exact_words:
                     extra.append("\\w")
                 elif letter == "w":
@@ -390,7 +409,7 @@ class _Parser:
         if flags.ignore_case:
             merged = _folded(merged, start)
         merged = _merge(merged + perl)
-        body = _ranges_text(merged) + "".join(extra)
+        body = _ranges_text(merged, self.re2) + "".join(extra)
         if not body:
             raise self.fail("an empty class", start)
         return f"[{'^' if negated else ''}{body}]"
@@ -403,27 +422,40 @@ class _Parser:
         return ord(character)
 
 
-def _perl_class(letter: str) -> str:
+def _perl_class(letter: str, re2: bool) -> str:
     if letter in "dD":
         return f"\\{letter}"
-    body = _ranges_text(_space_ranges()) if letter in "sS" else word_class()
+    body = _ranges_text(_space_ranges(), re2) if letter in "sS" else word_class()
     return f"[{'^' if letter.isupper() else ''}{body}]"
 
 
 @lru_cache(maxsize=256)
-def translate(pattern: str, *, exact_words: bool = True) -> str:
+def translate(pattern: str, target: str = "python") -> str:
     """The Python ``re`` pattern meaning what ``pattern`` means to Rust's ``regex``.
 
-    With ``exact_words=False`` the pattern keeps Python's own ``\\b`` and ``\\w``,
-    which are far faster and mean the same on a text :func:`fast_text` accepts.
+    ``target="python-fast"`` keeps Python's own ``\\b`` and ``\\w``, which are far
+    faster and mean the same on a text :func:`fast_text` accepts.  ``target="re2"``
+    writes RE2 syntax, whose ``\\b \\w \\d`` are ASCII's: the same as Rust's on an
+    ASCII text, and RE2, like Rust, runs in linear time.
     """
-    parser = _Parser(pattern, exact_words=exact_words)
+    if target not in ("python", "python-fast", "re2"):
+        raise ValueError(f"unknown target {target!r}")
+    parser = _Parser(pattern, target)
     node = parser.alternation(_Flags())
     if parser.position != len(pattern):
         raise parser.fail("an unmatched )")
     if node.nullable:
         raise DialectError("the pattern can match the empty string", 0)
     return node.text
+
+
+@lru_cache(maxsize=256)
+def re2_exact_everywhere(pattern: str) -> bool:
+    """Whether the RE2 spelling of ``pattern`` means what Rust means on every text,
+    not only on ASCII text: it uses none of ``\\b \\B \\d \\D \\w \\W``."""
+    parser = _Parser(pattern, "re2")
+    parser.alternation(_Flags())
+    return not parser.ascii_classes
 
 
 @lru_cache(maxsize=1)
