@@ -710,9 +710,13 @@ def _detect_text(text: str, compiled: _Compiled, key: str | None) -> list[Detect
 def _apply(text: str, detections: Sequence[Detection], policy: RedactionPolicy) -> str:
     pieces: list[str] = []
     position = 0
+    markers: dict[str, str] = {}
     for detection in detections:
         pieces.append(text[position : detection.start])
-        pieces.append(policy.marker_for(detection.kind))
+        marker = markers.get(detection.kind)
+        if marker is None:
+            marker = markers[detection.kind] = policy.marker_for(detection.kind)
+        pieces.append(marker)
         position = detection.end
     pieces.append(text[position:])
     return "".join(pieces)
@@ -777,10 +781,7 @@ def _detections(text: str, policy: RedactionPolicy, key: str | None = None) -> l
     if policy.pattern_style:
         # Harn's scan (find_unredacted_secret) reads strings only, never keys.
         return list(_harn_string(text, policy)[1])
-    compiled = _compile(policy)
-    return [
-        replace(d, replacement=policy.marker_for(d.kind)) for d in _detect(text, compiled, key)
-    ]
+    return list(_with_markers(_detect(text, _compile(policy), key), policy))
 
 
 def _scrubbed(text: str, policy: RedactionPolicy) -> str:
@@ -794,10 +795,12 @@ def redact_text(text: str, policy: RedactionPolicy) -> RedactionResult:
         return RedactionResult(out, detections)
     compiled = _compile(policy)
     found = _detect(text, compiled)
-    return RedactionResult(
-        _apply(text, found, policy),
-        tuple(replace(d, replacement=policy.marker_for(d.kind)) for d in found),
-    )
+    return RedactionResult(_apply(text, found, policy), _with_markers(found, policy))
+
+
+def _with_markers(found: Sequence[Detection], policy: RedactionPolicy) -> tuple[Detection, ...]:
+    markers = {kind: policy.marker_for(kind) for kind in {d.kind for d in found}}
+    return tuple(Detection(d.kind, d.start, d.end, markers[d.kind]) for d in found)
 
 
 def redact_value(value: Any, policy: RedactionPolicy) -> Any:

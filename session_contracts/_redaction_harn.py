@@ -306,7 +306,9 @@ def _windowed(
                 if at > 0 and claims[at - 1].end > start:
                     continue
                 matched = text[start:end]
-                claims.insert(at, Claim(start, end, pattern.name, placeholder(pattern.name, matched)))
+                claims.insert(
+                    at, Claim(start, end, pattern.name, placeholder(pattern.name, matched))
+                )
                 claim_starts.insert(at, start)
     if not claims:
         return text, ()
@@ -356,9 +358,7 @@ def _form_pairs(query: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def redact_url_string(
-    value: str, params: NameRule, placeholder: str
-) -> tuple[str | None, bool]:
+def redact_url_string(value: str, params: NameRule, placeholder: str) -> tuple[str | None, bool]:
     """Harn's standalone-URL step: ``(new text or None when unchanged, whether a
     credential or a sensitive query parameter was removed)``.
 

@@ -142,9 +142,7 @@ def _pattern_policy(document: dict[str, Any]) -> RedactionPolicy:
         sensitive_keys=_name_rule(keys) if keys is not None else None,
         key_placeholder=keys["placeholder"] if keys is not None else "[redacted]",
         url_params=(
-            _name_rule(urls["params"])
-            if urls is not None and urls.get("enabled", True)
-            else None
+            _name_rule(urls["params"]) if urls is not None and urls.get("enabled", True) else None
         ),
         url_placeholder=urls["placeholder"] if urls is not None else "[redacted]",
         window_bytes=window.get("bytes", 256 * 1024),

@@ -313,9 +313,13 @@ class _Parser:
             return _Node(f"\\{character}", True, assertion=True)
         word = word_class()
         if character == "b":
-            return _Node(f"(?:(?<=[{word}])(?![{word}])|(?<![{word}])(?=[{word}]))", True, assertion=True)
+            return _Node(
+                f"(?:(?<=[{word}])(?![{word}])|(?<![{word}])(?=[{word}]))", True, assertion=True
+            )
         if character == "B":
-            return _Node(f"(?:(?<=[{word}])(?=[{word}])|(?<![{word}])(?![{word}]))", True, assertion=True)
+            return _Node(
+                f"(?:(?<=[{word}])(?=[{word}])|(?<![{word}])(?![{word}]))", True, assertion=True
+            )
         if character == "A":
             return _Node("\\A", True, assertion=True)
         if character == "z":

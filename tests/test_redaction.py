@@ -552,9 +552,7 @@ def test_extended_policy_is_the_shipped_file_and_validates() -> None:
 
 
 def _default_document() -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(
-        SCHEMAS.joinpath(EXTENDED_POLICY_FILE).read_text()
-    )
+    document: dict[str, Any] = json.loads(SCHEMAS.joinpath(EXTENDED_POLICY_FILE).read_text())
     return document
 
 
