@@ -69,6 +69,7 @@ __all__ = [
     "canaries",
     "canary_secrets",
     "holds_secret",
+    "known_canaries",
     "known_canary_secrets",
     "lookalikes",
     "policy_problems",
@@ -1017,6 +1018,11 @@ def canary_secrets(policy: RedactionPolicy | None = None) -> dict[str, str]:
     """The part of each canary that must not survive redaction (the key or scheme may)."""
     parts = _all_canary_parts()
     return {kind: parts[kind][1] for kind in _kinds_of(policy) if kind in parts}
+
+
+def known_canaries() -> dict[str, str]:
+    """The canary of every kind of both built-in catalogs, in context (for fixtures that name one)."""
+    return {kind: "".join(parts) for kind, parts in _all_canary_parts().items()}
 
 
 def known_canary_secrets() -> dict[str, str]:

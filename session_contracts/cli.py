@@ -493,14 +493,14 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--journal", required=True, help="the SQLite session journal")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8765, help="port to listen on")
-    serve.add_argument("--policy", help="a redaction policy file (default: the built-in one)")
+    serve.add_argument("--policy", help="a redaction policy file (default: Harn's, redaction-policy.default.json)")
     serve.set_defaults(handler=_cmd_serve)
 
     acp = commands.add_parser(
         "acp", help="answer harn.session_recap.query over JSON-RPC 2.0 on stdin/stdout"
     )
     acp.add_argument("--journal", required=True, help="the SQLite session journal")
-    acp.add_argument("--policy", help="a redaction policy file (default: the built-in one)")
+    acp.add_argument("--policy", help="a redaction policy file (default: Harn's, redaction-policy.default.json)")
     acp.set_defaults(handler=_cmd_acp)
 
     recap = commands.add_parser(
@@ -512,7 +512,7 @@ def _build_parser() -> argparse.ArgumentParser:
     recap.add_argument("--turn-id", help="keep events of one prompt turn")
     recap.add_argument("--from-event-id", help="start the bounded read at this event id")
     recap.add_argument("--limit", help="source-event bound (default 4096, clamped to 1..32768)")
-    recap.add_argument("--policy", help="a redaction policy file (default: the built-in one)")
+    recap.add_argument("--policy", help="a redaction policy file (default: Harn's, redaction-policy.default.json)")
     recap.set_defaults(handler=_cmd_recap)
 
     quickstart = commands.add_parser(
