@@ -1021,7 +1021,7 @@ def canary_secrets(policy: RedactionPolicy | None = None) -> dict[str, str]:
 
 
 def known_canaries() -> dict[str, str]:
-    """The canary of every kind of both built-in catalogs, in context (for fixtures that name one)."""
+    """Every canary of both built-in catalogs, in context (for fixtures that name one)."""
     return {kind: "".join(parts) for kind, parts in _all_canary_parts().items()}
 
 
