@@ -532,3 +532,51 @@ def test_harn_policy_runs_in_reasonable_time_on_adversarial_input(text: str) -> 
     started = time.perf_counter()
     redact_text(text, POLICY)
     assert time.perf_counter() - started < 20.0
+
+
+# -- the recap's literal gate and idempotence under the default policy -----------------
+
+_GATE_PIECES = [
+    *canaries().values(),
+    *lookalikes().values(),
+    "https://user:pw@example.com/?token=1",
+    "http://Example.com",
+    "Bearer ",
+    "token=",
+    "<redacted:jwt:12>",
+    "[redacted]",
+    "\u212a",
+    "\u017f",
+    "\u0130",
+    "é",
+    " ",
+    "\n",
+]
+_GATE_TEXTS = st.lists(st.sampled_from(_GATE_PIECES) | st.text(max_size=6), max_size=4).map("".join)
+_GATE_KEYS = st.sampled_from(["text", "api_key", "clientSecret", "note", "max_tokens"])
+_GATE_VALUES = st.recursive(
+    st.none() | st.integers(-3, 3) | _GATE_TEXTS,
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(_GATE_KEYS, children, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=st.lists(_GATE_TEXTS, max_size=6), values=st.lists(_GATE_VALUES, max_size=4))
+def test_the_recap_gate_is_exact_under_the_default_policy(
+    texts: list[str], values: list[Any]
+) -> None:
+    from session_contracts.conformance.recap._redaction_gate import redact_texts, redact_values
+
+    assert redact_texts(texts, POLICY) == [redact_text(text, POLICY).text for text in texts]
+    assert redact_values(values, POLICY) == [redact_value(value, POLICY) for value in values]
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=_GATE_TEXTS)
+def test_redacting_the_output_again_changes_nothing(text: str) -> None:
+    """Harn's manifest calls its output idempotent: placeholders do not match again."""
+    once = out(text)
+    assert out(once) == once
