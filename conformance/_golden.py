@@ -27,8 +27,6 @@ from session_contracts.conformance.protocol import CaseOutcome, Rejected, Skippe
 from session_contracts._canonical import content_hash
 from session_contracts._errors import Finding, InvalidDocument, json_path
 from session_contracts._jsonload import loads_strict
-from session_contracts._redaction import redact_text
-from session_contracts._redaction_policy import default_policy
 from session_contracts._xkeywords import json_equal
 
 __all__ = [
@@ -173,9 +171,9 @@ def _expand_secrets(
     """``{{secret:KIND}}`` in a case's strings becomes the built-in fake secret of
     that detector kind: the files hold no secret-shaped text for a repository's
     secret scanner to flag, and the values follow the redaction module's canaries."""
-    from session_contracts._redaction import canary_secrets
+    from session_contracts._redaction import known_canary_secrets
 
-    secrets = canary_secrets()
+    secrets = known_canary_secrets()
     problem: list[tuple[tuple[str | int, ...], str, str]] = []
 
     def walk(node: Any, where: tuple[str | int, ...]) -> Any:
@@ -328,7 +326,9 @@ def _show(value: Any, missing: bool = False) -> str:
     if len(text) > 100:
         text = text[:97] + "..."
     # Fixtures plant fake secrets; a report still never repeats one.
-    return redact_text(text, default_policy()).text
+    from session_contracts.conformance._report import scrub
+
+    return scrub(text)
 
 
 def differences(expected: Any, actual: Any, limit: int = _MAX_DIFFERENCES) -> list[Difference]:

@@ -19,7 +19,7 @@ from session_contracts._annotations import github_annotation
 from session_contracts._errors import Finding, UsageError
 from session_contracts._input_files import read_regular_file
 from session_contracts._redaction import redact_text
-from session_contracts._redaction_policy import default_policy
+from session_contracts._redaction_policy import default_policy, extended_policy
 
 __all__ = [
     "BaselineEntry",
@@ -36,8 +36,10 @@ __all__ = [
 
 
 def scrub(text: str) -> str:
-    """The text with every detected secret replaced by its marker."""
-    return redact_text(text, default_policy()).text
+    """The text with every secret that the default policy (Harn's) or our extended
+    detectors find replaced: a report never repeats a secret either one knows."""
+    # Ours first: its key-value detectors would read a Harn placeholder's ":LEN" as a value.
+    return redact_text(redact_text(text, extended_policy()).text, default_policy()).text
 
 
 @dataclass(frozen=True, slots=True)

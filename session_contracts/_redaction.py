@@ -16,6 +16,14 @@ Two guarantees shape the code:
   :func:`redact_text` repeats its pass over the text left between markers
   until nothing new turns up, so redacting its output changes nothing.
 
+A policy has one of two styles.  A *pattern policy* (the default,
+``redaction-policy.default.json``) is Harn's: named patterns in the Rust-regex
+dialect applied in catalog order, each match replaced by a placeholder such as
+``<redacted:NAME:LEN>``, plus Harn's standalone-URL step and its sensitive JSON
+keys (:mod:`session_contracts._redaction_harn`).  A *detector policy*
+(``redaction-policy.extended.json``) is ours: detectors in Python ``re``
+syntax, key-entropy rules, views, and ``[REDACTED:kind]`` markers.
+
 Reading a policy file is I/O and lives in :mod:`session_contracts._redaction_policy`.
 """
 
@@ -32,22 +40,37 @@ from types import MappingProxyType
 from typing import Any
 
 from session_contracts._errors import Finding, UsageError, json_path
+from session_contracts._redaction_harn import (
+    CompiledPattern,
+    NameRule,
+    compile_pattern,
+    redact_url_string,
+    scan_patterns,
+    utf8_length,
+)
+from session_contracts._rust_regex import DialectError
 
 __all__ = [
     "CHARSETS",
     "DEFAULT_MARKER",
     "POLICY_INVALID",
     "SECRET_FOUND",
+    "SENSITIVE_KEY_KIND",
+    "URL_KIND",
     "Detection",
     "Detector",
     "EntropyThreshold",
     "KeyEntropyDetector",
+    "NameRule",
+    "NamedPattern",
     "RedactionPolicy",
     "RedactionResult",
     "RegexDetector",
     "canaries",
     "canary_secrets",
     "holds_secret",
+    "known_canaries",
+    "known_canary_secrets",
     "lookalikes",
     "policy_problems",
     "redact_text",
@@ -59,6 +82,13 @@ __all__ = [
 
 DEFAULT_MARKER = "[REDACTED:<kind>]"
 KIND_PLACEHOLDER = "<kind>"
+# A pattern policy's placeholder template names the pattern and the UTF-8 byte
+# length of what it replaced.
+NAME_FIELD = "{name}"
+LEN_FIELD = "{len}"
+# The kinds a pattern policy reports besides its pattern names.
+SENSITIVE_KEY_KIND = "sensitive_key"
+URL_KIND = "url_credentials"
 SECRET_FOUND = "redaction_secret_found"
 POLICY_INVALID = "redaction_policy_invalid"
 
@@ -126,19 +156,65 @@ Detector = RegexDetector | KeyEntropyDetector
 
 
 @dataclass(frozen=True, slots=True)
-class RedactionPolicy:
-    """The detectors to run, in priority order, and how to mark what they find."""
+class NamedPattern:
+    """A pattern policy's pattern: its name (in placeholders and findings) and its
+    Rust-regex text; ``source`` says where it comes from."""
 
-    detectors: tuple[Detector, ...]
+    name: str
+    pattern: str
+    enabled: bool = True
+    source: str = ""
+
+    @property
+    def id(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class RedactionPolicy:
+    """What to redact and how to mark it: a detector policy (``detectors``) or,
+    when ``placeholder`` is set, a pattern policy (``patterns`` and the rest)."""
+
+    detectors: tuple[Detector, ...] = ()
     marker: str = DEFAULT_MARKER
     placeholders: tuple[str, ...] = ()
+    # -- pattern policies (Harn's style)
+    patterns: tuple[NamedPattern, ...] = ()
+    placeholder: str = ""
+    sensitive_keys: NameRule | None = None
+    key_placeholder: str = "[redacted]"
+    url_params: NameRule | None = None  # None: no URL step
+    url_placeholder: str = "[redacted]"
+    window_bytes: int = 256 * 1024
+    window_overlap_bytes: int = 8 * 1024
+
+    @property
+    def pattern_style(self) -> bool:
+        """Whether this is a pattern policy (Harn's algorithm)."""
+        return bool(self.placeholder)
 
     @property
     def kinds(self) -> tuple[str, ...]:
+        if self.pattern_style:
+            return tuple(pattern.name for pattern in self.patterns)
         return tuple(detector.id for detector in self.detectors)
 
-    def marker_for(self, kind: str) -> str:
-        return self.marker.replace(KIND_PLACEHOLDER, kind)
+    def marker_for(self, kind: str, matched: str = "") -> str:
+        """What replaces ``matched`` when ``kind`` finds it."""
+        if not self.pattern_style:
+            return self.marker.replace(KIND_PLACEHOLDER, kind)
+        if kind == SENSITIVE_KEY_KIND:
+            return self.key_placeholder
+        return self.placeholder.replace(NAME_FIELD, kind).replace(
+            LEN_FIELD, str(utf8_length(matched))
+        )
+
+    @property
+    def whole_value_markers(self) -> frozenset[str]:
+        """The markers that replace a whole string value on account of its key."""
+        if self.pattern_style:
+            return frozenset({self.key_placeholder})
+        return frozenset(self.marker_for(kind) for kind in self.kinds)
 
     def disable(self, *kinds: str) -> RedactionPolicy:
         """The same policy with the detectors of ``kinds`` turned off."""
@@ -153,6 +229,14 @@ class RedactionPolicy:
                         f"known detectors: {', '.join(self.kinds)}",
                     )
                 ]
+            )
+        if self.pattern_style:
+            return replace(
+                self,
+                patterns=tuple(
+                    replace(pattern, enabled=False) if pattern.name in kinds else pattern
+                    for pattern in self.patterns
+                ),
             )
         return replace(
             self,
@@ -176,8 +260,67 @@ def _regex_problem(pattern: str, flags: int, where: str) -> Finding | None:
     return None
 
 
+def _pattern_policy_problems(policy: RedactionPolicy) -> list[Finding]:
+    problems: list[Finding] = []
+    template = policy.placeholder
+    if template.count(NAME_FIELD) > 1 or template.count(LEN_FIELD) > 1:
+        problems.append(
+            Finding(
+                "$.placeholder",
+                POLICY_INVALID,
+                f"the placeholder may hold {NAME_FIELD} and {LEN_FIELD} once each",
+                "for example <redacted:{name}:{len}>",
+            )
+        )
+    if not 0 < policy.window_overlap_bytes < policy.window_bytes:
+        problems.append(
+            Finding(
+                "$.window.overlap_bytes",
+                POLICY_INVALID,
+                "the window overlap must be positive and smaller than the window",
+                "Harn scans 262144-byte windows that overlap by 8192 bytes",
+            )
+        )
+    seen: set[str] = set()
+    for index, pattern in enumerate(policy.patterns):
+        where: list[str | int] = ["patterns", index]
+        if not _KIND.fullmatch(pattern.name):
+            problems.append(
+                Finding(
+                    json_path([*where, "name"]),
+                    POLICY_INVALID,
+                    f"{pattern.name!r} is not a pattern name",
+                    "a name is lower case letters, digits and underscores, starting with a letter",
+                )
+            )
+        if pattern.name in seen:
+            problems.append(
+                Finding(
+                    json_path([*where, "name"]),
+                    POLICY_INVALID,
+                    f"the pattern name {pattern.name!r} is used twice",
+                    "each pattern needs its own name: placeholders and findings name it",
+                )
+            )
+        seen.add(pattern.name)
+        try:
+            compile_pattern(pattern.name, pattern.pattern)
+        except DialectError as exc:
+            problems.append(
+                Finding(
+                    json_path([*where, "pattern"]),
+                    POLICY_INVALID,
+                    f"the pattern is outside the Rust-regex dialect: {exc}",
+                    "see docs/redaction.md, section 'The pattern dialect'",
+                )
+            )
+    return problems
+
+
 def policy_problems(policy: RedactionPolicy) -> list[Finding]:
     """What makes ``policy`` unusable, each located by the path in its policy file."""
+    if policy.pattern_style:
+        return _pattern_policy_problems(policy)
     problems: list[Finding] = []
     if policy.marker.count(KIND_PLACEHOLDER) != 1:
         problems.append(
@@ -352,6 +495,8 @@ class Detection:
     kind: str
     start: int
     end: int
+    # What took its place in the redacted text ("" when the caller did not redact).
+    replacement: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -566,28 +711,111 @@ def _detect_text(text: str, compiled: _Compiled, key: str | None) -> list[Detect
 def _apply(text: str, detections: Sequence[Detection], policy: RedactionPolicy) -> str:
     pieces: list[str] = []
     position = 0
+    markers: dict[str, str] = {}
     for detection in detections:
         pieces.append(text[position : detection.start])
-        pieces.append(policy.marker_for(detection.kind))
+        marker = markers.get(detection.kind)
+        if marker is None:
+            marker = markers[detection.kind] = policy.marker_for(detection.kind)
+        pieces.append(marker)
         position = detection.end
     pieces.append(text[position:])
     return "".join(pieces)
 
 
+# -- pattern policies -------------------------------------------------------------
+
+
+@lru_cache(maxsize=32)
+def _compile_patterns(policy: RedactionPolicy) -> tuple[CompiledPattern, ...]:
+    problems = policy_problems(policy)
+    if problems:
+        raise UsageError(problems)
+    return tuple(compile_pattern(p.name, p.pattern) for p in policy.patterns if p.enabled)
+
+
+def _harn_string(text: str, policy: RedactionPolicy) -> tuple[str, tuple[Detection, ...]]:
+    """Harn's ``redact_string``: the standalone-URL step, then the patterns.
+
+    A URL whose credentials or sensitive query parameters were removed is one
+    detection of kind ``url_credentials`` over the whole string; otherwise each
+    placeholder is one detection, over the input characters it stands for (of
+    the URL's serialization, when that alone changed the string).
+    """
+    patterns = _compile_patterns(policy)
+    target = text
+    url_detections: tuple[Detection, ...] = ()
+    if policy.url_params is not None:
+        url_text, removed = redact_url_string(text, policy.url_params, policy.url_placeholder)
+        if url_text is not None:
+            target = url_text
+            if removed:
+                url_detections = (Detection(URL_KIND, 0, len(text), url_text),)
+    out, claims = scan_patterns(
+        target, patterns, policy.marker_for, policy.window_bytes, policy.window_overlap_bytes
+    )
+    if url_detections:
+        return out, url_detections
+    return out, tuple(Detection(c.name, c.start, c.end, c.replacement) for c in claims)
+
+
+def _harn_value(node: Any, policy: RedactionPolicy) -> Any:
+    """Harn's ``redact_json``: a sensitive key's value (of any type) becomes the key
+    placeholder; every other string goes through :func:`_harn_string`."""
+    if isinstance(node, str):
+        return _harn_string(node, policy)[0]
+    if isinstance(node, dict):
+        rule = policy.sensitive_keys
+        return {
+            key: policy.key_placeholder
+            if rule is not None and isinstance(key, str) and rule.matches(key)
+            else _harn_value(item, policy)
+            for key, item in node.items()
+        }
+    if isinstance(node, list):
+        return [_harn_value(item, policy) for item in node]
+    return node
+
+
+def _detections(text: str, policy: RedactionPolicy, key: str | None = None) -> list[Detection]:
+    """What ``policy`` finds in ``text`` under the object key ``key``."""
+    if policy.pattern_style:
+        # Harn's scan (find_unredacted_secret) reads strings only, never keys.
+        return list(_harn_string(text, policy)[1])
+    return list(_with_markers(_detect(text, _compile(policy), key), policy))
+
+
+def _scrubbed(text: str, policy: RedactionPolicy) -> str:
+    return redact_text(text, policy).text
+
+
 def redact_text(text: str, policy: RedactionPolicy) -> RedactionResult:
-    """Replace every secret ``policy`` finds in ``text`` with its kind's marker."""
+    """Replace every secret ``policy`` finds in ``text`` with its marker or placeholder."""
+    if policy.pattern_style:
+        out, detections = _harn_string(text, policy)
+        return RedactionResult(out, detections)
     compiled = _compile(policy)
-    detections = _detect(text, compiled)
-    return RedactionResult(_apply(text, detections, policy), tuple(detections))
+    found = _detect(text, compiled)
+    return RedactionResult(_apply(text, found, policy), _with_markers(found, policy))
+
+
+def _with_markers(found: Sequence[Detection], policy: RedactionPolicy) -> tuple[Detection, ...]:
+    markers = {kind: policy.marker_for(kind) for kind in {d.kind for d in found}}
+    return tuple(Detection(d.kind, d.start, d.end, markers[d.kind]) for d in found)
 
 
 def redact_value(value: Any, policy: RedactionPolicy) -> Any:
     """A copy of a JSON value with every string redacted; object keys are kept as they are.
 
-    A string under a key naming a secret (``password``, ``token``, ``api_key``,
-    ``authorization``, ...) is replaced whole by a marker when it is random
-    enough for one of the policy's key-entropy detectors.
+    Pattern policy (Harn's): the value under a sensitive key (``api_key``,
+    ``clientSecret``, anything ending in ``token``, ...) becomes the key
+    placeholder whatever its type.  Detector policy: a string under a key naming
+    a secret is replaced whole by a marker when it is random enough for one of
+    the policy's key-entropy detectors.
     """
+    if policy.pattern_style:
+        _compile_patterns(policy)
+        return _harn_value(value, policy)
     compiled = _compile(policy)
     return _redact_node(value, None, compiled)
 
@@ -623,39 +851,40 @@ def _finding(path: str, detection: Detection, where: str) -> Finding:
 
 def scan_text(text: str, policy: RedactionPolicy, path: str = "$") -> list[Finding]:
     """One finding per secret in ``text``, located at ``path``; never quoting the secret."""
-    compiled = _compile(policy)
-    return [_finding(path, d, "the string") for d in _detect(text, compiled)]
+    return [_finding(path, d, "the string") for d in _detections(text, policy)]
 
 
 def holds_secret(text: str, policy: RedactionPolicy, key: str | None = None) -> bool:
     """Whether :func:`scan_value` reports ``text`` when it meets it as a string under the
     object key ``key`` (None: an object key, an array item or the whole value)."""
-    return bool(_detect(text, _compile(policy), key))
+    return bool(_detections(text, policy, key))
 
 
 def scan_value(value: Any, policy: RedactionPolicy) -> list[Finding]:
     """One finding per secret in a JSON value, located by JSON path.
 
     Object keys are scanned too.  A path is built from keys that are redacted
-    first, so a secret used as a key is reported without being repeated.
+    first, so a secret used as a key is reported without being repeated.  Under
+    a pattern policy a string holds a secret when a pattern (or the URL step)
+    would redact something in it; a sensitive key's value is not a finding by
+    itself, as in Harn's own share gate.
     """
-    compiled = _compile(policy)
     findings: list[Finding] = []
     stack: list[tuple[Any, str | None, list[str | int]]] = [(value, None, [])]
     while stack:
         node, key, parts = stack.pop()
         path = json_path(parts)
         if isinstance(node, str):
-            findings.extend(_finding(path, d, "the string") for d in _detect(node, compiled, key))
+            findings.extend(_finding(path, d, "the string") for d in _detections(node, policy, key))
         elif isinstance(node, dict):
             children: list[tuple[Any, str | None, list[str | int]]] = []
             for child_key, item in node.items():
                 if not isinstance(child_key, str):
                     children.append((item, None, [*parts, str(child_key)]))
                     continue
-                scrubbed = _detect(child_key, compiled)
+                scrubbed = _detections(child_key, policy)
                 findings.extend(_finding(path, d, "an object key") for d in scrubbed)
-                safe_key = _apply(child_key, scrubbed, compiled.policy)
+                safe_key = _scrubbed(child_key, policy) if scrubbed else child_key
                 children.append((item, child_key, [*parts, safe_key]))
             stack.extend(reversed(children))
         elif isinstance(node, list):
@@ -749,18 +978,59 @@ def _canary_parts() -> dict[str, tuple[str, str, str]]:
     }
 
 
-def canaries() -> dict[str, str]:
-    """One realistic, clearly fake secret of every built-in kind, in the context it needs."""
-    return {kind: "".join(parts) for kind, parts in _canary_parts().items()}
+def _harn_canary_parts() -> dict[str, tuple[str, str, str]]:
+    """Per kind of Harn's catalog that our own catalog lacks: before, secret, after."""
+    shared = _canary_parts()
+    return {
+        "github_pat_fine": ("", "github" + "_pat_11CANARY" + _filler("pat", 70, _ALNUM), ""),
+        "aws_access_key": ("", shared["aws_access_key_id"][1], ""),
+        "gitlab_token": ("", "gl" + "pat-CANARY" + _filler("gitlab", 20, _ALNUM), ""),
+        "huggingface_token": ("", "hf" + "_CANARY" + _filler("hf", 30, _ALNUM), ""),
+        "cerebras_key": ("", "cs" + "k-CANARY" + _filler("cerebras", 42, _ALNUM), ""),
+        "together_key": ("", "tgp" + "_v1_CANARY" + _filler("together", 37, _ALNUM), ""),
+        "npm_token": ("", "np" + "m_CANARY" + _filler("npm", 30, _ALNUM), ""),
+        "openai_key": ("", shared["openai_api_key"][1], ""),
+        "private_key_block": ("", shared["pem_private_key"][1], ""),
+        "sensitive_assignment": ("api_key = ", "CANARY-" + _filler("assign", 12, _ALNUM), ""),
+    }
 
 
-def canary_secrets() -> dict[str, str]:
+def _all_canary_parts() -> dict[str, tuple[str, str, str]]:
+    return {**_canary_parts(), **_harn_canary_parts()}
+
+
+def _kinds_of(policy: RedactionPolicy | None) -> tuple[str, ...]:
+    if policy is None:
+        from session_contracts._redaction_policy import default_policy
+
+        policy = default_policy()
+    return policy.kinds
+
+
+def canaries(policy: RedactionPolicy | None = None) -> dict[str, str]:
+    """One realistic, clearly fake secret of every kind of ``policy`` (the default
+    policy when None), in the context it needs."""
+    parts = _all_canary_parts()
+    return {kind: "".join(parts[kind]) for kind in _kinds_of(policy) if kind in parts}
+
+
+def canary_secrets(policy: RedactionPolicy | None = None) -> dict[str, str]:
     """The part of each canary that must not survive redaction (the key or scheme may)."""
-    return {kind: secret for kind, (_, secret, _) in _canary_parts().items()}
+    parts = _all_canary_parts()
+    return {kind: parts[kind][1] for kind in _kinds_of(policy) if kind in parts}
 
 
-def lookalikes() -> dict[str, str]:
-    """One text per built-in kind that resembles its secrets but must survive redaction."""
+def known_canaries() -> dict[str, str]:
+    """Every canary of both built-in catalogs, in context (for fixtures that name one)."""
+    return {kind: "".join(parts) for kind, parts in _all_canary_parts().items()}
+
+
+def known_canary_secrets() -> dict[str, str]:
+    """The secret of every canary kind of both built-in catalogs (for fixtures that name one)."""
+    return {kind: secret for kind, (_, secret, _) in _all_canary_parts().items()}
+
+
+def _all_lookalikes() -> dict[str, str]:
     return {
         "pem_private_key": "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A\n"
         "-----END PUBLIC KEY-----",
@@ -768,7 +1038,7 @@ def lookalikes() -> dict[str, str]:
         "anthropic_api_key": "sk-ant-short",
         "openai_api_key": "sk-abc123",
         "github_token": "ghp_short123",
-        "slack_token": "xoxb-not-a-token",
+        "slack_token": "xoxb-short",
         "stripe_key": "pk_live_" + "CANARYpublishable0123456789",
         "google_api_key": "AIza prefixes a Google API key",
         "aws_access_key_id": "AKIA is the prefix of an access key id",
@@ -779,4 +1049,23 @@ def lookalikes() -> dict[str, str]:
         "authorization_header": "Authorization: required",
         "password_assignment": "reset your password in settings",
         "sensitive_key_high_entropy": 'signing_key: "rotate-every-ninety-days"',
+        # Harn's catalog
+        "github_pat_fine": "github_pat_ starts a fine-grained token",
+        "aws_access_key": "AKIA is the prefix of an access key id",
+        "gitlab_token": "glpat-short",
+        "huggingface_token": "hf_hub_download",
+        "cerebras_key": "csk-short",
+        "together_key": "tgp_v1_short",
+        "npm_token": "npm_config_registry",
+        "openai_key": "sk-abc123",
+        "private_key_block": "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8A\n"
+        "-----END PUBLIC KEY-----",
+        "sensitive_assignment": "max_tokens=200",
     }
+
+
+def lookalikes(policy: RedactionPolicy | None = None) -> dict[str, str]:
+    """One text per kind of ``policy`` (the default when None) that resembles its
+    secrets but must survive redaction."""
+    texts = _all_lookalikes()
+    return {kind: texts[kind] for kind in _kinds_of(policy) if kind in texts}

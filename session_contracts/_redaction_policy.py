@@ -3,8 +3,9 @@
 A policy file is JSON, valid against ``redaction-policy.schema.json``.  This
 module is the I/O edge of redaction; the detectors themselves live in
 :mod:`session_contracts._redaction`.  The default policy is data too
-(``redaction-policy.default.json``) and comes in through the same door as any
-other policy file.
+(``redaction-policy.default.json``, Harn's default catalog) and comes in
+through the same door as any other policy file, as does our own optional
+catalog (``redaction-policy.extended.json``, :func:`extended_policy`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from session_contracts._redaction import (
     Detector,
     EntropyThreshold,
     KeyEntropyDetector,
+    NamedPattern,
+    NameRule,
     RedactionPolicy,
     RegexDetector,
     policy_problems,
@@ -33,8 +36,10 @@ from session_contracts._redaction import (
 __all__ = [
     "DEFAULT_POLICY",
     "DEFAULT_POLICY_FILE",
+    "EXTENDED_POLICY_FILE",
     "POLICY_SCHEMA_FILE",
     "default_policy",
+    "extended_policy",
     "load_policy",
     "parse_policy",
     "policy_from_document",
@@ -44,6 +49,7 @@ __all__ = [
 
 POLICY_SCHEMA_FILE = "redaction-policy.schema.json"
 DEFAULT_POLICY_FILE = "redaction-policy.default.json"
+EXTENDED_POLICY_FILE = "redaction-policy.extended.json"
 POLICY_UNREADABLE = "redaction_policy_unreadable"
 
 _HINT = "see docs/redaction.md and schemas/redaction-policy.schema.json"
@@ -104,10 +110,53 @@ def _detector(entry: dict[str, Any]) -> Detector:
     )
 
 
+def _name_rule(entry: dict[str, Any]) -> NameRule:
+    return NameRule(
+        exact=frozenset(entry["exact"]),
+        suffixes=tuple(entry["suffixes"]),
+        ignore=entry.get("ignore", "_-"),
+    )
+
+
+def _source_text(source: Any) -> str:
+    if isinstance(source, dict):
+        return "; ".join(f"{key}: {value}" for key, value in source.items())
+    return ""
+
+
+def _pattern_policy(document: dict[str, Any]) -> RedactionPolicy:
+    window = document.get("window", {})
+    urls = document.get("urls")
+    keys = document.get("sensitive_keys")
+    return RedactionPolicy(
+        patterns=tuple(
+            NamedPattern(
+                name=entry["name"],
+                pattern=entry["pattern"],
+                enabled=entry.get("enabled", True),
+                source=_source_text(entry.get("source")),
+            )
+            for entry in document["patterns"]
+        ),
+        placeholder=document["placeholder"],
+        sensitive_keys=_name_rule(keys) if keys is not None else None,
+        key_placeholder=keys["placeholder"] if keys is not None else "[redacted]",
+        url_params=(
+            _name_rule(urls["params"]) if urls is not None and urls.get("enabled", True) else None
+        ),
+        url_placeholder=urls["placeholder"] if urls is not None else "[redacted]",
+        window_bytes=window.get("bytes", 256 * 1024),
+        window_overlap_bytes=window.get("overlap_bytes", 8 * 1024),
+    )
+
+
 def policy_from_document(document: Any, *, source: str = "") -> RedactionPolicy:
     """Build a policy from a parsed policy file, or raise :class:`UsageError` saying why not."""
     findings = validate_policy_document(document)
-    if not findings:
+    if not findings and "patterns" in document:
+        policy = _pattern_policy(document)
+        findings = policy_problems(policy)
+    elif not findings:
         policy = RedactionPolicy(
             detectors=tuple(_detector(entry) for entry in document["detectors"]),
             marker=document.get("marker", DEFAULT_MARKER),
@@ -150,9 +199,16 @@ def load_policy(path: str | os.PathLike[str]) -> RedactionPolicy:
 
 @lru_cache(maxsize=1)
 def default_policy() -> RedactionPolicy:
-    """The built-in policy, read from the packaged ``redaction-policy.default.json``."""
+    """The built-in policy, Harn's default, read from ``redaction-policy.default.json``."""
     data = files("session_contracts.schemas").joinpath(DEFAULT_POLICY_FILE).read_bytes()
     return parse_policy(data, source=DEFAULT_POLICY_FILE)
+
+
+@lru_cache(maxsize=1)
+def extended_policy() -> RedactionPolicy:
+    """Our own detectors, read from ``redaction-policy.extended.json`` (``--policy`` takes it)."""
+    data = files("session_contracts.schemas").joinpath(EXTENDED_POLICY_FILE).read_bytes()
+    return parse_policy(data, source=EXTENDED_POLICY_FILE)
 
 
 DEFAULT_POLICY = default_policy()

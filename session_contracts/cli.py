@@ -273,6 +273,12 @@ def _cmd_checks(args: argparse.Namespace, out: TextIO) -> int:
     return list_checks(out, args.format)
 
 
+_POLICY_HELP = (
+    "a redaction policy file (default: Harn's, schemas/redaction-policy.default.json; "
+    "ours: schemas/redaction-policy.extended.json)"
+)
+
+
 def _recap_policy(args: argparse.Namespace) -> Any:
     from session_contracts._redaction_policy import default_policy, load_policy
 
@@ -488,14 +494,14 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--journal", required=True, help="the SQLite session journal")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8765, help="port to listen on")
-    serve.add_argument("--policy", help="a redaction policy file (default: the built-in one)")
+    serve.add_argument("--policy", help=_POLICY_HELP)
     serve.set_defaults(handler=_cmd_serve)
 
     acp = commands.add_parser(
         "acp", help="answer harn.session_recap.query over JSON-RPC 2.0 on stdin/stdout"
     )
     acp.add_argument("--journal", required=True, help="the SQLite session journal")
-    acp.add_argument("--policy", help="a redaction policy file (default: the built-in one)")
+    acp.add_argument("--policy", help=_POLICY_HELP)
     acp.set_defaults(handler=_cmd_acp)
 
     recap = commands.add_parser(
@@ -507,7 +513,7 @@ def _build_parser() -> argparse.ArgumentParser:
     recap.add_argument("--turn-id", help="keep events of one prompt turn")
     recap.add_argument("--from-event-id", help="start the bounded read at this event id")
     recap.add_argument("--limit", help="source-event bound (default 4096, clamped to 1..32768)")
-    recap.add_argument("--policy", help="a redaction policy file (default: the built-in one)")
+    recap.add_argument("--policy", help=_POLICY_HELP)
     recap.set_defaults(handler=_cmd_recap)
 
     quickstart = commands.add_parser(

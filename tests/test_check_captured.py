@@ -12,7 +12,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from session_contracts.conformance._captured import check_documents, detect_doctype
 
-from session_contracts._redaction import canaries, canary_secrets, lookalikes
+from session_contracts._redaction import (
+    canaries,
+    canary_secrets,
+    known_canary_secrets,
+    lookalikes,
+)
+from session_contracts._redaction_policy import default_policy, extended_policy
+
+# check scans with the default policy (Harn's); the screen is held exact for ours too.
+POLICIES = {"default": default_policy(), "extended": extended_policy()}
+SECRETS = known_canary_secrets()
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "schemas" / "examples"
 PRODUCER_TYPES = sorted(
@@ -69,8 +79,8 @@ def test_hashes_are_recomputed(tmp_path: Path) -> None:
 
 def test_secrets_are_found_and_never_repeated(tmp_path: Path) -> None:
     progress = json.loads((EXAMPLES / "session-feedback.progress.json").read_text())
-    secret = canary_secrets()["aws_access_key_id"]
-    progress["summary"] = "deployed with " + canaries()["aws_access_key_id"]
+    secret = canary_secrets()["aws_access_key"]
+    progress["summary"] = "deployed with " + canaries()["aws_access_key"]
     path = tmp_path / "progress.json"
     path.write_text(json.dumps(progress))
     result = run(str(path), "--format", "json")
@@ -140,16 +150,23 @@ def test_the_fast_secret_gate_never_hides_a_canary(kind: str) -> None:
 # on documents full of canaries, look-alikes, markers, JSON escapes, near-misses in
 # other cases and the characters that fold to ASCII letters under re.IGNORECASE.
 
+_ALL_CANARIES = [*canaries().values(), *canaries(extended_policy()).values()]
+_ALL_LOOKALIKES = [*lookalikes().values(), *lookalikes(extended_policy()).values()]
 _PIECES = sorted(
     {
-        *canaries().values(),
-        *lookalikes().values(),
-        *(text.upper() for text in canaries().values()),
-        *(text.swapcase() for text in lookalikes().values()),
-        '{"api_key": "' + canary_secrets()["sensitive_key_high_entropy"] + '"}',
-        json.dumps({"password": canary_secrets()["password_assignment"]}),
-        json.dumps(json.dumps({"token": canary_secrets()["password_assignment"]})),
+        *_ALL_CANARIES,
+        *_ALL_LOOKALIKES,
+        *(text.upper() for text in _ALL_CANARIES),
+        *(text.swapcase() for text in _ALL_LOOKALIKES),
+        '{"api_key": "' + SECRETS["sensitive_key_high_entropy"] + '"}',
+        json.dumps({"password": SECRETS["password_assignment"]}),
+        json.dumps(json.dumps({"token": SECRETS["password_assignment"]})),
         "[REDACTED:jwt]",
+        "<redacted:jwt:12>",
+        "[redacted]",
+        "https://",
+        "https://user:pw@example.com/?token=1",
+        "http://example.com",
         "[REDACTED:hunter2]",
         "password",
         "PassWord: ",
@@ -162,9 +179,9 @@ _PIECES = sorted(
         "\n",
         "\t",
         # Keys that only re.IGNORECASE's folding of non-ASCII characters makes sensitive.
-        "to\u212aen=" + canary_secrets()["password_assignment"],
-        "pa\u017f\u017fword: " + canary_secrets()["password_assignment"],
-        "ap\u0130_key=" + canary_secrets()["password_assignment"],
+        "to\u212aen=" + SECRETS["password_assignment"],
+        "pa\u017f\u017fword: " + SECRETS["password_assignment"],
+        "ap\u0130_key=" + SECRETS["password_assignment"],
         "\u0130",  # folds to i
         "\u017f",  # folds to s
         "\u212a",  # folds to k
@@ -195,30 +212,32 @@ def _writings(value: object) -> list[bytes]:
     ]
 
 
+@pytest.mark.parametrize("policy_name", sorted(POLICIES))
 @settings(max_examples=300, deadline=None)
-@given(_VALUES)
-def test_the_screen_flags_exactly_what_scan_value_flags(value: object) -> None:
+@given(value=_VALUES)
+def test_the_screen_flags_exactly_what_scan_value_flags(policy_name: str, value: object) -> None:
     from session_contracts.conformance._captured import ScreenMemo, secret_findings
 
     from session_contracts._redaction import scan_value
-    from session_contracts._redaction_policy import default_policy
 
-    policy = default_policy()
+    policy = POLICIES[policy_name]
     expected = scan_value(value, policy)
     memo = ScreenMemo(cap=4, longest=64)  # small, so it fills and starts afresh
     for raw in [None, *_writings(value)]:
         assert secret_findings(value, policy, raw, memo) == expected
 
 
+@pytest.mark.parametrize("policy_name", sorted(POLICIES))
 @settings(max_examples=100, deadline=None)
-@given(st.lists(_VALUES, min_size=1, max_size=6))
-def test_the_screen_is_exact_across_a_stream_sharing_one_memo(values: list[object]) -> None:
+@given(values=st.lists(_VALUES, min_size=1, max_size=6))
+def test_the_screen_is_exact_across_a_stream_sharing_one_memo(
+    policy_name: str, values: list[object]
+) -> None:
     from session_contracts.conformance._captured import ScreenMemo, secret_findings
 
     from session_contracts._redaction import scan_value
-    from session_contracts._redaction_policy import default_policy
 
-    policy = default_policy()
+    policy = POLICIES[policy_name]
     memo = ScreenMemo()
     for value in values:
         raw = json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
@@ -247,9 +266,9 @@ def test_the_line_screen_never_passes_a_planted_canary(kind: str) -> None:
 
 def test_policy_literals_cannot_be_made_by_the_redaction_views() -> None:
     """The screen (and the recap's redaction gate) test literals in the text as written;
-    redaction also reads views of it (escaped quotes collapsed, key chains skipped).
-    Neither can make a literal of the default policy that the text lacks, so the
-    guard against that (VIEW_UNSAFE) switches no default detector's gate off."""
+    the extended policy's detectors also read views of it (escaped quotes collapsed,
+    key chains skipped).  Neither can make a literal of that policy that the text
+    lacks, so the guard against that (VIEW_UNSAFE) switches none of its gates off."""
     from session_contracts.conformance.recap._redaction_gate import (
         VIEW_UNSAFE,
         _pattern_clauses,
@@ -261,13 +280,15 @@ def test_policy_literals_cannot_be_made_by_the_redaction_views() -> None:
 
     literals = {
         literal.text
-        for detector in default_policy().detectors
+        for detector in extended_policy().detectors
         if isinstance(detector, RegexDetector)
         for clause in _pattern_clauses(detector.pattern, 0)
         for literal in clause.literals
     }
     assert literals
     assert not [text for text in literals if VIEW_UNSAFE.search(text)]
+    assert all(gate.clauses for gate in detector_gates(extended_policy()))
+    # Harn's patterns have no views; every one of them (and the URL step) has a gate.
     assert all(gate.clauses for gate in detector_gates(default_policy()))
 
 
@@ -282,18 +303,18 @@ def test_a_literal_the_views_could_make_switches_its_gate_off() -> None:
     assert gate.clauses == ()
 
 
+@pytest.mark.parametrize("policy_name", sorted(POLICIES))
 @pytest.mark.parametrize(
     "key",
     ["to\u212aen", "pa\u017f\u017fword", "ap\u0130_key", "\u017fecret", "\u212aey"],
 )
-def test_the_screen_sees_keys_that_fold_to_sensitive_ones(key: str) -> None:
+def test_the_screen_sees_keys_that_fold_to_sensitive_ones(policy_name: str, key: str) -> None:
     from session_contracts.conformance._captured import ScreenMemo, secret_findings
 
     from session_contracts._redaction import scan_value
-    from session_contracts._redaction_policy import default_policy
 
-    policy = default_policy()
-    secret = canary_secrets()["sensitive_key_high_entropy"]
+    policy = POLICIES[policy_name]
+    secret = SECRETS["sensitive_key_high_entropy"]
     for value in ({"note": f"{key}={secret}"}, {key: secret}, {"note": {f"{key}={secret}": 1}}):
         expected = scan_value(value, policy)
         for raw in _writings(value):

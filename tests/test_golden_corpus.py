@@ -93,7 +93,7 @@ REQUIRED_TAGS = {
 
 def _required_tags() -> set[str]:
     """The fixed list, plus one tag per usage rejection code, per missing
-    reason and per redaction detector: read from the schemas and the policy,
+    reason and per pattern of the default redaction policy: read from the schemas and the policy,
     so a new code or detector needs a fixture too."""
     from session_contracts._redaction_policy import default_policy
 
@@ -103,7 +103,7 @@ def _required_tags() -> set[str]:
     tags = set(REQUIRED_TAGS)
     tags |= {f"usage-rejection:{code}" for code in codes if code.startswith("usage_")}
     tags |= {f"missing-reason:{reason}" for reason in reasons}
-    tags |= {f"redaction:{detector.id}" for detector in default_policy().detectors}
+    tags |= {f"redaction:{kind}" for kind in default_policy().kinds}
     return tags
 
 

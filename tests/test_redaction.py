@@ -1,6 +1,8 @@
-"""Redaction: every detector's true positives and look-alikes, JSON values,
-scanning without quoting secrets, idempotence, canaries, policy files and
-linear running time on adversarial input."""
+"""Redaction with our own detectors (the optional ``redaction-policy.extended.json``,
+selected with ``--policy``): every detector's true positives and look-alikes,
+JSON values, scanning without quoting secrets, idempotence, canaries, policy
+files and linear running time on adversarial input.  Harn's default policy is
+tested in tests/test_harn_redaction.py."""
 
 from __future__ import annotations
 
@@ -34,8 +36,8 @@ from session_contracts._redaction import (
     shannon_entropy,
 )
 from session_contracts._redaction_policy import (
-    DEFAULT_POLICY,
-    default_policy,
+    EXTENDED_POLICY_FILE,
+    extended_policy,
     load_policy,
     parse_policy,
     policy_from_document,
@@ -43,7 +45,7 @@ from session_contracts._redaction_policy import (
     validate_policy_document,
 )
 
-POLICY = DEFAULT_POLICY
+POLICY = extended_policy()
 SCHEMAS = files("session_contracts.schemas")
 
 ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -278,15 +280,15 @@ def test_lookalike_survives(text: str) -> None:
 
 
 def test_canaries_and_lookalikes_cover_every_default_kind() -> None:
-    assert set(canaries()) == set(POLICY.kinds)
-    assert set(canary_secrets()) == set(POLICY.kinds)
-    assert set(lookalikes()) == set(POLICY.kinds)
-    assert canaries() == canaries()  # deterministic
+    assert set(canaries(POLICY)) == set(POLICY.kinds)
+    assert set(canary_secrets(POLICY)) == set(POLICY.kinds)
+    assert set(lookalikes(POLICY)) == set(POLICY.kinds)
+    assert canaries(POLICY) == canaries(POLICY)  # deterministic
 
 
-@pytest.mark.parametrize("kind", sorted(canaries()))
+@pytest.mark.parametrize("kind", sorted(canaries(POLICY)))
 def test_canary_is_detected_by_exactly_its_kind(kind: str) -> None:
-    canary, secret = canaries()[kind], canary_secrets()[kind]
+    canary, secret = canaries(POLICY)[kind], canary_secrets(POLICY)[kind]
     assert secret in canary
     if kind != "authorization_header":  # base64 of "CANARY:..."
         assert "CANARY" in secret
@@ -296,15 +298,15 @@ def test_canary_is_detected_by_exactly_its_kind(kind: str) -> None:
     assert f"[REDACTED:{kind}]" in result.text
 
 
-@pytest.mark.parametrize("kind", sorted(lookalikes()))
+@pytest.mark.parametrize("kind", sorted(lookalikes(POLICY)))
 def test_lookalike_of_each_kind_survives(kind: str) -> None:
-    text = lookalikes()[kind]
+    text = lookalikes(POLICY)[kind]
     assert redact_text(text, POLICY).text == text
     assert scan_text(text, POLICY) == []
 
 
 def test_disabling_a_detector_turns_it_off() -> None:
-    canary = canaries()["github_token"]
+    canary = canaries(POLICY)["github_token"]
     off = POLICY.disable("github_token")
     assert redact_text(canary, off).text == canary
     assert redact_text(canary, POLICY).text == "[REDACTED:github_token]"
@@ -324,7 +326,7 @@ def _windows(secret: str, size: int = 8) -> set[str]:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    kind=st.sampled_from(sorted(canaries())),
+    kind=st.sampled_from(sorted(canaries(POLICY))),
     prefix=st.text(),
     suffix=st.text(),
     before=SEPARATORS,
@@ -333,8 +335,8 @@ def _windows(secret: str, size: int = 8) -> set[str]:
 def test_planted_canary_never_survives(
     kind: str, prefix: str, suffix: str, before: str, after: str
 ) -> None:
-    secret = canary_secrets()[kind]
-    text = prefix + before + canaries()[kind] + after + suffix
+    secret = canary_secrets(POLICY)[kind]
+    text = prefix + before + canaries(POLICY)[kind] + after + suffix
     redacted = redact_text(text, POLICY).text
     assert secret not in redacted
     for window in _windows(secret):
@@ -346,8 +348,8 @@ def test_planted_canary_never_survives(
     st.lists(
         st.one_of(
             st.text(),
-            st.sampled_from(sorted(canaries().values())),
-            st.sampled_from(sorted(lookalikes().values())),
+            st.sampled_from(sorted(canaries(POLICY).values())),
+            st.sampled_from(sorted(lookalikes(POLICY).values())),
             st.sampled_from(["password=", "Bearer ", "https://u:", "@h", "[REDACTED:jwt]", "="]),
         ),
         max_size=8,
@@ -361,19 +363,19 @@ def test_redaction_is_idempotent(parts: list[str]) -> None:
 
 
 def test_redaction_is_stable_and_idempotent_on_every_canary() -> None:
-    text = "\n".join(canaries().values())
+    text = "\n".join(canaries(POLICY).values())
     first = redact_text(text, POLICY)
     assert redact_text(text, POLICY) == first
     assert redact_text(first.text, POLICY).text == first.text
-    assert len(first.detections) == len(canaries())
+    assert len(first.detections) == len(canaries(POLICY))
 
 
 def test_detections_locate_without_holding_the_secret() -> None:
     text = f"id {_AKIA} and password=hunter2"
     result = redact_text(text, POLICY)
     assert result.detections == (
-        Detection("aws_access_key_id", 3, 23),
-        Detection("password_assignment", 37, 44),
+        Detection("aws_access_key_id", 3, 23, "[REDACTED:aws_access_key_id]"),
+        Detection("password_assignment", 37, 44, "[REDACTED:password_assignment]"),
     )
     assert text[37:44] == "hunter2"
     assert _AKIA not in repr(result.detections)
@@ -533,24 +535,24 @@ def test_schema_is_a_closed_draft_2020_12_schema() -> None:
     Draft202012Validator.check_schema(schema)
     assert schema["$id"] == "https://schemas.session-contracts.dev/v1/redaction-policy.schema.json"
     objects = _object_schemas(schema)
-    assert len(objects) == 4
+    # detector and pattern policies, their parts, and the pattern policy's metadata
+    assert len(objects) == 13
     assert all(node.get("additionalProperties") is False for node in objects)
 
 
-def test_default_policy_is_the_shipped_file_and_validates() -> None:
-    document = json.loads(SCHEMAS.joinpath("redaction-policy.default.json").read_text())
+def test_extended_policy_is_the_shipped_file_and_validates() -> None:
+    document = json.loads(SCHEMAS.joinpath(EXTENDED_POLICY_FILE).read_text())
     assert validate_policy_document(document) == []
-    assert policy_problems(DEFAULT_POLICY) == []
-    assert default_policy() is DEFAULT_POLICY
-    assert policy_from_document(document) == DEFAULT_POLICY
-    assert DEFAULT_POLICY.marker == "[REDACTED:<kind>]"
-    assert DEFAULT_POLICY.kinds[-1] == "sensitive_key_high_entropy"
+    assert policy_problems(POLICY) == []
+    assert extended_policy() is POLICY
+    assert policy_from_document(document) == POLICY
+    assert not POLICY.pattern_style
+    assert POLICY.marker == "[REDACTED:<kind>]"
+    assert POLICY.kinds[-1] == "sensitive_key_high_entropy"
 
 
 def _default_document() -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(
-        SCHEMAS.joinpath("redaction-policy.default.json").read_text()
-    )
+    document: dict[str, Any] = json.loads(SCHEMAS.joinpath(EXTENDED_POLICY_FILE).read_text())
     return document
 
 
@@ -561,7 +563,7 @@ def _write(tmp_path: Path, document: Any) -> Path:
 
 
 def test_load_policy_reads_a_file(tmp_path: Path) -> None:
-    assert load_policy(_write(tmp_path, _default_document())) == DEFAULT_POLICY
+    assert load_policy(_write(tmp_path, _default_document())) == POLICY
 
 
 def test_disabling_a_detector_in_a_policy_file_turns_it_off(tmp_path: Path) -> None:
@@ -571,7 +573,7 @@ def test_disabling_a_detector_in_a_policy_file_turns_it_off(tmp_path: Path) -> N
             detector["enabled"] = False
     policy = load_policy(_write(tmp_path, document))
     assert redact_text("password=hunter2", policy).text == "password=hunter2"
-    assert redact_text(canaries()["jwt"], policy).text == "[REDACTED:jwt]"
+    assert redact_text(canaries(POLICY)["jwt"], policy).text == "[REDACTED:jwt]"
 
 
 def test_custom_marker(tmp_path: Path) -> None:
@@ -693,8 +695,8 @@ def test_gap_a_key_chain_before_the_secret_is_redacted(text: str, secret: str) -
     value after it survived.  The detectors now also read the text without the chain
     link (`key: "secret"`)."""
     values = {
-        "pw": canary_secrets()["password_assignment"],
-        "hi": canary_secrets()["sensitive_key_high_entropy"],
+        "pw": canary_secrets(POLICY)["password_assignment"],
+        "hi": canary_secrets(POLICY)["sensitive_key_high_entropy"],
     }
     text, secret = text.format(**values), secret.format(**values)
     redacted = redact_text(text, POLICY).text
@@ -727,7 +729,7 @@ def test_gap_b_sensitive_key_in_escaped_json_text_is_redacted(
     """Tool output that is itself JSON, serialized into a string once or more: every
     level doubles the backslashes before a quote (`{\\"api_key\\": \\"...\\"}`, then
     `{\\\\\\"api_key\\\\\\": ...`).  The detectors now read a view that keeps one."""
-    secret = canary_secrets()[kind]
+    secret = canary_secrets(POLICY)[kind]
     value = "Bearer " + secret if kind == "bearer_token" else secret
     document = {"note": "deployed", member: value, "count": 2}
     text = _encoded(document, times)
@@ -768,8 +770,8 @@ def test_chain_and_escape_lookalikes_survive(text: str) -> None:
     st.lists(
         st.one_of(
             st.text(max_size=6),
-            st.sampled_from(sorted(canaries().values())),
-            st.sampled_from(sorted(lookalikes().values())),
+            st.sampled_from(sorted(canaries(POLICY).values())),
+            st.sampled_from(sorted(lookalikes(POLICY).values())),
             st.sampled_from(
                 ["password: ", "value: ", "token=", ": ", "\\", '\\"', '\\\\\\"', "[REDACTED:jwt]"]
             ),

@@ -1095,7 +1095,7 @@ def canary_response() -> dict[str, Any]:
             "Here is what I found:",
             *found.values(),
             "<tool_call>" + json.dumps({"name": "store", "arguments": found}) + "</tool_call>",
-            "remember(" + json.dumps({"note": found["sensitive_key_high_entropy"]}) + ")",
+            "remember(" + json.dumps({"note": found["aws_access_key"]}) + ")",
             "## LOOP_STATE",
             *(f"{kind}: {canary}" for kind, canary in found.items() if "\n" not in canary),
             "done: false",
@@ -1130,12 +1130,19 @@ def test_redaction_before_sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert [leaked(json.dumps(e.to_json(), ensure_ascii=False)) for e in written] == [[]]
     payload = stored.to_json()["payload"]
     assert scan_value(payload, POLICY) == []
-    # ... every projection was redacted, not only the text ...
+    # ... every projection was redacted, not only the text (Harn's placeholders: the
+    # pattern and the secret's UTF-8 length; a sensitive key's whole value) ...
+    secrets = canary_secrets()
+
+    def placeholder(kind: str) -> str:
+        return f"<redacted:{kind}:{len(secrets[kind].encode())}>"
+
     assert payload["loop_state"]["done"] is False
-    assert payload["loop_state"]["github_token"] == "[REDACTED:github_token]"
-    assert payload["tool_calls"][0]["arguments"]["jwt"] == "[REDACTED:jwt]"
-    assert payload["parsed_tool_calls"][1]["arguments"]["stripe_key"] == "[REDACTED:stripe_key]"
-    assert "[REDACTED:openai_api_key]" in payload["tool_calls"][1]["function"]["arguments"]
+    assert payload["loop_state"]["github_token"] == "[redacted]"  # a sensitive key
+    assert payload["loop_state"]["stripe_key"] == placeholder("stripe_key")
+    assert payload["tool_calls"][0]["arguments"]["jwt"] == placeholder("jwt")
+    assert payload["parsed_tool_calls"][1]["arguments"]["stripe_key"] == placeholder("stripe_key")
+    assert placeholder("openai_key") in payload["tool_calls"][1]["function"]["arguments"]
     # ... and nothing of any canary is in the database files.
     for path in tmp_path.iterdir():
         assert leaked(path.read_bytes().decode("utf-8", "replace")) == [], path.name

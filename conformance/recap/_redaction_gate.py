@@ -22,6 +22,13 @@ compared lowercased; four non-ASCII characters match ASCII letters under
 ``re.IGNORECASE`` (U+0130, U+0131, U+017F and U+212A, :data:`CASE_TRAPS`),
 and a text holding one of them runs every case-insensitive detector.
 
+A pattern policy (Harn's algorithm, the default) runs its patterns one after
+another over the text the earlier ones left, so a pattern is never switched
+off alone: a text is redacted with the whole policy as soon as one pattern's
+clauses hold in it (or it may be a URL the URL step reads), and returned as it
+is otherwise, which is exact because then no pattern matches the text and the
+first replacement never happens.
+
 Two stages keep the gate itself cheap.  First all texts are checked at once,
 on the distinct whitespace-separated tokens of all of them (a literal without
 whitespace lies inside one token): detectors whose clauses fail there are off
@@ -40,12 +47,14 @@ from typing import Any, Protocol, TypeVar
 
 from session_contracts._redaction import (
     _ASSIGNMENT,
+    URL_KIND,
     KeyEntropyDetector,
     RedactionPolicy,
     RegexDetector,
     redact_text,
     redact_value,
 )
+from session_contracts._rust_regex import translate
 
 __all__ = [
     "CASE_TRAPS",
@@ -301,9 +310,31 @@ def _strongest(clauses: Iterable[Clause]) -> tuple[Clause, ...]:
 VIEW_UNSAFE = re.compile(r"\\|[:=>][ \t]|^[ \t]+[^ \t]")
 
 
+# The URL step reads only a string that starts with one of these.
+_URL_CLAUSE = Clause(frozenset({_Literal("http://", False), _Literal("https://", False)}))
+
+
+def _pattern_gates(policy: RedactionPolicy) -> tuple[DetectorGate, ...]:
+    gates = [
+        # Python's spelling with its own \b: the literals are the same in every spelling.
+        DetectorGate(
+            pattern.name,
+            _strongest(_pattern_clauses(translate(pattern.pattern, "python-fast"), 0)),
+        )
+        for pattern in policy.patterns
+        if pattern.enabled
+    ]
+    if policy.url_params is not None:
+        gates.append(DetectorGate(URL_KIND, (_URL_CLAUSE,)))
+    return tuple(gates)
+
+
 @lru_cache(maxsize=32)
 def detector_gates(policy: RedactionPolicy) -> tuple[DetectorGate, ...]:
-    """The clauses of each enabled detector of ``policy``, strongest first."""
+    """The clauses of each enabled detector of ``policy``, strongest first (for a
+    pattern policy: of each enabled pattern, and of the URL step)."""
+    if policy.pattern_style:
+        return _pattern_gates(policy)
     gates = []
     for detector in policy.detectors:
         if not detector.enabled:
@@ -452,7 +483,9 @@ def redact_texts(texts: Sequence[str], policy: RedactionPolicy) -> list[str]:
     for text in distinct:
         active = _active_in(text, checks) if text else frozenset()
         if active:
-            redacted[text] = redact_text(text, _narrowed(policy, active)).text
+            # A pattern policy's patterns read each other's output: all of them run.
+            narrowed = policy if policy.pattern_style else _narrowed(policy, active)
+            redacted[text] = redact_text(text, narrowed).text
     if not redacted:
         return list(texts)
     return [redacted.get(text, text) for text in texts]
@@ -480,6 +513,8 @@ def redact_values(values: Sequence[Any], policy: RedactionPolicy) -> list[Any]:
     and keeps a key-entropy detector on for every string under a key its key
     pattern names.  A string with no detector left is kept as it is.
     """
+    if policy.pattern_style:
+        return _redact_pattern_values(values, policy)
     leaves: list[tuple[str, str | None]] = []
     _collect(values, None, leaves)
     checks = _checks(detector_gates(policy), [text for text, _ in leaves]) if leaves else []
@@ -511,6 +546,30 @@ def redact_values(values: Sequence[Any], policy: RedactionPolicy) -> list[Any]:
         return list(values)  # nothing to replace: the values as they are (equal to copies)
     strings = iter(redacted)
     return [_rebuild(value, strings) for value in values]
+
+
+def _redact_pattern_values(values: Sequence[Any], policy: RedactionPolicy) -> list[Any]:
+    """``redact_values`` under a pattern policy: a value goes through ``redact_value``
+    when it has a sensitive key or a string one of the policy's gates lets through."""
+    leaves: list[tuple[str, str | None]] = []
+    _collect(values, None, leaves)
+    checks = _checks(detector_gates(policy), [text for text, _ in leaves]) if leaves else []
+    rule = policy.sensitive_keys
+
+    def may_change(node: Any) -> bool:
+        if isinstance(node, str):
+            return bool(checks) and bool(node) and bool(_active_in(node, checks))
+        if isinstance(node, dict):
+            return any(
+                (rule is not None and isinstance(key, str) and rule.matches(key))
+                or may_change(item)
+                for key, item in node.items()
+            )
+        if isinstance(node, list):
+            return any(may_change(item) for item in node)
+        return False
+
+    return [redact_value(value, policy) if may_change(value) else value for value in values]
 
 
 def _collect(node: Any, key: str | None, leaves: list[tuple[str, str | None]]) -> None:

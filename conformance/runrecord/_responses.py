@@ -430,7 +430,7 @@ class _Redactor:
 
     def __init__(self, policy: RedactionPolicy) -> None:
         self.policy = policy
-        self.markers = frozenset(policy.marker_for(kind) for kind in policy.kinds)
+        self.markers = policy.whole_value_markers
         self.secrets: dict[str, str] = {}
 
     def text(self, value: str) -> str:
@@ -482,7 +482,7 @@ class _Redactor:
         if isinstance(member, dict) and isinstance(member.get(key), str):
             return str(member[key])
         # The detection reached across the JSON syntax: fail closed, the whole value goes.
-        return self.policy.marker_for(result.detections[0].kind)
+        return self.policy.marker_for(result.detections[0].kind, out)
 
     def loop_state_pair(self, key: str, value: str, line: str) -> tuple[str, str]:
         """A loop-state pair, redacted as its raw line reads in text, then on its own."""
@@ -494,7 +494,7 @@ class _Redactor:
                 value = result.text[len(head) :].strip()
             else:
                 # The detection reached into the key: fail closed, the whole value goes.
-                value = self.policy.marker_for(result.detections[0].kind)
+                value = self.policy.marker_for(result.detections[0].kind, value)
         safe_key = self.text(key)
         return safe_key, self._own(safe_key, value)
 
@@ -502,8 +502,9 @@ class _Redactor:
         # The secret as it is spelled in its context (JSON-escaped inside a
         # member): the spelling the raw text holds too.
         for detection in detections:
+            secret = context[detection.start : detection.end]
             self._note(
-                context[detection.start : detection.end], self.policy.marker_for(detection.kind)
+                secret, detection.replacement or self.policy.marker_for(detection.kind, secret)
             )
 
     def tree(self, value: Any, key: str | None = None) -> Any:
