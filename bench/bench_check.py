@@ -39,7 +39,7 @@ import jsonschema
 import referencing
 from session_contracts.conformance._captured import check_documents
 from session_contracts.conformance.journal import SqliteJournal
-from session_contracts.conformance.recap import RecapService, query_echo, envelope_bytes
+from session_contracts.conformance.recap import RecapService, envelope_bytes, query_echo
 
 from session_contracts._validator import default_validator
 

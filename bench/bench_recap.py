@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 from session_contracts.conformance.journal import SqliteJournal
-from session_contracts.conformance.recap import RecapService, query_echo, envelope_bytes
+from session_contracts.conformance.recap import RecapService, envelope_bytes, query_echo
 from session_contracts.conformance.recap._service import paused_gc
 
 from session_contracts._canonical import content_hash

@@ -87,6 +87,20 @@ def query_echo(raw: Any) -> dict[str, Any]:
     document_type = validator.schema_set.document_type(QUERY_DOCUMENT_TYPE)
     renamed, findings = apply_input_aliases(document_type, document)
     findings = [*findings, *validator.validate(QUERY_DOCUMENT_TYPE, renamed)]
+    # JSON Schema counts 4.0 as an integer; Harn's runtime (serde into u64) does
+    # not, and neither do we: an unsigned integer is written as one.
+    findings.extend(
+        Finding(
+            f"$.{name}",
+            "integer_literal_required",
+            f"{name} is written as a fraction or exponent ({renamed[name]!r})",
+            f"write it as {int(renamed[name])}"
+            if renamed[name] == renamed[name] and abs(renamed[name]) != float("inf")
+            else "write an unsigned integer",
+        )
+        for name in ("fromEventId", "limit")
+        if isinstance(renamed.get(name), float)
+    )
     if findings:
         aliases = document_type.input_aliases
         spelled = {
