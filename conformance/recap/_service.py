@@ -21,7 +21,7 @@ An invalid query raises :class:`InvalidDocument` instead: it is the caller's
 mistake, which each adapter reports in its own way (HTTP 400, JSON-RPC
 -32602, exit status 1).
 
-:func:`envelope_bytes` is the one serialization every adapter uses: RFC 8785
+:func:`envelope_bytes` is the one serialization every adapter uses: Harn's
 canonical JSON, so the same query gives the same bytes over HTTP, ACP and
 the command line.
 """
