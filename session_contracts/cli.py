@@ -309,8 +309,8 @@ def _cmd_recap(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts.conformance.recap import (
         RecapService,
         coerce_params,
-        query_echo,
         envelope_bytes,
+        query_echo,
     )
 
     flags = (

@@ -19,8 +19,8 @@ import orjson
 from session_contracts.conformance.recap import (
     RecapService,
     coerce_http_params,
-    query_echo,
     envelope_bytes,
+    query_echo,
 )
 from session_contracts.conformance.recap._http import error_body
 from starlette.applications import Starlette
