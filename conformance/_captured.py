@@ -24,6 +24,7 @@ from typing import Any, BinaryIO
 from session_contracts.conformance.recap._redaction_gate import holding
 
 from session_contracts._errors import Finding, InvalidDocument
+from session_contracts._input_files import open_regular_file
 from session_contracts._jsonload import MAX_DOCUMENT_BYTES, loads_strict
 from session_contracts._redaction import (
     KeyEntropyDetector,
@@ -142,10 +143,10 @@ def _files(paths: Sequence[str]) -> Iterator[tuple[str, BinaryIO]]:
             for folder, _, names in sorted(os.walk(target)):
                 for name in sorted(names):
                     if name.endswith(SUFFIXES):
-                        with open(Path(folder) / name, "rb") as handle:
+                        with open_regular_file(str(Path(folder) / name)) as handle:
                             yield str(Path(folder) / name), handle
         else:
-            with open(target, "rb") as handle:
+            with open_regular_file(path) as handle:
                 yield path, handle
 
 

@@ -532,7 +532,9 @@ def run_projections(draw: st.DrawFn) -> dict[str, Any]:
     if kind == "workflow":
         run["id"] = "wf-build"
     if draw(st.booleans()):
-        run["gaps"] = [{"kind": "flight_recording", "reason": "disk full"}]
+        run["gaps"] = [
+            {"component": "flight_recording", "code": "persist_failed", "message": "disk full"}
+        ]
     return {"run": run, "events": events}
 
 

@@ -13,7 +13,7 @@ import hashlib
 import math
 import shlex
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,16 @@ from session_contracts._canonical import canonical_bytes
 from session_contracts._validator import default_validator
 from session_contracts._xkeywords import json_equal
 
-__all__ = ["CheckResult", "Runner", "Trial", "certify", "judge_trial", "replay_trial", "run_check"]
+__all__ = [
+    "CheckResult",
+    "Evidence",
+    "Runner",
+    "Trial",
+    "certify",
+    "judge_trial",
+    "replay_trial",
+    "run_check",
+]
 
 
 @dataclass(frozen=True)
@@ -42,14 +51,59 @@ class Trial:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """What a check's cases showed: a check passes only on cases judged and agreed.
+
+    ``judged`` counts the cases whose answer (a result or a rejection) was
+    compared, ``agreed`` those of them that agreed; ``skipped`` the cases the
+    producer answered ``skipped`` although it declared the operation;
+    ``errored`` the cases where the producer broke.
+    """
+
+    judged: int = 0
+    agreed: int = 0
+    skipped: int = 0
+    errored: int = 0
+
+    def __add__(self, other: Evidence) -> Evidence:
+        return Evidence(
+            self.judged + other.judged,
+            self.agreed + other.agreed,
+            self.skipped + other.skipped,
+            self.errored + other.errored,
+        )
+
+    @property
+    def sent(self) -> int:
+        return self.judged + self.skipped + self.errored
+
+
+@dataclass(frozen=True)
 class CheckResult:
+    """One check's outcome.
+
+    ``status`` is passed (every case judged and agreed, at least one), failed (a
+    wrong answer), errored (the producer broke), partial (the producer skipped
+    some cases of an operation it declared; the rest agreed) or skipped (no case
+    was judged).  ``applicable`` is False when the producer does not declare the
+    check's contract or operation: only then may a skip leave a certificate
+    standing.
+    """
+
     check: Check
-    status: str  # passed | failed | errored | skipped
+    status: str  # passed | failed | errored | partial | skipped
     cases: int
     message: str = ""
     trial: Trial | None = None
     saved_to: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
+    applicable: bool = True
+
+    @property
+    def certifies(self) -> bool:
+        """Whether this result lets a certificate stand (a skip only when not applicable)."""
+        return self.status == "passed" or (self.status == "skipped" and not self.applicable)
 
 
 class _Failed(AssertionError):
@@ -569,28 +623,55 @@ def run_check(
     """
     plan = PLANS[check.id]
     if check.operation != "*" and check.operation not in operations:
-        return CheckResult(check, "skipped", 0, f"the producer does not support {check.operation}")
+        return CheckResult(
+            check,
+            "skipped",
+            0,
+            f"the producer does not declare {check.operation}",
+            applicable=False,
+        )
     if check.contract != "all" and check.contract not in contracts:
-        return CheckResult(check, "skipped", 0, f"the producer does not claim {check.contract}")
+        return CheckResult(
+            check, "skipped", 0, f"the producer does not claim {check.contract}", applicable=False
+        )
     try:
         planned = plan.strategy(contracts, operations)
     except _Skip as skip:
-        return CheckResult(check, "skipped", 0, str(skip))
+        return CheckResult(check, "skipped", 0, str(skip), applicable=False)
     strategies = planned if isinstance(planned, list) else [planned]
     if prepare is not None:
         strategies = [strategy.map(prepare) for strategy in strategies]
     total = 0
-    skipped: str | None = None
+    evidence = Evidence()
+    skip_reason: str | None = None
     for strategy in strategies:
         result = _run_property(check, plan, runner, strategy, examples, seed, failures_dir, total)
+        evidence += result.evidence
         if result.status in ("failed", "errored"):
-            return result
+            return replace(result, evidence=evidence)
         total = result.cases
-        if result.status == "skipped":
-            skipped = result.message
-    if total == 0:
-        return CheckResult(check, "skipped", 0, skipped or "no case could be generated")
-    return CheckResult(check, "passed", total)
+        skip_reason = skip_reason or result.message or None
+    return _settled(check, total, evidence, skip_reason)
+
+
+def _settled(check: Check, cases: int, evidence: Evidence, skip_reason: str | None) -> CheckResult:
+    """The status of a check none of whose cases failed or errored: evidence decides."""
+    if evidence.agreed == 0:
+        if evidence.skipped:
+            message = f"the producer skipped all {evidence.skipped} case(s): {skip_reason}"
+        else:
+            message = "no case was judged: nothing to certify"
+        return CheckResult(check, "skipped", cases, message, evidence=evidence)
+    if evidence.skipped:
+        return CheckResult(
+            check,
+            "partial",
+            cases,
+            f"the producer skipped {evidence.skipped} of {evidence.sent} case(s) of an operation "
+            f"it declares ({skip_reason}); a check passes only when every case is judged",
+            evidence=evidence,
+        )
+    return CheckResult(check, "passed", cases, evidence=evidence)
 
 
 def _run_property(
@@ -604,6 +685,7 @@ def _run_property(
     cases_before: int,
 ) -> CheckResult:
     state: dict[str, Any] = {"cases": cases_before, "last": None, "errored": None, "skip": None}
+    counts = {"judged": 0, "agreed": 0, "skipped": 0, "errored": 0}
 
     @settings(
         max_examples=examples,
@@ -625,9 +707,17 @@ def _run_property(
             plan.judge(runner, trial)
         except _Skip as skip:
             state["skip"] = str(skip)
+            counts["skipped"] += 1
         except _Errored as errored:
             state["errored"] = (trial, errored.outcome)
+            counts["errored"] += 1
             raise
+        except _Failed:
+            counts["judged"] += 1
+            raise
+        else:
+            counts["judged"] += 1
+            counts["agreed"] += 1
 
     try:
         try:
@@ -654,14 +744,18 @@ def _run_property(
             trial,
             str(saved),
             {"error_code": outcome.error_code, "stderr_tail": outcome.stderr_tail},
+            Evidence(**counts),
         )
     except _Failed as failed:
         trial = state["last"]
         saved = _save(failures_dir, check, trial)
-        return CheckResult(check, "failed", state["cases"], str(failed), trial, str(saved))
-    if state["skip"] is not None and state["cases"] - cases_before <= 1:
-        return CheckResult(check, "skipped", cases_before, state["skip"])
-    return CheckResult(check, "passed", state["cases"])
+        return CheckResult(
+            check, "failed", state["cases"], str(failed), trial, str(saved), {}, Evidence(**counts)
+        )
+    # run_check settles the status from the evidence of all of a check's strategies.
+    return CheckResult(
+        check, "passed", state["cases"], state["skip"] or "", evidence=Evidence(**counts)
+    )
 
 
 def _runner_for(producer: ProducerProcess) -> Runner:
@@ -716,14 +810,20 @@ def judge_trial(runner: Runner, check: Check, trial: Trial) -> CheckResult:
     try:
         PLANS[check.id].judge(runner, trial)
     except _Failed as failed:
-        return CheckResult(check, "failed", 1, str(failed), trial)
+        return CheckResult(check, "failed", 1, str(failed), trial, evidence=Evidence(judged=1))
     except _Errored as errored:
-        return CheckResult(
-            check, "errored", 1, f"{errored.outcome.error_code}: {errored.outcome.message}", trial
-        )
+        message = f"{errored.outcome.error_code}: {errored.outcome.message}"
+        return CheckResult(check, "errored", 1, message, trial, evidence=Evidence(errored=1))
     except _Skip as skip:
-        return CheckResult(check, "skipped", 1, str(skip), trial)
-    return CheckResult(check, "passed", 1, "", trial)
+        return CheckResult(
+            check,
+            "skipped",
+            1,
+            f"the producer skipped the case: {skip}",
+            trial,
+            evidence=Evidence(skipped=1),
+        )
+    return CheckResult(check, "passed", 1, "", trial, evidence=Evidence(judged=1, agreed=1))
 
 
 def reproduce_command(

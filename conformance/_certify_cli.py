@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from session_contracts.conformance._certify import (
@@ -31,12 +32,15 @@ from session_contracts.conformance._report import (
     read_baseline,
     report_json,
     scrub,
+    total_evidence,
     write_baseline,
 )
-from session_contracts.conformance.protocol import ProducerProcess
+from session_contracts.conformance.protocol import ProducerProcess, require_producer_command
 
 from session_contracts._annotations import annotations_wanted
-from session_contracts._errors import EXIT_FINDINGS, EXIT_OK, Finding, UsageError
+from session_contracts._errors import EXIT_FINDINGS, EXIT_OK, Finding, InvalidDocument, UsageError
+from session_contracts._input_files import read_regular_file
+from session_contracts._jsonload import MAX_DOCUMENT_BYTES, loads_strict
 
 if TYPE_CHECKING:
     from session_contracts.conformance._certify_http import HttpTarget
@@ -44,7 +48,13 @@ if TYPE_CHECKING:
 __all__ = ["add_arguments", "list_checks", "run"]
 
 REFERENCE_COMMAND = [sys.executable, "-m", "session_contracts", "reference-producer"]
-STATUS_STYLE = {"passed": "green", "failed": "red", "errored": "magenta", "skipped": "yellow"}
+STATUS_STYLE = {
+    "passed": "green",
+    "failed": "red",
+    "errored": "magenta",
+    "partial": "yellow",
+    "skipped": "yellow",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -110,7 +120,9 @@ def list_checks(out: TextIO, fmt: str) -> int:
     for column in ("id", "level", "contract", "what it checks", "seed sentence"):
         table.add_column(column)
     for check in CHECKS:
-        table.add_row(check.id, check.level, check.contract, check.title, check.seed)
+        # Text is data, never markup: a seed sentence holds "[extensions]".
+        cells = (check.id, check.level, check.contract, check.title, check.seed)
+        table.add_row(*map(escape, cells))
     Console(file=out, soft_wrap=True).print(table)
     return EXIT_OK
 
@@ -145,6 +157,7 @@ def _check_options(args: argparse.Namespace) -> None:
         "start the adapter on a journal, e.g. `session-contracts serve --journal recap.sqlite "
         "--port 8765`, then pass --http http://127.0.0.1:8765 --journal recap.sqlite"
     )
+    require_producer_command(args.producer)
     if args.http and args.producer:
         raise UsageError(
             [
@@ -195,10 +208,10 @@ def _http_target(args: argparse.Namespace) -> HttpTarget:
 
 def _replay(args: argparse.Namespace, console: Console) -> int:
     try:
-        saved: Any = orjson.loads(Path(args.replay).read_bytes())
+        saved: Any = loads_strict(read_regular_file(args.replay, MAX_DOCUMENT_BYTES + 1))
         check = check_by_id(saved["check"])
         trial = Trial(saved["operation"], saved["input"])
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
+    except (OSError, InvalidDocument, KeyError, TypeError) as exc:
         raise UsageError(
             [
                 Finding(
@@ -222,7 +235,9 @@ def _replay(args: argparse.Namespace, console: Console) -> int:
             producer.start()
             result = replay_trial(producer, check, trial)
     label = "FIXED" if result.status == "passed" else "FAILED"
-    console.print(f"{label}: {check.id} on {args.replay}: {result.status} {scrub(result.message)}")
+    console.print(
+        escape(f"{label}: {check.id} on {args.replay}: {result.status} {scrub(result.message)}")
+    )
     return EXIT_OK if result.status == "passed" else EXIT_FINDINGS
 
 
@@ -239,6 +254,15 @@ def _progress(console: Console, total: int) -> Iterator[Callable[[Check, CheckRe
 
         def advance(check: Check, result: CheckResult) -> None:
             bar.update(task, advance=1, description=f"{check.id}: {result.status}")
+            if not console.is_terminal:
+                # A CI log shows no progress bar: a line per check as it finishes.
+                evidence = result.evidence
+                console.print(
+                    escape(
+                        f"{check.id}: {result.status} ({evidence.agreed}/{evidence.judged} "
+                        f"agreed, {evidence.skipped} skipped)"
+                    )
+                )
 
         yield advance
 
@@ -258,9 +282,13 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     with _producer(args) as producer:
         info = producer.start()
         console.print(
-            f"certifying {info.implementation.get('name')} {info.implementation.get('version')} "
-            f"({info.implementation.get('language')}): {len(checks)} check(s), "
-            f"{args.examples} case(s) each, seed {args.seed}"
+            escape(
+                f"certifying {info.implementation.get('name')} "
+                f"{info.implementation.get('version')} "
+                f"({info.implementation.get('language')}): {len(checks)} check(s), "
+                f"{args.examples} case(s) each, seed {args.seed}"
+                + ("" if args.producer else "; no --producer given: the built-in reference")
+            )
         )
         with _progress(console, len(checks)) as advance:
             results = certify(
@@ -283,9 +311,11 @@ def _run_http(args: argparse.Namespace, console: Console, checks: list[Check]) -
     with _http_target(args) as target:
         info = target.check_reachable()
         console.print(
-            f"certifying the HTTP recap adapter at {scrub(target.url)} "
-            f"({info.implementation.get('version')}), journal {args.journal}: "
-            f"{len(checks)} check(s), {args.examples} case(s) each, seed {args.seed}"
+            escape(
+                f"certifying the HTTP recap adapter at {scrub(target.url)} "
+                f"({info.implementation.get('version')}), journal {args.journal}: "
+                f"{len(checks)} check(s), {args.examples} case(s) each, seed {args.seed}"
+            )
         )
         with _progress(console, len(checks)) as advance:
             results = certify_http(
@@ -311,17 +341,26 @@ def _finish(
 ) -> int:
     counts = {s: sum(r.status == s for r in results) for s in STATUS_STYLE}
     cases = sum(r.cases for r in results)
+    evidence = total_evidence(results)
     ran = [r for r in results if r.status != "skipped"]
     looks_broken = bool(ran) and all(r.status in ("failed", "errored") for r in ran)
     if looks_broken:
         console.print(
             "[bold red]the producer failed or errored every check that ran: the harness looks "
             "broken[/] (a protocol mistake, a crash at start-up, or a wrong command is likelier "
-            "than a wrong implementation); first error: " + scrub(next(r.message for r in ran))
+            "than a wrong implementation); first error: "
+            + escape(scrub(next(r.message for r in ran)))
         )
     table = Table(title="certification")
-    for column in ("contract", "check", "level", "status", "cases", "detail"):
-        table.add_column(column)
+    widest = max((len(r.check.id) for r in results), default=5)
+    for column in ("contract", "check", "level", "status", "agreed/judged", "skipped", "detail"):
+        # A check id is never cut, in a terminal or in a CI log.
+        table.add_column(
+            column,
+            overflow="fold",
+            no_wrap=column == "check",
+            min_width=widest if column == "check" else None,
+        )
     reproduce: dict[str, str] = {}
     for result in sorted(results, key=lambda r: (r.check.contract, r.check.id)):
         if result.saved_to:
@@ -330,24 +369,25 @@ def _finish(
             )
         style = STATUS_STYLE[result.status]
         table.add_row(
-            result.check.contract,
-            result.check.id,
+            escape(result.check.contract),
+            escape(result.check.id),
             result.check.level,
             f"[{style}]{result.status}[/]",
-            str(result.cases),
-            scrub(result.message)[:160],
+            f"{result.evidence.agreed}/{result.evidence.judged}",
+            str(result.evidence.skipped),
+            escape(scrub(result.message)[:160]),
         )
     console.print(table)
     for check_id, command in reproduce.items():
-        console.print(f"reproduce {check_id}: {command}")
+        console.print(escape(f"reproduce {check_id}: {command}"))
 
     verdicts: list[BaselineVerdict] = []
     if args.baseline and args.update_baseline:
         write_baseline(Path(args.baseline), results)
-        console.print(f"baseline written to {args.baseline}")
+        console.print(escape(f"baseline written to {args.baseline}"))
     if args.baseline:
         try:
-            entries = read_baseline(Path(args.baseline))
+            entries = read_baseline(args.baseline)
         except OSError as exc:
             raise UsageError(
                 [
@@ -362,7 +402,9 @@ def _finish(
         verdicts = compare_baseline(results, entries)
         for verdict in verdicts:
             if verdict.state in ("unexpected_pass", "changed", "unknown"):
-                console.print(f"[red]baseline[/] {verdict.check_id}: {verdict.detail}")
+                console.print(
+                    f"[red]baseline[/] {escape(verdict.check_id)}: {escape(verdict.detail)}"
+                )
 
     gating = {"required"} if args.fail_on == "required" else {"required", "recommended"}
     if args.baseline:
@@ -379,20 +421,22 @@ def _finish(
         ]
         findings = bool(bad)
     else:
-        findings = any(
-            r.status in ("failed", "errored") and r.check.level in gating for r in results
-        )
+        # Evidence, not silence: an applicable check certifies only when it passed.
+        findings = any(not r.certifies and r.check.level in gating for r in results)
     if annotations_wanted(args.annotations):
         # Raw lines, not through rich: GitHub reads them only verbatim, at a line's start.
         for line in github_annotations(results, reproduce=reproduce, baseline=verdicts):
             console.file.write(line + "\n")
-    zero = cases == 0
+    zero = evidence["agreed"] == 0
     if zero:
-        console.print("[red]no case ran: a run that executed zero cases never certifies[/]")
+        console.print(
+            "[red]no case was judged and agreed: a run without evidence never certifies[/]"
+        )
     certified = not findings and not zero
     summary = {
         **counts,
         "cases": cases,
+        "evidence": evidence,
         "seconds": round(seconds, 3),
         "producer_restarts": restarts,
         "certified": certified,
@@ -431,6 +475,7 @@ def _finish(
     console.print(
         f"{'CERTIFIED' if certified else 'NOT CERTIFIED'}: "
         + ", ".join(f"{n} {s}" for s, n in counts.items())
-        + f"; {cases} case(s) in {seconds:.1f} s"
+        + f"; {evidence['agreed']} of {evidence['judged']} judged case(s) agreed, "
+        f"{evidence['skipped']} skipped, {evidence['errored']} errored, in {seconds:.1f} s"
     )
     return EXIT_OK if certified else EXIT_FINDINGS

@@ -506,7 +506,7 @@ def certify_http(
     results = []
     for check in checks:
         if check.operation != "*" and check.operation not in HTTP_OPERATIONS:
-            result = CheckResult(check, "skipped", 0, NOT_OVER_HTTP)
+            result = CheckResult(check, "skipped", 0, NOT_OVER_HTTP, applicable=False)
         else:
             result = run_check(
                 check,
@@ -527,7 +527,9 @@ def certify_http(
 def replay_http(target: HttpTarget, check: Check, trial: Trial) -> CheckResult:
     """Judge one saved case again, in sessions of its own (the saved ones are taken)."""
     if check.operation != "*" and check.operation not in HTTP_OPERATIONS:
-        return CheckResult(check, "skipped", 0, NOT_OVER_HTTP, trial)
+        return CheckResult(check, "skipped", 0, NOT_OVER_HTTP, trial, applicable=False)
     if trial.operation not in HTTP_OPERATIONS:
-        return CheckResult(check, "skipped", 0, f"{trial.operation}: {NOT_OVER_HTTP}", trial)
+        return CheckResult(
+            check, "skipped", 0, f"{trial.operation}: {NOT_OVER_HTTP}", trial, applicable=False
+        )
     return judge_trial(target.run, check, target.prepare(trial))

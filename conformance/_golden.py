@@ -35,6 +35,7 @@ __all__ = [
     "AREAS",
     "CASE_SUFFIX",
     "EXPECTED_SUFFIX",
+    "NOT_DECLARED",
     "Corpus",
     "Difference",
     "FixtureResult",
@@ -45,10 +46,13 @@ __all__ = [
     "default_fixtures_dir",
     "differences",
     "expected_bytes",
+    "fixture_contract",
+    "fixture_contracts",
     "judge",
     "load_corpus",
     "plan_update",
     "reference_outcome",
+    "undeclared_reason",
     "write_atomically",
 ]
 
@@ -369,6 +373,45 @@ def differences(expected: Any, actual: Any, limit: int = _MAX_DIFFERENCES) -> li
     return found
 
 
+# The skip reason golden gives a fixture whose contract or operation the producer
+# does not declare (a producer's own skip of a declared operation is "skipped").
+NOT_DECLARED = "not_declared"
+_OPERATION_CONTRACTS = {
+    "health.reduce": ("session-health",),
+    "feedback.run": ("session-feedback",),
+    "recap.project": ("session-recap",),
+    "runrecord.project": ("run-record",),
+    "runrecord.provider_call_response": ("run-record",),
+}
+# The canonical session journal is the input of the recap and of run records.
+_DOCTYPE_PREFIX_CONTRACTS = {"session-event": ("session-recap", "run-record")}
+
+
+def fixture_contracts(case: GoldenCase) -> tuple[str, ...]:
+    """The contracts a fixture exercises; a producer claiming any of them is sent it."""
+    if case.operation == "document.roundtrip":
+        doctype = case.input.get("doctype") if isinstance(case.input, dict) else None
+        prefix = str(doctype).partition(".")[0]
+        return _DOCTYPE_PREFIX_CONTRACTS.get(prefix, (prefix,))
+    return _OPERATION_CONTRACTS.get(case.operation, ())
+
+
+def fixture_contract(case: GoldenCase) -> str:
+    """The contract a fixture is counted under in summaries."""
+    contracts = fixture_contracts(case)
+    return contracts[0] if contracts else case.operation
+
+
+def undeclared_reason(case: GoldenCase, operations: set[str], contracts: set[str]) -> str | None:
+    """Why the producer is not sent this fixture, or None when it declares what it needs."""
+    if case.operation not in operations:
+        return f"the producer does not declare {case.operation}"
+    wanted = fixture_contracts(case)
+    if wanted and not contracts.intersection(wanted):
+        return f"the producer does not claim {' or '.join(wanted)}"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class FixtureResult:
     """The verdict on one fixture: passed, failed (a wrong answer or a broken
@@ -431,7 +474,8 @@ def judge(case: GoldenCase, outcome: CaseOutcome, *, root: Path) -> FixtureResul
             seconds=outcome.seconds,
         )
     if outcome.outcome == "skipped":
-        return FixtureResult(case.name, "skipped", "skipped", outcome.reason, file=file)
+        code = NOT_DECLARED if outcome.error_code == NOT_DECLARED else "skipped"
+        return FixtureResult(case.name, "skipped", code, outcome.reason, file=file)
     expected, problem = _read_expected(case.expected_path)
     if expected is None:
         what = "is missing" if problem == "expected_missing" else "is unreadable"

@@ -19,19 +19,26 @@ from typing import Any, TextIO
 
 import orjson
 from session_contracts.conformance._golden import (
+    NOT_DECLARED,
     Corpus,
     FixtureResult,
     GoldenCase,
     Update,
     coverage_markdown,
     default_fixtures_dir,
+    fixture_contract,
     judge,
     load_corpus,
     plan_update,
     reference_outcome,
+    undeclared_reason,
     write_atomically,
 )
-from session_contracts.conformance.protocol import CaseOutcome, ProducerProcess
+from session_contracts.conformance.protocol import (
+    CaseOutcome,
+    ProducerProcess,
+    require_producer_command,
+)
 
 from session_contracts._annotations import annotations_wanted, github_annotation
 from session_contracts._errors import (
@@ -120,7 +127,8 @@ def _answers(
     args: argparse.Namespace,
 ) -> tuple[Callable[[GoldenCase, int], CaseOutcome], Callable[[], None], dict[str, Any]]:
     """How to get an answer to a case, how to stop, and who answers."""
-    if not args.producer:
+    require_producer_command(args.producer)
+    if args.producer is None:
         info: dict[str, Any] = {
             "command": None,
             "implementation": {"name": "session-contracts reference"},
@@ -135,15 +143,18 @@ def _answers(
     producer = ProducerProcess(args.producer, timeout=args.timeout)
     started = producer.start()
     operations = set(started.operations)
+    contracts = set(started.contracts)
 
     def answer(case: GoldenCase, seq: int) -> CaseOutcome:
-        if case.operation not in operations:
-            return CaseOutcome(seq, "skipped", reason=f"the producer has no {case.operation}")
+        undeclared = undeclared_reason(case, operations, contracts)
+        if undeclared is not None:
+            return CaseOutcome(seq, "skipped", reason=undeclared, error_code=NOT_DECLARED)
         return producer.run(seq, {"operation": case.operation, "input": case.input})
 
     info = {
         "command": args.producer,
         "implementation": dict(started.implementation),
+        "contracts": sorted(contracts),
         "operations": sorted(operations),
     }
     return answer, producer.stop, info
@@ -274,6 +285,10 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
     annotate = annotations_wanted(args.annotations)
     started = time.perf_counter()
     answer, stop, producer = _answers(args)
+    if args.producer is None:
+        (sys.stderr if fmt == "json" else out).write(
+            "golden check: no --producer given: replaying against the built-in reference producer\n"
+        )
     results: list[FixtureResult] = _problem_results(corpus) + _orphan_results(corpus)
     try:
         for seq, case in enumerate(corpus.cases, start=1):
@@ -282,8 +297,12 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
         stop()
     seconds = time.perf_counter() - started
     counts = Counter(r.status for r in results)
+    by_name = {case.name: case for case in corpus.cases}
+    not_declared = Counter(
+        fixture_contract(by_name[r.case]) for r in results if r.code == NOT_DECLARED
+    )
     for result in results:
-        if result.status == "passed":
+        if result.status == "passed" or result.code == NOT_DECLARED:
             continue
         if fmt == "json":
             out.write(orjson.dumps(_result_json(result)).decode() + "\n")
@@ -291,10 +310,18 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
             _render_text(result, out)
         if annotate:
             _render_github(result, corpus.root, sys.stderr if fmt == "json" else out)
-    ok = counts["failed"] == 0 and counts["errored"] == 0 and counts["passed"] > 0
+    # A skip the producer chose for an operation it declares is no evidence: not ok.
+    producer_skipped = counts["skipped"] - sum(not_declared.values())
+    ok = (
+        counts["failed"] == 0
+        and counts["errored"] == 0
+        and producer_skipped == 0
+        and counts["passed"] > 0
+    )
     summary = {
         "fixtures": len(corpus.cases),
         **{status: counts[status] for status in _STATUSES},
+        "not_declared": dict(sorted(not_declared.items())),
         "seconds": round(seconds, 3),
         "ok": ok,
     }
@@ -316,6 +343,15 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
         f"golden check ({producer['implementation'].get('name')}): {len(corpus.cases)} "
         f"fixture(s): " + ", ".join(f"{counts[s]} {s}" for s in _STATUSES) + f" in {seconds:.1f} s"
     )
+    if not_declared:
+        line += "; skipped as not declared by the producer: " + ", ".join(
+            f"{contract} {n}" for contract, n in sorted(not_declared.items())
+        )
+    if producer_skipped:
+        line += (
+            f"; {producer_skipped} fixture(s) of declared operations answered skipped: "
+            "no evidence, not ok"
+        )
     out.write((orjson.dumps({"summary": summary}).decode() if fmt == "json" else line) + "\n")
     return EXIT_OK if ok else EXIT_FINDINGS
 

@@ -124,10 +124,11 @@ def _run_spec(value: Mapping[str, Any]) -> Any:
         execution_id=value.get("execution_id"),
         id=value.get("id"),
         spans=_each(value.get("spans", []), Span.from_json, "$.run.spans"),
-        flight_recording=(
-            FlightRecording(flight["reference"], flight.get("byte_size")) if flight else None
-        ),
-        gaps=[EvidenceGap(gap["kind"], gap["reason"]) for gap in value.get("gaps", [])],
+        flight_recording=FlightRecording.from_json(flight) if flight else None,
+        gaps=[
+            EvidenceGap(gap["component"], gap["code"], gap["message"])
+            for gap in value.get("gaps", [])
+        ],
         execution_gap_reason=value.get("execution_gap_reason"),
     )
 

@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from session_contracts.conformance._certify import CheckResult
+from session_contracts.conformance._certify import CheckResult, Evidence
 
 from session_contracts._annotations import github_annotation
+from session_contracts._errors import Finding, UsageError
+from session_contracts._input_files import read_regular_file
 from session_contracts._redaction import redact_text
 from session_contracts._redaction_policy import default_policy
 
@@ -53,9 +55,24 @@ class BaselineVerdict:
     detail: str = ""
 
 
-def read_baseline(path: Path) -> list[BaselineEntry]:
+def read_baseline(path: str) -> list[BaselineEntry]:
+    """The entries of a baseline file (a regular file of UTF-8 text)."""
+    data = read_regular_file(path, 1 << 20)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            [
+                Finding(
+                    "$",
+                    "baseline_unreadable",
+                    f"{path} is not UTF-8 text (byte {exc.start})",
+                    "a baseline lists one check id a line, in UTF-8",
+                )
+            ]
+        ) from None
     entries = []
-    for raw in path.read_text(encoding="utf-8").splitlines():
+    for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -70,7 +87,7 @@ def write_baseline(path: Path, results: Sequence[CheckResult]) -> None:
         "# Written by `session-contracts certify --update-baseline`.",
     ]
     for result in results:
-        if result.status in ("failed", "errored"):
+        if not result.certifies:
             prefix = scrub(result.message)[:60].replace("\n", " ")
             lines.append(f"{result.check.id}  # {prefix}")
     tmp = path.with_name(path.name + ".tmp")
@@ -85,7 +102,7 @@ def compare_baseline(
     verdicts = []
     for result in results:
         entry = listed.get(result.check.id)
-        broken = result.status in ("failed", "errored")
+        broken = not result.certifies
         if entry is None:
             state = "unexpected_failure" if broken else "ok"
             verdicts.append(BaselineVerdict(result.check.id, state))
@@ -142,7 +159,9 @@ def report_json(
                 "title": r.check.title,
                 "seed": r.check.seed,
                 "status": r.status,
+                "applicable": r.applicable,
                 "cases": r.cases,
+                "evidence": _evidence_json(r.evidence),
                 "message": scrub(r.message),
                 "saved_case": r.saved_to,
                 "reproduce": reproduce.get(r.check.id),
@@ -152,6 +171,20 @@ def report_json(
         ],
     }
     return orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def _evidence_json(evidence: Evidence) -> dict[str, int]:
+    return {
+        "judged": evidence.judged,
+        "agreed": evidence.agreed,
+        "skipped": evidence.skipped,
+        "errored": evidence.errored,
+    }
+
+
+def total_evidence(results: Sequence[CheckResult]) -> dict[str, int]:
+    """The evidence of every check added up (the report's and the badge's figures)."""
+    return _evidence_json(sum((r.evidence for r in results), Evidence()))
 
 
 def junit_xml(results: Sequence[CheckResult], *, seconds: float) -> bytes:
@@ -165,34 +198,53 @@ def junit_xml(results: Sequence[CheckResult], *, seconds: float) -> bytes:
             "testsuite",
             name=contract,
             tests=str(len(members)),
-            failures=str(sum(r.status == "failed" for r in members)),
-            errors=str(sum(r.status == "errored" for r in members)),
-            skipped=str(sum(r.status == "skipped" for r in members)),
+            failures=str(sum(_junit_kind(r) == "failure" for r in members)),
+            errors=str(sum(_junit_kind(r) == "error" for r in members)),
+            skipped=str(sum(_junit_kind(r) == "skipped" for r in members)),
         )
         for result in members:
             case = ET.SubElement(suite, "testcase", classname=contract, name=result.check.id)
+            evidence = result.evidence
+            ET.SubElement(ET.SubElement(case, "properties"), "property", name="evidence").set(
+                "value",
+                f"{evidence.agreed} agreed of {evidence.judged} judged, {evidence.skipped} "
+                f"skipped, {evidence.errored} errored",
+            )
             message = scrub(result.message)
-            if result.status == "failed":
-                ET.SubElement(case, "failure", message=message[:500]).text = message
-            elif result.status == "errored":
-                ET.SubElement(case, "error", message=message[:500]).text = message
-            elif result.status == "skipped":
+            kind = _junit_kind(result)
+            if kind == "skipped":
                 ET.SubElement(case, "skipped", message=message[:500])
+            elif kind is not None:
+                text = f"{result.status}: {message}"
+                ET.SubElement(case, kind, message=text[:500]).text = text
     xml: bytes = ET.tostring(suites, encoding="utf-8", xml_declaration=True)
     return xml
 
 
+def _junit_kind(result: CheckResult) -> str | None:
+    """failure, error, skipped, or None (passed): an applicable check without evidence fails."""
+    if result.status == "passed":
+        return None
+    if result.status == "errored":
+        return "error"
+    if result.status == "skipped" and not result.applicable:
+        return "skipped"
+    return "failure"
+
+
 def badge(results: Sequence[CheckResult]) -> bytes:
-    """A shields.io endpoint badge: the share of checks that ran and passed."""
-    ran = [r for r in results if r.status != "skipped"]
-    passed = sum(r.status == "passed" for r in ran)
-    share = 100 * passed // len(ran) if ran else 0
-    color = "brightgreen" if ran and passed == len(ran) else "yellow" if share >= 80 else "red"
+    """A shields.io endpoint badge: the share of the cases sent that were judged and agreed."""
+    applicable = [r for r in results if r.applicable]
+    evidence = sum((r.evidence for r in applicable), Evidence())
+    sent = evidence.sent
+    share = 100 * evidence.agreed // sent if sent else 0
+    whole = bool(applicable) and all(r.status == "passed" for r in applicable)
+    color = "brightgreen" if whole else "yellow" if share >= 80 else "red"
     return orjson.dumps(
         {
             "schemaVersion": 1,
             "label": "session-contracts",
-            "message": f"{share}% passing" if ran else "no checks ran",
+            "message": f"{share}% of cases agreed" if sent else "no case judged",
             "color": color,
         }
     )
@@ -211,7 +263,7 @@ def github_annotations(
     lines = []
     for result in results:
         verdict = verdicts.get(result.check.id)
-        if result.status in ("failed", "errored"):
+        if not result.certifies:
             level = "error" if result.check.level == "required" else "warning"
             message = f"{result.status}: {result.message}"
             if verdict is not None and verdict.state == "expected":

@@ -47,10 +47,10 @@ DOCUMENT_TYPES: dict[str, type[BaseModel]] = {
 
 # Source schema of each module and the sha256 of its bytes when generated.
 SOURCES: dict[str, tuple[str, str]] = {
-    "certification_report": ("schemas/certification-report.schema.json", "8a322f5781e158c933c4f2312f5a21170d7ecd37217ce881243d616d7fa1a609"),
+    "certification_report": ("schemas/certification-report.schema.json", "aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e"),
     "health_observation": ("schemas/health-observation.schema.json", "be1b2fc4dd975f39a841766a34f3e3e270de951569827938c67602e7fe11e518"),
     "producer_protocol": ("schemas/producer-protocol.schema.json", "3cc52eb8e37957b666c142c435d0a22c27e7171307a58a603871b53eea02aec0"),
-    "run_record": ("schemas/run-record.schema.json", "614d717d3a3a473eb86fdb68753e466fe73009c712e8f1ecdf41ce0c7ff07743"),
+    "run_record": ("schemas/run-record.schema.json", "bbc34ddd378785ecb5a88c6f30c0443c1606c0e8dbb25a1af50511de17132426"),
     "session_event": ("schemas/session-event.schema.json", "012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899"),
     "session_feedback": ("schemas/session-feedback.schema.json", "2e89b25870a0150c6f5a9fb359297f5ad3b28a73cf5ee1a73f38fe95be33c378"),
     "session_health": ("schemas/session-health.schema.json", "891393f9b337a326a6c732e15462a792e727ce25d77db0d1aa54e30f9f63cbaa"),

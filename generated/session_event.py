@@ -415,93 +415,108 @@ class SessionId(RootModel[StrictStr]):
     root: Annotated[StrictStr, Field(min_length=1)]
 
 
+class ValuePolicy(StrEnum):
+    """
+    Runtime values, arguments, results and stack contents are never stored.
+    """
+
+    OMITTED = "omitted"
+
+
 class FlightRecording(BaseModel):
     """
-    An optional flight artifact owned by the same execution.
+    The optional flight artifact of the execution, in the shape of Harn's FlightRecordingArtifact (crates/harn-vm/src/flight_recorder.rs). It belongs to the same execution as the evidence (x-sameValue on Evidence). Harn validates format and content_hash when it projects evidence (orchestration/records/execution_evidence.rs); a projection drops an artifact that fails and records a flight_recording gap instead.
     """
 
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
     )
-    reference: Annotated[StrictStr, Field(min_length=1)]
-    byte_size: Annotated[
-        StrictInt | MISSING,
+    schema_version: Literal[1]
+    execution_id: Annotated[
+        StrictStr,
+        Field(
+            description="The VM execution owner (for example hxe-0199...). Never a run or session id relabelled.",
+            min_length=1,
+            title="ExecutionId",
+        ),
+    ]
+    format: Literal["harn.flight.v1+json"]
+    path: Annotated[
+        StrictStr | None | MISSING,
+        Field(description="The host-local file; a public projection hides it (null)."),
+    ] = MISSING
+    content_hash: Annotated[StrictStr, Field(pattern="^blake3:[0-9a-fA-F]{64}$")]
+    byte_length: Annotated[
+        StrictInt,
         Field(
             description="A non-negative integer literal within JavaScript's safe integer range.",
             ge=0,
             le=9007199254740991,
             title="SafeUnsignedInteger",
         ),
-    ] = MISSING
+    ]
+    retained_events: Annotated[
+        StrictInt,
+        Field(
+            description="A non-negative integer literal within JavaScript's safe integer range.",
+            ge=0,
+            le=9007199254740991,
+            title="SafeUnsignedInteger",
+        ),
+    ]
+    dropped_events: Annotated[
+        StrictInt,
+        Field(
+            description="A non-negative integer literal within JavaScript's safe integer range.",
+            ge=0,
+            le=9007199254740991,
+            title="SafeUnsignedInteger",
+        ),
+    ]
+    value_policy: Annotated[
+        ValuePolicy,
+        Field(
+            description="Runtime values, arguments, results and stack contents are never stored."
+        ),
+    ]
 
 
 class EvidenceGap(BaseModel):
     """
-    Requested evidence that could not be persisted. execution_identity explains why the VM owner cannot be recovered.
+    Requested evidence that Harn couldn't persist, in the shape of Harn's RunEvidenceGapRecord: the evidence component (execution_identity explains why the VM owner cannot be recovered; flight_recording, ...), a machine code (projection_invalid, session_projection_invalid, persist_failed, ...) and a human message.
     """
 
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
     )
-    kind: Annotated[StrictStr, Field(pattern="^[a-z][a-z0-9_]*$")]
-    reason: Annotated[StrictStr, Field(min_length=1)]
+    component: StrictStr
+    code: StrictStr
+    message: StrictStr
 
 
-class Span(BaseModel):
+class Event(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+        validate_by_name=True,
+    )
+    name: StrictStr | MISSING = MISSING
+    attributes: dict[str, Any] | MISSING = MISSING
+
+
+class SpanLink(BaseModel):
     """
-    A completed span. span_id is stable; joining parent_span_id to span_id gives the authoritative tree; roots set parent_span_id to null. start_ms is relative to the run's tracing epoch; duration_ms and ttft_ms are monotonic durations; ttft_ms is omitted when no first token was observed. Historical records wrote parent_id, which readers accept when loading; new records use parent_span_id.
+    A link from a span to another span (crate::tracing::SpanLink): OpenTelemetry-style ids as strings and string attributes.
     """
 
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
     )
-    trace_id: Annotated[StrictStr, Field(min_length=1)]
-    span_id: Annotated[
-        StrictInt,
-        Field(
-            description="A non-negative integer literal within JavaScript's safe integer range.",
-            ge=0,
-            le=9007199254740991,
-            title="SafeUnsignedInteger",
-        ),
-    ]
-    parent_span_id: SafeUnsignedInteger | None
-    kind: Annotated[StrictStr, Field(min_length=1)]
-    name: Annotated[StrictStr, Field(min_length=1)]
-    start_ms: Annotated[
-        StrictInt,
-        Field(
-            description="A non-negative integer literal within JavaScript's safe integer range.",
-            ge=0,
-            le=9007199254740991,
-            title="SafeUnsignedInteger",
-        ),
-    ]
-    duration_ms: Annotated[
-        StrictInt,
-        Field(
-            description="A non-negative integer literal within JavaScript's safe integer range.",
-            ge=0,
-            le=9007199254740991,
-            title="SafeUnsignedInteger",
-        ),
-    ]
-    ttft_ms: Annotated[
-        StrictInt | MISSING,
-        Field(
-            description="A non-negative integer literal within JavaScript's safe integer range.",
-            ge=0,
-            le=9007199254740991,
-            title="SafeUnsignedInteger",
-        ),
-    ] = MISSING
-    metadata: Annotated[
-        dict[str, Any],
-        Field(description="Span attributes such as harn.execution.id: open."),
-    ]
+    trace_id: StrictStr
+    span_id: StrictStr
+    attributes: dict[str, StrictStr]
 
 
 class ProviderToolCall(BaseModel):
@@ -1131,20 +1146,77 @@ class MessageEvent(BaseModel):
     payload: MessagePayload
 
 
-class Evidence(BaseModel):
+class Span(BaseModel):
     """
-    The one evidence object of a run record. A non-empty gaps list means partial evidence, never a silently complete record. A null execution_id comes with an execution_identity gap.
+    A completed span. span_id is stable; joining parent_span_id to span_id gives the authoritative tree; roots set parent_span_id to null. start_ms is relative to the run's tracing epoch; duration_ms and ttft_ms are monotonic durations; ttft_ms is omitted when no first token was observed. Historical records wrote parent_id, which readers accept when loading; new records use parent_span_id.
     """
 
     model_config = ConfigDict(
         extra="forbid",
         validate_by_name=True,
     )
-    schema_version: Literal[1]
-    execution_id: ExecutionId | None
-    trace_spans: list[Span]
-    flight_recording: FlightRecording | None
-    gaps: list[EvidenceGap]
+    trace_id: StrictStr
+    span_id: Annotated[
+        StrictInt,
+        Field(
+            description="A non-negative integer literal within JavaScript's safe integer range.",
+            ge=0,
+            le=9007199254740991,
+            title="SafeUnsignedInteger",
+        ),
+    ]
+    parent_span_id: SafeUnsignedInteger | None
+    kind: StrictStr
+    name: StrictStr
+    start_ms: Annotated[
+        StrictInt,
+        Field(
+            description="A non-negative integer literal within JavaScript's safe integer range.",
+            ge=0,
+            le=9007199254740991,
+            title="SafeUnsignedInteger",
+        ),
+    ]
+    duration_ms: Annotated[
+        StrictInt,
+        Field(
+            description="A non-negative integer literal within JavaScript's safe integer range.",
+            ge=0,
+            le=9007199254740991,
+            title="SafeUnsignedInteger",
+        ),
+    ]
+    ttft_ms: Annotated[
+        StrictInt | MISSING,
+        Field(
+            description="A non-negative integer literal within JavaScript's safe integer range.",
+            ge=0,
+            le=9007199254740991,
+            title="SafeUnsignedInteger",
+        ),
+    ] = MISSING
+    metadata: Annotated[
+        dict[str, Any],
+        Field(description="Span attributes such as harn.execution.id: open."),
+    ]
+    links: Annotated[
+        list[SpanLink] | MISSING,
+        Field(
+            description="Harn's RunTraceSpanRecord writes it on every span (empty when none); older records and the seed's example omit it."
+        ),
+    ] = MISSING
+    events: Annotated[
+        list[Event] | MISSING,
+        Field(
+            description="Harn's span events (crate::tracing::SpanEvent); only name and attributes are known here, so each event is open."
+        ),
+    ] = MISSING
+    cost_usd: Annotated[
+        StrictFloat | MISSING,
+        Field(
+            description="Per-call cost of an llm_call span in USD; absent when Harn has no pricing for it."
+        ),
+    ] = MISSING
 
 
 class SessionEvent(
@@ -1170,6 +1242,22 @@ class SessionEvent(
             title="SessionEvent",
         ),
     ]
+
+
+class Evidence(BaseModel):
+    """
+    The one evidence object of a run record. A non-empty gaps list means partial evidence, never a silently complete record. A null execution_id comes with an execution_identity gap.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    schema_version: Literal[1]
+    execution_id: ExecutionId | None
+    trace_spans: list[Span]
+    flight_recording: FlightRecording | None
+    gaps: list[EvidenceGap]
 
 
 class RunRecord(BaseModel):

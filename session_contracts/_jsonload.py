@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -122,7 +123,8 @@ def loads_strict(
 
     Raises :class:`InvalidDocument` with one finding whose code is one of
     ``json_too_large``, ``json_not_utf8``, ``json_syntax``, ``json_duplicate_key``,
-    ``json_non_finite_number``, ``json_lone_surrogate`` or ``json_too_deep``.
+    ``json_non_finite_number``, ``json_number_out_of_range``, ``json_lone_surrogate``
+    or ``json_too_deep``.
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if len(raw) > max_bytes:
@@ -167,6 +169,16 @@ def loads_strict(
             "json_syntax",
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
             "fix the JSON syntax; a JSON Lines file needs one document per line",
+        ) from None
+    except ValueError:
+        # Python refuses to convert an integer literal of more than 4,300 digits
+        # (sys.get_int_max_str_digits); no JSON reader keeps such a number exact,
+        # and it is far beyond a double's range, where serde_json stops too.
+        raise _error(
+            "json_number_out_of_range",
+            f"an integer literal has more than {sys.get_int_max_str_digits():,} digits",
+            "carry such a value as a string; JSON numbers that large are read by no "
+            "implementation the contracts interoperate with",
         ) from None
     end = _skip_ws(text, end)
     if end != len(text):

@@ -18,16 +18,14 @@ event (docs/hashing.md 4.1), since this toolkit has no signed session store.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
 from session_contracts._canonical import content_hash
-from session_contracts._errors import Finding, json_path
+from session_contracts._errors import Finding, InvalidDocument, json_path
+from session_contracts._harn_canonical import harn_canonical_bytes, harn_sha256
 
 __all__ = [
     "BINDING_TARGETS",
@@ -43,61 +41,6 @@ __all__ = [
 ]
 
 BINDING_TARGETS = ("projectionHash", "contentHash")
-SCHEMA_VERSION = 1
-
-try:  # the lead's shared module, once merged
-    from session_contracts._harn_canonical import (  # type: ignore[import-not-found,unused-ignore]
-        harn_canonical_bytes,
-        harn_sha256,
-    )
-except ImportError:  # pragma: no cover - temporary until the merge of main
-
-    def _float_text(value: float) -> str:
-        if not math.isfinite(value):
-            raise ValueError("Harn's canonical JSON has no form for NaN or infinity")
-        text = repr(value)
-        if "e" in text:
-            mantissa, exponent = text.split("e")
-            if mantissa.endswith(".0"):
-                mantissa = mantissa[:-2]
-            return f"{mantissa}e{int(exponent)}"
-        return text
-
-    def _write(value: Any, out: list[str]) -> None:
-        if value is None or isinstance(value, bool):
-            out.append("null" if value is None else ("true" if value else "false"))
-        elif isinstance(value, int):
-            out.append(str(value))
-        elif isinstance(value, float):
-            out.append(_float_text(value))
-        elif isinstance(value, str):
-            out.append(json.dumps(value, ensure_ascii=False))
-        elif isinstance(value, Mapping):
-            out.append("{")
-            for index, key in enumerate(sorted(value, key=lambda k: k.encode())):
-                if index:
-                    out.append(",")
-                out.append(json.dumps(key, ensure_ascii=False))
-                out.append(":")
-                _write(value[key], out)
-            out.append("}")
-        elif isinstance(value, list | tuple):
-            out.append("[")
-            for index, item in enumerate(value):
-                if index:
-                    out.append(",")
-                _write(item, out)
-            out.append("]")
-        else:
-            raise TypeError(f"not a JSON value: {type(value).__name__}")
-
-    def harn_canonical_bytes(value: Any) -> bytes:
-        out: list[str] = []
-        _write(value, out)
-        return "".join(out).encode()
-
-    def harn_sha256(value: Any) -> str:
-        return "sha256:" + hashlib.sha256(harn_canonical_bytes(value)).hexdigest()
 
 
 def record_hash(event: Mapping[str, Any]) -> str:
@@ -211,7 +154,7 @@ def verify_snapshot(
     try:
         expected_content: str | None = content_hash_of_source(source)
         expected_projection: str | None = projection_hash(snapshot)
-    except (TypeError, ValueError):
+    except InvalidDocument:  # a value without a canonical form (NaN, a lone surrogate)
         expected_content = expected_projection = None
     if snapshot.get("contentHash") != expected_content:
         findings.append(

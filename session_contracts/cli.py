@@ -39,27 +39,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _read_input(path: str) -> tuple[bytes, str]:
+    from session_contracts._input_files import read_regular_file
+
     if path == "-":
         return sys.stdin.buffer.read(), "<stdin>"
-    file = Path(path)
-    try:
-        if file.is_dir():
-            raise UsageError(
-                [Finding("$", "input_is_directory", f"{path} is a directory", "name a file")]
-            )
-        with file.open("rb") as handle:
-            # Read one byte past the limit: enough to say "too large" without
-            # loading a huge file whole.
-            data = handle.read(MAX_DOCUMENT_BYTES * 64 + 1)
-    except FileNotFoundError:
-        raise UsageError(
-            [Finding("$", "input_not_found", f"no such file: {path}", "check the path")]
-        ) from None
-    except OSError as exc:
-        raise UsageError(
-            [Finding("$", "input_unreadable", f"cannot read {path}: {exc.strerror}", "")]
-        ) from None
-    return data, path
+    # Read one byte past the limit: enough to say "too large" without loading a
+    # huge file whole.  A FIFO or device is refused, never waited on.
+    return read_regular_file(path, MAX_DOCUMENT_BYTES * 64 + 1), path
 
 
 def _documents(path: str, jsonl: bool | None) -> list[JsonDocument]:
@@ -182,14 +168,16 @@ def _cmd_generate(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_canonicalize(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts._canonical import canonical_bytes, hash_bytes
+    from session_contracts._harn_canonical import harn_canonical_bytes
 
+    to_bytes = harn_canonical_bytes if args.form == "harn" else canonical_bytes
     failed = False
     documents = _documents(args.file, args.jsonl)
     for document in documents:
         try:
             if document.error is not None:
                 raise document.error
-            data = canonical_bytes(document.value)
+            data = to_bytes(document.value)
         except SessionContractsError as exc:
             if exc.exit_status == EXIT_USAGE:
                 raise
@@ -424,12 +412,19 @@ def _build_parser() -> argparse.ArgumentParser:
         command.set_defaults(handler=handler)
 
     for name, text in (
-        ("canonicalize", "write the RFC 8785 canonical bytes of a JSON document"),
+        ("canonicalize", "write the canonical bytes of a JSON document (RFC 8785 by default)"),
         ("hash", "print sha256:<hex> of a JSON document's canonical bytes"),
     ):
         command = commands.add_parser(name, help=text)
         command.add_argument("file", help="a JSON or JSON Lines file, or - for stdin")
         command.add_argument("--jsonl", action="store_const", const=True, default=None)
+        command.add_argument(
+            "--form",
+            choices=["rfc8785", "harn"],
+            default="rfc8785",
+            help="rfc8785 (JCS, the default) or harn: Harn's canonical JSON, the form of a "
+            "recap's contentHash and projectionHash (docs/hashing.md)",
+        )
         command.set_defaults(handler=_cmd_canonicalize)
 
     verify = commands.add_parser(

@@ -43,14 +43,12 @@ from session_contracts._canonical import (
 from session_contracts._errors import EXIT_FINDINGS, InvalidDocument, json_path
 
 REPO = Path(__file__).resolve().parents[1]
-JCS_VECTORS = REPO.parent / "shared" / "vectors" / "jcs"
+JCS_VECTORS = REPO / "tests" / "vectors" / "jcs"  # vendored: tests/vectors/README.md
 STRUCTURAL = ("arrays", "french", "structures", "unicode", "values", "weird")
 HASH_FORM = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 def _vectors() -> Path:
-    if not (JCS_VECTORS / "es6-numbers-10k.txt").is_file():
-        pytest.skip(f"RFC 8785 vectors not found at {JCS_VECTORS} (shared/ beside the clone)")
     return JCS_VECTORS
 
 

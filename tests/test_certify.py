@@ -110,7 +110,7 @@ def test_certify_cli_reports_and_reproduces(tmp_path: Path) -> None:
     assert report["summary"]["certified"] is False
     suite = ElementTree.parse(tmp_path / "j.xml").getroot()
     assert suite.find(".//failure") is not None
-    assert json.loads((tmp_path / "b.json").read_text())["message"] == "0% passing"
+    assert json.loads((tmp_path / "b.json").read_text())["message"] == "0% of cases agreed"
     # The one-line reproduction replays exactly the saved case.
     command = entry["reproduce"]
     assert command.startswith("session-contracts certify --producer")
@@ -153,7 +153,63 @@ def test_zero_cases_never_certify(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert result.returncode == 1
-    assert "zero cases never certifies" in result.stdout
+    assert "without evidence never certifies" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("skipper", "status"),
+    [("skips_every_case", "skipped"), ("skips_every_second_case", "partial")],
+)
+def test_a_producer_that_skips_cases_it_declares_is_not_certified(
+    skipper: str, status: str, tmp_path: Path
+) -> None:
+    # At default settings: no --examples, no --check.
+    report = tmp_path / "report.json"
+    junit = tmp_path / "junit.xml"
+    badge_file = tmp_path / "badge.json"
+    result = cli(
+        "certify",
+        "--producer",
+        shlex.join(faulty(skipper)),
+        "--report-json",
+        str(report),
+        "--junit",
+        str(junit),
+        "--badge",
+        str(badge_file),
+        cwd=tmp_path,
+    )
+    assert result.returncode == 1, result.stdout
+    assert "NOT CERTIFIED" in result.stdout
+    body = json.loads(report.read_text())
+    assert default_validator().validate("certification-report.report", body) == []
+    assert body["summary"]["certified"] is False
+    assert body["summary"]["passed"] == 0
+    # A check that asks twice a case (determinism, aliases) sees only skips from the
+    # half-skipper: it is skipped, never passed.
+    assert body["summary"][status] >= len(body["checks"]) - 3
+    for check in body["checks"]:
+        assert check["applicable"] is True
+        assert check["status"] in ("partial", "skipped")
+        assert check["evidence"]["skipped"] > 0
+        assert (check["evidence"]["agreed"] > 0) == (check["status"] == "partial")
+    tree = ElementTree.parse(junit)
+    assert sum(int(s.get("failures", 0)) for s in tree.iter("testsuite")) == len(body["checks"])
+    share = json.loads(badge_file.read_text())["message"]
+    if status == "skipped":
+        assert share == "0% of cases agreed"
+    else:
+        assert share != "100% of cases agreed"
+
+
+def test_evidence_counts_of_a_certified_run(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    args = ["certify", "--check", "health.semantics", "--examples", "5", "--report-json"]
+    result = cli(*args, str(report), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout
+    [check] = json.loads(report.read_text())["checks"]
+    assert check["status"] == "passed"
+    assert check["evidence"] == {"judged": 5, "agreed": 5, "skipped": 0, "errored": 0}
 
 
 def test_baseline_of_expected_failures(tmp_path: Path) -> None:
@@ -207,3 +263,64 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert cli("certify", "--check", "no.such.check", cwd=tmp_path).returncode == 2
     assert cli("certify", "--producer", "/no/such/binary", cwd=tmp_path).returncode == 2
     assert cli("certify", "--update-baseline", cwd=tmp_path).returncode == 2
+
+
+def test_an_unparsable_producer_command_is_a_usage_error(tmp_path: Path) -> None:
+    for args in (("certify",), ("golden", "check")):
+        run = cli(*args, "--producer", "'unclosed", cwd=tmp_path)
+        assert run.returncode == 2, (args, run.stdout, run.stderr)
+        assert "producer_command_invalid" in run.stdout + run.stderr
+        assert "internal error" not in run.stderr
+
+
+@pytest.mark.parametrize("command", ["", "   ", "\t"])
+def test_an_empty_producer_is_a_usage_error_not_the_reference(command: str, tmp_path: Path) -> None:
+    # An unset CI variable (--producer "$PRODUCER") must never certify our own reference.
+    for args in (("certify",), ("golden", "check")):
+        run = cli(*args, "--producer", command, cwd=tmp_path)
+        assert run.returncode == 2, (args, run.stdout, run.stderr)
+        assert "producer_empty" in run.stdout + run.stderr
+        assert "passed" not in run.stdout
+
+
+def test_the_reference_is_named_on_the_first_line_when_no_producer_is_given(
+    tmp_path: Path,
+) -> None:
+    run = cli("certify", "--check", "schema.output", "--examples", "2", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "built-in reference" in run.stdout.splitlines()[0]
+    run = cli("golden", "check", "--case", "documents/*", cwd=tmp_path)
+    assert "built-in reference producer" in run.stdout.splitlines()[0]
+
+
+def test_producer_text_is_shown_verbatim_never_read_as_markup(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    run = cli(
+        "certify",
+        "--producer",
+        shlex.join(faulty("markup_in_answers")),
+        "--check",
+        "health.semantics",
+        "--examples",
+        "3",
+        "--report-json",
+        str(report),
+        cwd=tmp_path,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "MarkupError" not in run.stderr
+    assert "[/x][bold]y[/bold]" in run.stdout  # in the first line and the failure detail
+    assert report.exists()
+    listing = cli("checks", cwd=tmp_path)
+    assert "[extensions]" in listing.stdout
+
+
+def test_check_ids_are_never_cut_and_ci_logs_get_a_line_per_check(tmp_path: Path) -> None:
+    check = "closed.unknown-field-rejected"
+    run = cli("certify", "--check", check, "--examples", "2", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout
+    lines = run.stdout.splitlines()
+    assert any(line.startswith("closed.unknown-field-rejected: passed") for line in lines)
+    table = [line for line in lines if "closed." in line and "│" in line]
+    assert table
+    assert all("closed.unknown-field-rejected" in line for line in table)

@@ -81,7 +81,7 @@ def test_our_adapter_is_certified_over_http(
     assert body["producer"]["http"] == {"url": our_adapter, "journal": str(journal)}
     assert body["summary"]["certified"] is True
     assert ElementTree.parse(junit).getroot().find(".//failure") is None
-    assert json.loads(badge.read_text())["message"] == "100% passing"
+    assert json.loads(badge.read_text())["message"] == "100% of cases agreed"
 
 
 def test_a_second_run_on_the_same_journal_passes_too(

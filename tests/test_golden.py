@@ -245,6 +245,30 @@ def test_a_crashing_producer_errors_and_missing_operations_skip(corpus: Path) ->
     assert "no fixture passed" in result.stderr
 
 
+def test_fixtures_of_undeclared_contracts_are_counted_not_listed(corpus: Path) -> None:
+    assert golden("update", "--fixtures", str(corpus)).returncode == 0
+    health_only = shlex.join([sys.executable, str(PRODUCERS / "faulty.py"), "health_only"])
+    report = corpus.parent / "report.json"
+    result = golden(
+        "check", "--fixtures", str(corpus), "--producer", health_only, "--report-json", str(report)
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SKIPPED" not in result.stdout
+    assert "skipped as not declared by the producer: run-record 1" in result.stdout
+    body = json.loads(report.read_text())
+    assert body["summary"]["not_declared"] == {"run-record": 1}
+    [skipped] = [r for r in body["results"] if r["status"] == "skipped"]
+    assert skipped["code"] == "not_declared"
+
+
+def test_a_producer_skipping_declared_fixtures_is_not_ok(corpus: Path) -> None:
+    assert golden("update", "--fixtures", str(corpus)).returncode == 0
+    skipper = shlex.join([sys.executable, str(PRODUCERS / "faulty.py"), "skips_every_case"])
+    result = golden("check", "--fixtures", str(corpus), "--producer", skipper)
+    assert result.returncode == 1
+    assert "answered skipped: no evidence" in result.stdout
+
+
 def test_github_annotations_point_at_the_case_file(corpus: Path) -> None:
     check = golden("check", "--fixtures", str(corpus), "--annotations", "github")
     assert check.returncode == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from session_contracts import InvalidDocument
@@ -66,3 +68,44 @@ def test_json_lines_report_each_bad_line_and_keep_reading() -> None:
 def test_json_lines_are_detected_without_the_extension() -> None:
     docs = list(iter_documents(b'{"a":1}\n{"b":2}\n', "<stdin>"))
     assert [d.value for d in docs] == [{"a": 1}, {"b": 2}]
+
+
+def test_an_integer_literal_past_pythons_digit_limit_is_a_finding_not_a_crash() -> None:
+    with pytest.raises(InvalidDocument) as caught:
+        loads_strict(b'{"limit": ' + b"9" * 5000 + b"}")
+    assert caught.value.findings[0].code == "json_number_out_of_range"
+    # One such line in JSON Lines is reported, and the next lines are still read.
+    text = b'{"a": 1}\n[' + b"1" * 4301 + b']\n{"a": 2}\n'
+    documents = list(iter_documents(text, "x.jsonl"))
+    assert [d.error.findings[0].code if d.error else d.value for d in documents] == [
+        {"a": 1},
+        "json_number_out_of_range",
+        {"a": 2},
+    ]
+    assert loads_strict(b"1" * 4300) == int("1" * 4300)
+
+
+def test_the_cli_reports_an_overlong_integer_with_exit_1(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    document = tmp_path / "big.json"
+    document.write_bytes(b'{"session_id": "s", "limit": ' + b"7" * 5000 + b"}")
+    for args in (
+        ["validate", "session-recap.query"],
+        ["roundtrip", "session-recap.query"],
+        ["canonicalize"],
+        ["hash", "--form", "harn"],
+        ["check"],
+    ):
+        run = subprocess.run(
+            [sys.executable, "-m", "session_contracts", *args, str(document)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert run.returncode == 1, (args, run.stdout, run.stderr)
+        assert "json_number_out_of_range" in run.stdout + run.stderr, args
+        assert "Traceback" not in run.stderr
+        assert "internal error" not in run.stderr

@@ -382,14 +382,31 @@ def test_execution_id_owns_record_spans_and_flight_artifact() -> None:
     """execution_id is the owner used by the run record, local spans, OpenTelemetry, and an
     optional flight artifact."""
     owned = {"harn.execution.id": EXECUTION}
-    flight = FlightRecording("flights/hxe-0199a2b4.bin", byte_size=4096)
+    digest = "blake3:" + "ab" * 32
+    flight = FlightRecording(
+        execution_id=EXECUTION, content_hash=digest, byte_length=4096, retained_events=7
+    )
     record = project(spec(spans=[span(3, None, metadata=owned)], flight_recording=flight))
     assert record["evidence"]["execution_id"] == EXECUTION
     assert record["evidence"]["trace_spans"][0]["metadata"] == owned
     assert record["evidence"]["flight_recording"] == {
-        "reference": "flights/hxe-0199a2b4.bin",
-        "byte_size": 4096,
+        "schema_version": 1,
+        "execution_id": EXECUTION,
+        "format": "harn.flight.v1+json",
+        "path": None,
+        "content_hash": digest,
+        "byte_length": 4096,
+        "retained_events": 7,
+        "dropped_events": 0,
+        "value_policy": "omitted",
     }
+    # The artifact of another execution is refused (x-sameValue on the evidence).
+    stranger = FlightRecording(
+        execution_id="hxe-other", content_hash=digest, byte_length=4096, retained_events=7
+    )
+    with pytest.raises(InvalidDocument) as caught:
+        rr.project_run_record(spec(flight_recording=stranger), [])
+    assert codes(caught.value) == [("$.evidence.flight_recording.execution_id", "same_value")]
     foreign = spec(spans=[span(3, None), span(4, 3, metadata={"harn.execution.id": "hxe-other"})])
     with pytest.raises(InvalidDocument) as caught:
         rr.project_run_record(foreign, [])
@@ -401,13 +418,21 @@ def test_execution_id_owns_record_spans_and_flight_artifact() -> None:
 def test_gaps_name_requested_evidence_that_was_not_persisted() -> None:
     """gaps names requested evidence that Harn couldn't persist."""
     gaps = [
-        EvidenceGap("flight_recording", "the flight recorder ran out of disk"),
-        EvidenceGap("otel_export", "the collector refused the batch"),
+        EvidenceGap("flight_recording", "persist_failed", "the flight recorder ran out of disk"),
+        EvidenceGap("otel_export", "export_refused", "the collector refused the batch"),
     ]
     record = project(spec(gaps=gaps))
     assert record["evidence"]["gaps"] == [
-        {"kind": "flight_recording", "reason": "the flight recorder ran out of disk"},
-        {"kind": "otel_export", "reason": "the collector refused the batch"},
+        {
+            "component": "flight_recording",
+            "code": "persist_failed",
+            "message": "the flight recorder ran out of disk",
+        },
+        {
+            "component": "otel_export",
+            "code": "export_refused",
+            "message": "the collector refused the batch",
+        },
     ]
 
 
@@ -415,7 +440,7 @@ def test_non_empty_gaps_mean_partial_evidence() -> None:
     """Consumers must treat a non-empty list as partial evidence rather than silently accepting
     the record as complete."""
     complete = project(spec())
-    partial = project(spec(gaps=[EvidenceGap("otel_export", "collector down")]))
+    partial = project(spec(gaps=[EvidenceGap("otel_export", "export_refused", "collector down")]))
     assert rr.evidence_is_partial(complete) is False
     assert rr.evidence_is_partial(partial) is True
     assert rr.evidence_is_partial(partial["evidence"]) is True
@@ -447,20 +472,20 @@ def test_null_execution_id_carries_execution_identity_gap(
 ) -> None:
     """Historical records and session-only projections can carry execution_id: null. They include
     an execution_identity gap explaining why the VM owner cannot be recovered."""
-    other = EvidenceGap("otel_export", "collector down")
+    other = EvidenceGap("otel_export", "export_refused", "collector down")
     record = project(spec(gaps=[other], **fields))
     assert record["evidence"]["execution_id"] is None
     assert record["evidence"]["gaps"] == [
-        {"kind": "execution_identity", "reason": reason},
-        {"kind": "otel_export", "reason": "collector down"},
+        {"component": "execution_identity", "code": "owner_not_recorded", "message": reason},
+        {"component": "otel_export", "code": "export_refused", "message": "collector down"},
     ]
     # The schema holds producers to it too.
     bare = copy.deepcopy(record)
-    bare["evidence"]["gaps"] = [{"kind": "otel_export", "reason": "collector down"}]
+    bare["evidence"]["gaps"] = [other.to_json()]
     assert [f.code for f in VALIDATOR.validate(RECORD, bare)] == ["contains"]
     # An owner and an explanation of its absence contradict each other.
     with pytest.raises(ValueError, match="execution_identity"):
-        spec(gaps=[EvidenceGap("execution_identity", "unknown")])
+        spec(gaps=[EvidenceGap("execution_identity", "projection_invalid", "unknown")])
 
 
 def test_run_or_session_id_never_relabelled_as_execution_id(tmp_path: Path) -> None:

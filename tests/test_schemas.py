@@ -31,6 +31,7 @@ OPEN_PROPERTIES = {
     "arguments",
     "receipts",
     "value",
+    "attributes",  # span link and span event attributes (Harn's crate::tracing types, seed 003)
     "input",  # a producer-protocol case input: shaped per operation (docs/protocol.md)
     "context",  # what a producer reports about its own error
 }

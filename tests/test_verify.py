@@ -81,7 +81,7 @@ def test_projection_hash_vector_written_by_hand() -> None:
         "source": {"firstEventId": None, "lastEventId": None, "events": []},
         "contentHash": "sha256:c",
         "projectionHash": "ignored",
-        "turns": [{"x": 1.5, "é": -0.0, "\ue000": 1.0, "\U0001f600": 10**20}],
+        "turns": [{"x": 1.5, "é": -0.0, "\ue000": 1.0, "\U0001f600": 2**64 - 1, "y": 1e16}],
         "extensions": {"a": 1},
     }
     expected = _sha(
@@ -90,7 +90,7 @@ def test_projection_hash_vector_written_by_hand() -> None:
         '"cursor":{"lastEventId":null,"nextEventId":null},'
         '"query":{"fromEventId":null,"limit":2,"runId":null,"sessionId":"s","turnId":null},'
         '"schema_version":1,"session_id":"s",'
-        '"turns":[{"x":1.5,"é":-0.0,"\ue000":1.0,"\U0001f600":100000000000000000000}]}'
+        '"turns":[{"x":1.5,"y":1e+16,"é":-0.0,"\ue000":1.0,"\U0001f600":18446744073709551615}]}'
     )
     assert sorted(projection_hash_input(value)) == [
         "content_hash",

@@ -272,8 +272,37 @@ def test_span_tree_rules(reference: bool) -> None:
 def test_null_execution_id_needs_an_execution_identity_gap(reference: bool) -> None:
     document = example("run-record.evidence") | {"execution_id": None}
     assert codes("run-record.evidence", document, reference) == {("$.gaps", "contains")}
-    document["gaps"] = [{"kind": "execution_identity", "reason": "historical record"}]
+    document["gaps"] = [
+        {"component": "flight_recording", "code": "persist_failed", "message": "disk full"}
+    ]
+    assert codes("run-record.evidence", document, reference) == {("$.gaps", "contains")}
+    document["gaps"].append(
+        {"component": "execution_identity", "code": "projection_invalid", "message": "old record"}
+    )
     assert codes("run-record.evidence", document, reference) == set()
+
+
+def test_flight_artifact_belongs_to_the_evidence_execution(reference: bool) -> None:
+    """execution_id is the owner used by the run record, local spans, OpenTelemetry, and an
+    optional flight artifact."""
+    document = example("run-record.evidence")
+    artifact = {
+        "schema_version": 1,
+        "execution_id": document["execution_id"],
+        "format": "harn.flight.v1+json",
+        "path": None,
+        "content_hash": "blake3:" + "0f" * 32,
+        "byte_length": 10,
+        "retained_events": 1,
+        "dropped_events": 0,
+        "value_policy": "omitted",
+    }
+    document["flight_recording"] = artifact
+    assert codes("run-record.evidence", document, reference) == set()
+    artifact["execution_id"] = "hxe-another"
+    assert codes("run-record.evidence", document, reference) == {
+        ("$.flight_recording.execution_id", "same_value")
+    }
 
 
 def test_legacy_parent_id_is_refused_by_the_write_contract(reference: bool) -> None:

@@ -10,6 +10,7 @@ from session_contracts.conformance.protocol._runner import (
     HarnessError,
     ProducerInfo,
     ProducerProcess,
+    require_producer_command,
 )
 from session_contracts.conformance.protocol._serve import Handler, Rejected, Skipped, serve
 
@@ -21,5 +22,6 @@ __all__ = [
     "ProducerProcess",
     "Rejected",
     "Skipped",
+    "require_producer_command",
     "serve",
 ]

@@ -22,14 +22,54 @@ from typing import Any
 
 import orjson
 
-from session_contracts._errors import EXIT_USAGE, Finding, SessionContractsError
+from session_contracts._errors import EXIT_USAGE, Finding, SessionContractsError, UsageError
 from session_contracts._validator import default_validator
 
-__all__ = ["CaseOutcome", "HarnessError", "ProducerInfo", "ProducerProcess"]
+__all__ = [
+    "CaseOutcome",
+    "HarnessError",
+    "ProducerInfo",
+    "ProducerProcess",
+    "require_producer_command",
+]
 
 _EOF = object()
 _TOO_LONG = object()
 STDERR_TAIL_BYTES = 64 * 1024
+
+
+def require_producer_command(command: str | None) -> None:
+    """Refuse ``--producer ''`` (or blanks): only its absence selects the reference producer.
+
+    An unset variable in a CI job (``--producer "$PRODUCER"``) must not quietly
+    certify our own reference instead of the user's producer.
+    """
+    if command is not None and command.strip():
+        try:
+            shlex.split(command)
+        except ValueError as exc:
+            raise UsageError(
+                [
+                    Finding(
+                        "$.producer",
+                        "producer_command_invalid",
+                        f"--producer is not a valid shell command line: {exc}",
+                        "quote it as a shell would, e.g. --producer './bin/producer --protocol'",
+                    )
+                ]
+            ) from None
+    if command is not None and not command.strip():
+        raise UsageError(
+            [
+                Finding(
+                    "$.producer",
+                    "producer_empty",
+                    "--producer was given an empty command",
+                    "pass the command that starts your producer (is a CI variable unset?), or "
+                    "leave --producer out to run the built-in reference producer",
+                )
+            ]
+        )
 
 
 class HarnessError(SessionContractsError):

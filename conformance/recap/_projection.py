@@ -505,15 +505,8 @@ def with_extensions(snapshot: Mapping[str, Any], extensions: Mapping[str, Any]) 
     copied = dict(extensions)
     try:
         harn_canonical_bytes(copied)
-    except (TypeError, ValueError) as exc:
+    except InvalidDocument as exc:
         raise InvalidDocument(
-            [
-                Finding(
-                    "$.extensions",
-                    "not_json",
-                    f"extensions must be JSON values: {exc}",
-                    "give objects, arrays, strings, finite numbers, booleans and null only",
-                )
-            ]
+            [Finding(f"$.extensions{f.path[1:]}", f.code, f.message, f.hint) for f in exc.findings]
         ) from None
     return {**snapshot, "extensions": copied}

@@ -58,8 +58,15 @@ RECORD_KINDS: Final[tuple[RecordKind, ...]] = get_args(RecordKind)
 # The canonical session attribute a host stores the completion owner's receipt in.
 COMPLETION_RECEIPT: Final = "completion_receipt"
 EVIDENCE_SCHEMA_VERSION: Final = 1
-# The gap kind that explains a null execution_id.
+# The gap component that explains a null execution_id, and the code our
+# projection gives it when no owner was recorded (Harn's own codes for an
+# invalid owner are projection_invalid and session_projection_invalid).
 EXECUTION_IDENTITY: Final = "execution_identity"
+OWNER_NOT_RECORDED: Final = "owner_not_recorded"
+# Harn's flight_recorder.rs constants.
+FLIGHT_RECORDING_SCHEMA_VERSION: Final = 1
+FLIGHT_RECORDING_FORMAT: Final = "harn.flight.v1+json"
+FLIGHT_VALUE_POLICY: Final = "omitted"
 
 # Finding codes of the projection (beside the schema's own).
 EXECUTION_ID_RELABELLED: Final = "execution_id_relabelled"
@@ -73,27 +80,62 @@ _UNRECORDED_OWNER_REASON: Final = "the VM execution that owned this record was n
 
 @dataclass(frozen=True, slots=True)
 class EvidenceGap:
-    """Requested evidence that could not be persisted: a snake_case ``kind`` and why."""
+    """Requested evidence that could not be persisted, as Harn writes a gap.
 
-    kind: str
-    reason: str
+    ``component`` names the evidence (``execution_identity``,
+    ``flight_recording``, ...), ``code`` says what went wrong in a stable
+    machine form, ``message`` says it for a person (Harn's
+    ``RunEvidenceGapRecord``).
+    """
+
+    component: str
+    code: str
+    message: str
 
     def to_json(self) -> dict[str, str]:
-        return {"kind": self.kind, "reason": self.reason}
+        return {"component": self.component, "code": self.code, "message": self.message}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FlightRecording:
-    """The optional flight artifact of the execution; ``byte_size`` only when known."""
+    """The optional flight artifact of the execution (Harn's ``FlightRecordingArtifact``).
 
-    reference: str
-    byte_size: int | None = None
+    ``execution_id`` is the execution that recorded it, which must be the
+    record's own owner; ``path`` is the host-local file, ``None`` when a
+    public projection hides it (written as JSON ``null``).
+    """
+
+    execution_id: str
+    content_hash: str
+    byte_length: int
+    retained_events: int
+    dropped_events: int = 0
+    path: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        value: dict[str, Any] = {"reference": self.reference}
-        if self.byte_size is not None:
-            value["byte_size"] = self.byte_size
-        return value
+        return {
+            "schema_version": FLIGHT_RECORDING_SCHEMA_VERSION,
+            "execution_id": self.execution_id,
+            "format": FLIGHT_RECORDING_FORMAT,
+            "path": self.path,
+            "content_hash": self.content_hash,
+            "byte_length": self.byte_length,
+            "retained_events": self.retained_events,
+            "dropped_events": self.dropped_events,
+            "value_policy": FLIGHT_VALUE_POLICY,
+        }
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> FlightRecording:
+        """Read the artifact members a producer-protocol case gives (the constants are implied)."""
+        return cls(
+            execution_id=value["execution_id"],
+            content_hash=value["content_hash"],
+            byte_length=value["byte_length"],
+            retained_events=value["retained_events"],
+            dropped_events=value.get("dropped_events", 0),
+            path=value.get("path"),
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,7 +187,7 @@ class RunSpec:
             raise ValueError("a workflow record keeps its workflow identity: pass id")
         if self.kind == "session" and self.session_id is None:
             raise ValueError("a session-only projection needs its session_id")
-        has_identity_gap = any(gap.kind == EXECUTION_IDENTITY for gap in self.gaps)
+        has_identity_gap = any(gap.component == EXECUTION_IDENTITY for gap in self.gaps)
         if self.execution_id is not None and (
             has_identity_gap or self.execution_gap_reason is not None
         ):
@@ -259,11 +301,13 @@ def _span_owner_findings(run: RunSpec) -> list[Finding]:
 
 def _gaps(run: RunSpec) -> list[dict[str, str]]:
     gaps = [gap.to_json() for gap in run.gaps]
-    if run.execution_id is None and not any(gap.kind == EXECUTION_IDENTITY for gap in run.gaps):
+    if run.execution_id is None and not any(
+        gap.component == EXECUTION_IDENTITY for gap in run.gaps
+    ):
         reason = run.execution_gap_reason or (
             _SESSION_ONLY_REASON if run.kind == "session" else _UNRECORDED_OWNER_REASON
         )
-        gaps.insert(0, {"kind": EXECUTION_IDENTITY, "reason": reason})
+        gaps.insert(0, EvidenceGap(EXECUTION_IDENTITY, OWNER_NOT_RECORDED, reason).to_json())
     return gaps
 
 

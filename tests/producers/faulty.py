@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from session_contracts.conformance._reference_producer import HANDLERS
-from session_contracts.conformance.protocol import Rejected, serve
+from session_contracts.conformance.protocol import Rejected, Skipped, serve
 
 
 def accepts_unknown_fields(case: Mapping[str, Any]) -> Any:
@@ -136,7 +136,7 @@ def relabels_session_id(case: Mapping[str, Any]) -> Any:
     evidence = output["evidence"]
     if evidence["execution_id"] is None:
         evidence["execution_id"] = output["session_id"]
-        evidence["gaps"] = [g for g in evidence["gaps"] if g["kind"] != "execution_identity"]
+        evidence["gaps"] = [g for g in evidence["gaps"] if g["component"] != "execution_identity"]
     return output
 
 
@@ -250,6 +250,17 @@ def redacts_lookalikes(case: Mapping[str, Any]) -> Any:
     return output
 
 
+MARKUP = "[/x][bold]y[/bold]"
+
+
+def markup_in_answers(case: Mapping[str, Any]) -> Any:
+    # Producer text that rich would read as markup: it must be shown verbatim.
+    output = HANDLERS["health.reduce"](case)
+    for fact in output["facts"]:
+        fact["session_id"] = MARKUP
+    return output
+
+
 DEFECTS = {
     "redacts_lookalikes": ("recap.project", redacts_lookalikes),
     "hashes_with_extensions": ("recap.project", hashes_with_extensions),
@@ -276,21 +287,54 @@ DEFECTS = {
     "nondeterministic": ("health.reduce", nondeterministic),
     "invalid_output": ("health.reduce", invalid_output),
     "skips_everything": ("", None),
+    "markup_in_answers": ("health.reduce", markup_in_answers),
 }
+
+
+def _skipping(every: int) -> dict[str, Any]:
+    """Every operation declared; every ``every``-th case answered ``skipped``."""
+    calls = {"n": 0}
+
+    def wrap(handler: Any) -> Any:
+        def skipping(case: Mapping[str, Any]) -> Any:
+            calls["n"] += 1
+            if calls["n"] % every == 0:
+                raise Skipped("not implemented yet")
+            return handler(case)
+
+        return skipping
+
+    return {operation: wrap(handler) for operation, handler in HANDLERS.items()}
+
+
+# Producers that declare everything and skip cases: certify must not certify them.
+SKIPPERS = {"skips_every_case": 1, "skips_every_second_case": 2}
 
 
 def main() -> int:
     defect = sys.argv[1]
-    operation, handler = DEFECTS[defect]
-    handlers = dict(HANDLERS)
-    if handler is None:
-        handlers = {}
+    contracts = ["session-health", "session-feedback", "session-recap", "run-record"]
+    if defect == "health_only":
+        # Not a defect: a correct producer of one contract, which declares only that.
+        handlers = {"health.reduce": HANDLERS["health.reduce"]}
+        contracts = ["session-health"]
+    elif defect in SKIPPERS:
+        handlers = _skipping(SKIPPERS[defect])
     else:
-        handlers[operation] = handler
+        operation, handler = DEFECTS[defect]
+        handlers = dict(HANDLERS)
+        if handler is None:
+            handlers = {}
+        else:
+            handlers[operation] = handler
     return serve(
         handlers,
-        implementation={"name": f"faulty:{defect}", "version": "0", "language": "python"},
-        contracts=["session-health", "session-feedback", "session-recap", "run-record"],
+        implementation={
+            "name": MARKUP if defect == "markup_in_answers" else f"faulty:{defect}",
+            "version": "0",
+            "language": "python",
+        },
+        contracts=contracts,
     )
 
 
