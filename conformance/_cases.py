@@ -589,6 +589,9 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
         # output values, plan title, summary and steps, progress, terminal
         # strings and verified paths.
         text = text.map(lambda prefix: f"{prefix} {canary} ")
+    # Drawn first, so that the journal's many draws do not crowd the limit's
+    # values out of the first examples.
+    limit = draw(st.sampled_from([None, 0, 1, 2, 3, 5, 4096, 32768, 32769, 10**6]))
     events: list[dict[str, Any]] = []
     next_id = draw(st.integers(0, 3))
     planted = False
@@ -652,6 +655,9 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
             "message",
             {"role": "user", "visibility": None, "text": canary},
         )
+    if not any(event["sessionId"] == "sess-1" for event in events):
+        # The queried session exists (session_missing is what "nobody" is for).
+        add("sess-1", None, None, "other", {"note": "session opened"})
     query: dict[str, Any] = {"sessionId": draw(st.sampled_from(["sess-1"] * 5 + ["nobody"]))}
     if draw(st.integers(0, 3)) == 0:
         query["runId"] = draw(st.sampled_from(["run-1", "run-2"]))
@@ -659,7 +665,6 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
         query["turnId"] = draw(st.sampled_from(["turn-0", "turn-1"]))
     if draw(st.integers(0, 2)) == 0:
         query["fromEventId"] = draw(st.integers(0, next_id + 1))
-    limit = draw(st.none() | st.sampled_from([0, 1, 2, 3, 5, 4096, 32768, 32769, 10**6]))
     if limit is not None:
         query["limit"] = limit
     return {"events": events, "query": query}
