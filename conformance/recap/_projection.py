@@ -89,11 +89,7 @@ class _Redactor:
         return None if text is None else self.text(text)
 
     def value(self, value: Any) -> Any:
-        if value is None:
-            return None
-        if isinstance(value, str):
-            return self.text(value)
-        return redact_value(_plain(value), self._policy)
+        return None if value is None else redact_value(_plain(value), self._policy)
 
 
 def _plain(value: Any) -> Any:
