@@ -33,9 +33,12 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from session_contracts.conformance._cases import recap_cases
 from session_contracts.conformance.journal import SessionEvent, SqliteJournal
-from session_contracts.conformance.recap import RecapService
+from session_contracts.conformance.journal._sqlite import EventRecord
+from session_contracts.conformance.recap import RecapService, project, query_echo
 from session_contracts.conformance.recap._service import envelope_bytes
 
+from session_contracts._harn_canonical import harn_sha256
+from session_contracts._redaction_policy import default_policy
 from session_contracts._validator import default_validator
 from session_contracts._xkeywords import json_equal
 from session_contracts.bindings import decode, encode
@@ -231,3 +234,127 @@ def test_reference_outputs_validate_under_harns_schema(
     if outcome.available:
         # The echo is the query as received: an absent limit is null, not 4,096.
         assert envelope["snapshot"]["query"]["limit"] == case["query"].get("limit")
+
+
+# ------------------------------------------------------------- Harn's own example
+
+
+def _fixture_journal() -> list[dict[str, Any]]:
+    """The nine events Harn's fixture recaps, written in our journal's event model."""
+
+    def event(event_id: int, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": event_id,
+            "sessionId": "session-recap-fixture",
+            "runId": "run-recap-fixture",
+            "turnId": "turn-recap-fixture",
+            "iteration": None,
+            "executionId": None,
+            "topic": "agent",
+            "kind": kind,
+            "recordedAtUnixMs": 1_760_000_000_000 + event_id,
+            "payload": payload,
+        }
+
+    return [
+        event(
+            1, "message", {"role": "user", "visibility": None, "text": "Investigate the incident"}
+        ),
+        event(2, "loop_checkpoint", {"checkpoint": "iteration_start", "iteration": 0}),
+        event(
+            3,
+            "message",
+            {"role": "assistant", "visibility": "public", "text": "I found and fixed the cause."},
+        ),
+        event(
+            4,
+            "tool_call",
+            {
+                "callId": "tool-recap-fixture",
+                "toolName": "write_file",
+                "input": {"path": "src/lib.rs"},
+            },
+        ),
+        event(
+            5,
+            "tool_result",
+            {
+                "callId": "tool-recap-fixture",
+                "toolName": None,
+                "isError": False,
+                "output": {"changed": True},
+                "verification": {
+                    "schema": "harn.agent_tool_postcondition.v1",
+                    "status": "passed",
+                    "verifiedPaths": ["src/lib.rs"],
+                },
+            },
+        ),
+        event(
+            6,
+            "plan",
+            {
+                "documentId": "plan-recap-fixture",
+                "revisionId": "revision-recap-fixture",
+                "title": "Repair the incident",
+                "summary": "Fix and verify the owning seam",
+                "steps": [
+                    {
+                        "id": "step-recap-fixture",
+                        "content": "Run the regression",
+                        "status": "completed",
+                    }
+                ],
+                "event": {
+                    "kind": "updated",
+                    "eventId": "plan-event-recap-fixture",
+                    "inputRevisionId": "revision-before-recap-fixture",
+                },
+            },
+        ),
+        event(
+            7,
+            "progress",
+            {
+                "message": "Regression is green",
+                "entries": [
+                    {
+                        "content": "Verify the canonical path",
+                        "status": "completed",
+                        "priority": "high",
+                    }
+                ],
+                "replace": True,
+            },
+        ),
+        event(8, "loop_checkpoint", {"checkpoint": "iteration_end", "iteration": 0}),
+        event(
+            9,
+            "terminal",
+            {
+                "kind": "natural",
+                "owner": "agent",
+                "finalStatus": "done",
+                "stopReason": "completed",
+                "reason": "verified",
+            },
+        ),
+    ]
+
+
+def test_the_reference_projection_reproduces_harns_fixture() -> None:
+    """Harn's fixture, projected from the same facts: every member but the hashes agrees.
+
+    The fixture is built by Harn's generator (its nine record hashes and both
+    snapshot hashes are placeholders); its cursor says one event lies beyond
+    the nine read, so the projection is given one row beyond.
+    """
+    expected = fixture()["snapshot"]
+    records = [EventRecord(event, f"sha256:fixture-{event['id']}") for event in _fixture_journal()]
+    snapshot = project(
+        records, query_echo(expected["query"]), rows_beyond=1, policy=default_policy()
+    )
+    for member in ("schemaVersion", "sessionId", "query", "cursor", "coverage", "source", "turns"):
+        assert snapshot[member] == expected[member], member
+    assert snapshot["contentHash"] == harn_sha256(expected["source"])
+    assert harn_errors(harn_definition("snapshot"), snapshot) == []
