@@ -39,7 +39,7 @@ import jsonschema
 import referencing
 from session_contracts.conformance._captured import check_documents
 from session_contracts.conformance.journal import SqliteJournal
-from session_contracts.conformance.recap import RecapService, effective_query, envelope_bytes
+from session_contracts.conformance.recap import RecapService, envelope_bytes, query_echo
 
 from session_contracts._validator import default_validator
 
@@ -66,7 +66,7 @@ def recap_envelopes(events: int = EVENTS) -> list[bytes]:
             while start is not None:
                 limit = LIMITS[len(pages) % len(LIMITS)]
                 query = {"sessionId": SESSION_ID, "fromEventId": start, "limit": limit}
-                outcome = service.answer(effective_query(query))
+                outcome = service.answer(query_echo(query))
                 if not outcome.available:
                     raise AssertionError(f"the recap service answered {outcome.status}")
                 pages.append(envelope_bytes(outcome.envelope))

@@ -84,10 +84,16 @@ def _turn(session: _Session, run: str, execution: str, turn: str) -> None:
     """One prompt turn: the prompt, 2-6 agent-loop iterations, the terminal fact."""
     rng = session.rng
     scope: dict[str, Any] = {"run": run, "turn": turn, "execution": execution}
-    session.add("visible_prompt", "session", {"text": session.text()}, iteration=None, **scope)
-    steps = [{"text": session.text(30, 80), "status": "pending"} for _ in range(rng.randint(2, 5))]
+    prompt = {"role": "user", "visibility": None, "text": session.text()}
+    session.add("message", "session", prompt, iteration=None, **scope)
+    steps = [
+        {"id": f"step-{n}", "content": session.text(30, 80), "status": "pending"}
+        for n in range(rng.randint(2, 5))
+    ]
     for iteration in range(rng.randint(2, 6)):
         at: dict[str, Any] = {**scope, "iteration": iteration}
+        start = {"checkpoint": "iteration_start", "iteration": iteration}
+        session.add("loop_checkpoint", "agent.loop", start, **at)
         calls = [
             {"id": f"call-{turn}-{iteration}-{n}", "name": rng.choice(_TOOLS)}
             for n in range(rng.randint(1, 3))
@@ -107,30 +113,54 @@ def _turn(session: _Session, run: str, execution: str, turn: str) -> None:
             },
             **at,
         )
-        session.add("assistant_text", "agent.transcript", {"text": session.text()}, **at)
+        text = {"role": "assistant", "visibility": "public", "text": session.text()}
+        session.add("message", "agent.transcript", text, **at)
         if iteration < len(steps):
             steps[iteration]["status"] = "in_progress"
-            session.add("plan", "agent.plan", {"steps": [dict(s) for s in steps]}, **at)
+            plan = {
+                "documentId": f"plan-{turn}",
+                "revisionId": f"rev-{turn}-{iteration}",
+                "title": "Plan",
+                "summary": session.text(30, 80),
+                "steps": [dict(s) for s in steps],
+                "event": None,
+            }
+            session.add("plan", "agent.plan", plan, **at)
             steps[iteration]["status"] = "completed"
         for call in calls:
             arguments = {"path": f"src/{rng.choice(_WORDS)}.py", "line": rng.randint(1, 900)}
             session.add(
                 "tool_call",
                 "agent.tool",
-                {"callId": call["id"], "toolName": call["name"], "arguments": arguments},
+                {"callId": call["id"], "toolName": call["name"], "input": arguments},
                 **at,
             )
             session.add(
                 "tool_result",
                 "agent.tool",
-                {"callId": call["id"], "ok": rng.random() < 0.9, "output": session.text()},
+                {
+                    "callId": call["id"],
+                    "toolName": None,
+                    "isError": rng.random() >= 0.9,
+                    "output": session.text(),
+                    "verification": None,
+                },
                 **at,
             )
         if rng.random() < 0.5:
-            progress = {"phase": rng.choice(_PHASES), "summary": session.text(100, 300)}
+            entry = {"content": rng.choice(_PHASES), "status": "in_progress", "priority": None}
+            progress = {"message": session.text(100, 300), "entries": [entry], "replace": None}
             session.add("progress", "agent.progress", progress, **at)
-    stop = rng.choice(("completed", "completed", "max_iterations", "user_cancelled"))
-    terminal = {"stopClass": stop, "summary": session.text(100, 200)}
+        end = {"checkpoint": "iteration_end", "iteration": iteration}
+        session.add("loop_checkpoint", "agent.loop", end, **at)
+    stop = rng.choice(("natural", "natural", "policy_budget", "user_cancelled"))
+    terminal = {
+        "kind": stop,
+        "owner": "agent",
+        "finalStatus": None,
+        "stopReason": stop,
+        "reason": session.text(100, 200),
+    }
     session.add("terminal", "agent.loop", terminal, iteration=None, **scope)
 
 
@@ -170,7 +200,13 @@ def make_session(n: int = EVENTS, seed: int = 2026) -> list[SessionEvent]:
             "topic": "agent.loop",
             "kind": "terminal",
             "recordedAtUnixMs": last.recorded_at_unix_ms + 1,
-            "payload": {"stopClass": "session_closed", "summary": None},
+            "payload": {
+                "kind": "natural",
+                "owner": "agent",
+                "finalStatus": None,
+                "stopReason": "session_closed",
+                "reason": None,
+            },
         }
     )
     return [*events, closing]

@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 from session_contracts.conformance.journal import SqliteJournal
-from session_contracts.conformance.recap import RecapService, effective_query, envelope_bytes
+from session_contracts.conformance.recap import RecapService, envelope_bytes, query_echo
 from session_contracts.conformance.recap._service import paused_gc
 
 from session_contracts._canonical import content_hash
@@ -79,7 +79,7 @@ def run(repeats: int = 5) -> dict[str, float]:
         with SqliteJournal.open(path, create=True) as writer:
             writer.append(events)
         service = RecapService(path)
-        query = effective_query({"sessionId": SESSION_ID, "limit": EVENTS})
+        query = query_echo({"sessionId": SESSION_ID, "limit": EVENTS})
         service.answer(query)  # warm up: compiled validators, the policy's detector gates
         _read_and_hash(path)
         outcome: Any = None

@@ -108,9 +108,13 @@ def make_events(n: int = 400) -> list[SessionEvent]:
                     "iteration": event_id % 20,
                     "executionId": EXECUTION_ID,
                     "topic": "agent.transcript",
-                    "kind": "assistant_text",
+                    "kind": "message",
                     "recordedAtUnixMs": 1_760_000_000_000 + event_id,
-                    "payload": {"text": f"step {event_id}"},
+                    "payload": {
+                        "role": "assistant",
+                        "visibility": "public",
+                        "text": f"step {event_id}",
+                    },
                 }
             )
         )

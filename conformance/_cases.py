@@ -74,31 +74,42 @@ def roundtrip_inputs(contracts: tuple[str, ...]) -> st.SearchStrategy[dict[str, 
     return st.one_of(bundled, generated)
 
 
-def unknown_field_inputs(contracts: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
-    """A bundled example with one unknown member injected at a closed object."""
+@cache
+def _closed_objects(name: str) -> tuple[tuple[str | int, ...], ...]:
+    """Where the bundled example of ``name`` refuses an unknown member."""
     from session_contracts._validator import default_validator
+
+    document = bundled_examples()[name]
+    closed = []
+    for where in object_paths(document):
+        probe = copy.deepcopy(document)
+        node = probe
+        for part in where:
+            node = node[part]
+        node[UNKNOWN_KEY] = 1
+        if not default_validator().is_valid(name, probe):
+            closed.append(tuple(where))
+    return tuple(closed)
+
+
+def unknown_field_inputs(contracts: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
+    """A bundled example with one unknown member injected at a closed object.
+
+    Document types without a closed object (the recap query, whose unknown
+    members are ignored as Harn's runtime ignores them) are left out.
+    """
 
     def inject(name: str, data: st.DataObject) -> dict[str, Any]:
         document = copy.deepcopy(bundled_examples()[name])
-        closed = []
-        for where in object_paths(document):
-            probe = copy.deepcopy(document)
-            node = probe
-            for part in where:
-                node = node[part]
-            node[UNKNOWN_KEY] = 1
-            if not default_validator().is_valid(name, probe):
-                closed.append(where)
-        where = data.draw(st.sampled_from(closed), label="object path")
+        where = list(data.draw(st.sampled_from(_closed_objects(name)), label="object path"))
         node = document
         for part in where:
             node = node[part]
         node[UNKNOWN_KEY] = data.draw(st.sampled_from([1, None, "x", {"nested": [True]}]))
         return {"doctype": name, "document": document, "injected_at": where}
 
-    return st.tuples(st.sampled_from(_doctypes(contracts)), st.data()).map(
-        lambda pair: inject(*pair)
-    )
+    names = [name for name in _doctypes(contracts) if _closed_objects(name)]
+    return st.tuples(st.sampled_from(names), st.data()).map(lambda pair: inject(*pair))
 
 
 _JSON_LEAVES = (
@@ -521,92 +532,92 @@ def _event(
 
 @st.composite
 def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
-    """A small journal (turns, iterations, tool exchanges with pending calls, plans,
-    progress, terminals, unassigned events, another session's events) and a query
-    in either spelling, with limits below, at and above the clamp."""
+    """A small journal and a query in either spelling, with limits below, at and above the clamp.
+
+    The journal reaches every branch of the projection (docs/recap.md): turns
+    keyed by (run, turn) with events lacking either id, iterations opened and
+    closed by loop checkpoints (some left open, some never opened, unknown
+    checkpoint labels), facts outside any iteration (the null segment), tool
+    calls and results joined in either order (some without a call id, some
+    never answered), verifications that pass or not, prompts and assistant
+    text of every visibility, valid and invalid progress, terminals with and
+    without kind and owner, events of other kinds and of another session.
+    """
     text = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\r"), max_size=30)
     if canary is not None:
-        # Planted in every public text: prompts, assistant text, tool arguments
-        # and output, plan steps, progress and terminal summaries.
+        # Planted in every public text: prompts, assistant text, tool input and
+        # output values, plan title, summary and steps, progress, terminal
+        # strings and verified paths.
         text = text.map(lambda prefix: f"{prefix} {canary} ")
+    # Drawn first, so that the journal's many draws do not crowd the limit's
+    # values out of the first examples.
+    limit = draw(st.sampled_from([None, 0, 1, 2, 3, 5, 4096, 32768, 32769, 10**6]))
     events: list[dict[str, Any]] = []
     next_id = draw(st.integers(0, 3))
     planted = False
+
+    def add(session: str, run: str | None, turn: str | None, kind: str, payload: Any) -> None:
+        nonlocal next_id
+        events.append(_event(next_id, session, run, turn, None, kind, payload))
+        next_id += 1
+
     for turn_index in range(draw(st.sampled_from([0, 1, 1, 2, 2, 3]))):
         turn = f"turn-{turn_index}"
-        run = draw(st.sampled_from(["run-1", "run-2", None]))
+        run = draw(st.sampled_from(["run-1", "run-1", "run-2", None]))
         session = "sess-1" if turn_index == 0 else draw(st.sampled_from(["sess-1", "sess-2"]))
         prompt = draw(text)
         if canary is not None and not planted:
             prompt, planted = f"{prompt} {canary}", True
-        events.append(_event(next_id, session, run, turn, None, "visible_prompt", {"text": prompt}))
-        next_id += 1
-        for iteration in range(1, draw(st.integers(1, 3)) + 1):
-            for _ in range(draw(st.integers(0, 4))):
-                kind = draw(
-                    st.sampled_from(
-                        [
-                            "assistant_text",
-                            "tool_call",
-                            "tool_result",
-                            "plan",
-                            "progress",
-                            "unassigned",
-                        ]
-                    )
-                )
-                call = draw(st.sampled_from(["c1", "c2"]))
-                if kind == "assistant_text":
-                    payload: dict[str, Any] = {"text": draw(text)}
-                elif kind == "tool_call":
-                    payload = {
-                        "callId": call,
-                        "toolName": "edit",
-                        "arguments": {"path": draw(text)},
-                    }
-                elif kind == "tool_result":
-                    payload = {
-                        "callId": call,
-                        "ok": draw(st.booleans()),
-                        "output": draw(st.none() | text),
-                    }
-                elif kind == "plan":
-                    payload = {"steps": [{"text": draw(text), "status": "pending"}]}
-                elif kind == "progress":
-                    payload = {"phase": draw(st.none() | st.just("testing")), "summary": draw(text)}
-                else:
-                    events.append(
-                        _event(
-                            next_id,
-                            session,
-                            run,
-                            None,
-                            None,
-                            "assistant_text",
-                            {"text": draw(text)},
-                        )
-                    )
-                    next_id += 1
-                    continue
-                events.append(_event(next_id, session, run, turn, iteration, kind, payload))
-                next_id += 1
-        if draw(st.booleans()):
-            events.append(
-                _event(
-                    next_id,
-                    session,
-                    run,
-                    turn,
-                    None,
-                    "terminal",
-                    {"stopClass": "completed", "summary": draw(st.none() | text)},
-                )
-            )
-            next_id += 1
-    if canary is not None and not planted:
-        events.append(
-            _event(next_id, "sess-1", None, "turn-x", None, "visible_prompt", {"text": canary})
+        visibility = draw(st.sampled_from([None, None, "public", "internal"]))
+        add(
+            session,
+            run,
+            turn,
+            "message",
+            {"role": "user", "visibility": visibility, "text": prompt},
         )
+        for iteration in range(draw(st.integers(0, 3))):
+            opened = draw(st.integers(0, 5)) > 0
+            if opened:
+                add(
+                    session, run, turn, "loop_checkpoint", _checkpoint("iteration_start", iteration)
+                )
+            for _ in range(draw(st.integers(0, 4))):
+                kind, payload = draw(_recap_fact(text))
+                scope = draw(st.sampled_from([turn] * 6 + [None]))
+                add(session, run, scope, kind, payload)
+            closing = draw(st.sampled_from(["iteration_end"] * 4 + ["none", "compacted"]))
+            if closing != "none":
+                label = draw(st.sampled_from([iteration, iteration, None]))
+                add(session, run, turn, "loop_checkpoint", _checkpoint(closing, label))
+        if draw(st.booleans()):
+            kind_, owner = draw(st.sampled_from([("natural", "agent"), ("policy_budget", None)]))
+            add(
+                session,
+                run,
+                turn,
+                "terminal",
+                {
+                    "kind": kind_,
+                    "owner": owner,
+                    "finalStatus": draw(st.none() | text),
+                    "stopReason": draw(st.none() | st.just("completed")),
+                    "reason": draw(st.none() | text),
+                },
+            )
+        if draw(st.integers(0, 3)) == 0:
+            add(session, run, turn, "other", {"note": "not a recap kind"})
+    if canary is not None and not planted:
+        add(
+            "sess-1",
+            "run-x",
+            "turn-x",
+            "message",
+            {"role": "user", "visibility": None, "text": canary},
+        )
+    if not any(event["sessionId"] == "sess-1" for event in events):
+        # The queried session exists (session_missing is what "nobody" is for).
+        add("sess-1", None, None, "other", {"note": "session opened"})
     query: dict[str, Any] = {"sessionId": draw(st.sampled_from(["sess-1"] * 5 + ["nobody"]))}
     if draw(st.integers(0, 3)) == 0:
         query["runId"] = draw(st.sampled_from(["run-1", "run-2"]))
@@ -614,10 +625,91 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
         query["turnId"] = draw(st.sampled_from(["turn-0", "turn-1"]))
     if draw(st.integers(0, 2)) == 0:
         query["fromEventId"] = draw(st.integers(0, next_id + 1))
-    limit = draw(st.none() | st.sampled_from([0, 1, 2, 3, 5, 4096, 32768, 32769, 10**6]))
     if limit is not None:
         query["limit"] = limit
     return {"events": events, "query": query}
+
+
+def _checkpoint(label: str, iteration: int | None) -> dict[str, Any]:
+    return {"checkpoint": label, "iteration": iteration}
+
+
+@st.composite
+def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dict[str, Any]]:
+    """One fact event of an iteration: (kind, payload)."""
+    kind = draw(
+        st.sampled_from(["assistant", "tool_call", "tool_call", "tool_result", "plan", "progress"])
+    )
+    call = draw(st.sampled_from(["c1", "c1", "c2", "c3", None]))
+    if kind == "assistant":
+        visibility = draw(st.sampled_from(["public", "public", "internal", None]))
+        body = draw(st.none() | text) if draw(st.integers(0, 5)) == 0 else draw(text)
+        return "message", {"role": "assistant", "visibility": visibility, "text": body}
+    if kind == "tool_call":
+        return kind, {
+            "callId": call,
+            "toolName": draw(st.sampled_from(["edit", "read", None])),
+            "input": draw(st.none() | st.fixed_dictionaries({"path": text})),
+        }
+    if kind == "tool_result":
+        verification = draw(
+            st.none()
+            | st.fixed_dictionaries(
+                {
+                    "schema": st.sampled_from(["harn.agent_tool_postcondition.v1", "other.v1"]),
+                    "status": st.sampled_from(["passed", "passed", "failed"]),
+                    "verifiedPaths": st.lists(text, max_size=2),
+                }
+            )
+        )
+        return kind, {
+            "callId": call,
+            "toolName": draw(st.sampled_from(["edit", None])),
+            "isError": draw(st.booleans()),
+            "output": draw(st.none() | text | st.fixed_dictionaries({"changed": st.booleans()})),
+            "verification": verification,
+        }
+    if kind == "plan":
+        updated = draw(st.booleans())
+        return kind, {
+            "documentId": "plan-1",
+            "revisionId": draw(st.sampled_from(["rev-1", "rev-2"])),
+            "title": draw(text),
+            "summary": draw(text),
+            "steps": [
+                {
+                    "id": "step-1",
+                    "content": draw(text),
+                    "status": draw(
+                        st.sampled_from(
+                            ["pending", "in_progress", "completed", "blocked", "cancelled"]
+                        )
+                    ),
+                }
+            ],
+            "event": draw(
+                st.none()
+                | st.just(
+                    {
+                        "kind": "updated" if updated else "created",
+                        "eventId": "plan-event-1",
+                        "inputRevisionId": "rev-1" if updated else None,
+                    }
+                )
+            ),
+        }
+    entry = st.fixed_dictionaries(
+        {
+            "content": text | st.sampled_from(["", "  "]),
+            "status": st.sampled_from(["pending", "in_progress", "completed", "done"]),
+            "priority": st.sampled_from([None, "high", "low", "urgent"]),
+        }
+    )
+    return "progress", {
+        "message": draw(st.none() | text),
+        "entries": draw(st.lists(entry, max_size=2)),
+        "replace": draw(st.sampled_from([None, True, False])),
+    }
 
 
 def snake_case_query(query: Mapping[str, Any]) -> dict[str, Any]:

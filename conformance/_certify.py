@@ -406,13 +406,24 @@ def judge_recap_limit(runner: Runner, trial: Trial) -> None:
     snapshot = output.get("snapshot") if isinstance(output, dict) else None
     if not isinstance(snapshot, dict):
         return
-    requested = trial.input["query"].get("limit")
+    query = trial.input["query"]
+    requested = query.get("limit")
+    echoed = snapshot.get("query", {}).get("limit")
+    if echoed != requested:
+        # Harn's runtime echoes the query as received; only the read is clamped.
+        raise _Failed(f"the query echo's limit is {echoed} for a requested {requested}")
     expected = 4096 if requested is None else min(max(requested, 1), 32768)
-    actual = snapshot.get("query", {}).get("limit")
-    if actual != expected:
-        raise _Failed(f"effective limit {actual} for a requested {requested}: expected {expected}")
-    if snapshot.get("coverage", {}).get("scanned", 0) > expected:
-        raise _Failed(f"scanned {snapshot['coverage']['scanned']} events past the bound {expected}")
+    start = query.get("fromEventId", query.get("from_event_id")) or 0
+    session = query.get("sessionId", query.get("session_id"))
+    available = sum(
+        1 for e in trial.input["events"] if e["sessionId"] == session and e["id"] >= start
+    )
+    scanned = snapshot.get("coverage", {}).get("scanned", 0)
+    if scanned != min(expected, available):
+        raise _Failed(
+            f"scanned {scanned} events: with the effective bound {expected} and {available} "
+            f"events from the start of the read, expected {min(expected, available)}"
+        )
 
 
 def judge_lookalikes(runner: Runner, trial: Trial) -> None:
@@ -427,9 +438,9 @@ def judge_lookalikes(runner: Runner, trial: Trial) -> None:
     }
     for turn in snapshot.get("turns", []):
         for prompt in turn.get("prompts", []):
-            if prompt.get("eventId") in planted and lookalike not in prompt.get("text", ""):
+            if prompt.get("sourceEventId") in planted and lookalike not in prompt.get("text", ""):
                 raise _Failed(
-                    f"a look-alike was redacted from prompt event {prompt['eventId']}: "
+                    f"a look-alike was redacted from prompt event {prompt['sourceEventId']}: "
                     "redact secrets, not text that merely resembles them"
                 )
 

@@ -357,9 +357,13 @@ class HttpTarget:
                             "iteration": None,
                             "executionId": None,
                             "topic": "session",
-                            "kind": "visible_prompt",
+                            "kind": "message",
                             "recordedAtUnixMs": int(time.time() * 1000),
-                            "payload": {"text": "session-contracts certify probe"},
+                            "payload": {
+                                "role": "user",
+                                "visibility": None,
+                                "text": "session-contracts certify probe",
+                            },
                         }
                     ],
                     "query": {"sessionId": "certify-probe", "limit": 1},

@@ -136,7 +136,7 @@ CHECKS: tuple[Check, ...] = (
         "required",
         "session-recap",
         "recap.project",
-        "every record hash, contentHash and projectionHash recomputes from the canonical form",
+        "every record hash, contentHash and projectionHash recomputes (Harn's canonical JSON)",
         "002: source.events identifies each contributing canonical event by ID and record hash. "
         "contentHash binds the source content. projectionHash binds ...",
     ),
@@ -145,7 +145,8 @@ CHECKS: tuple[Check, ...] = (
         "required",
         "session-recap",
         "recap.project",
-        "limit defaults to 4,096 and the effective bound is clamped into 1..32,768",
+        "the read is bounded by limit (4,096 by default, clamped into 1..32,768); the echo "
+        "keeps the limit as received",
         "002: Harn defaults to 4,096 and clamps the effective bound into 1 through 32,768",
     ),
     Check(

@@ -138,10 +138,38 @@ def _inline(node: Any, defs: Mapping[str, Any], depth: int = 0) -> Any:
     return node
 
 
+_SAFE = 2**53 - 1
+# Arrays drawn with at most this many items: nested lists (a snapshot's turns,
+# iterations, tools) otherwise multiply into documents too large to draw fast.
+_ITEMS = 3
+
+
+def _safe_integers(node: Any) -> Any:
+    """Integer schemas without bounds drawn within JavaScript's safe range; arrays kept short.
+
+    Only generation narrows: the contracts themselves (Harn's recap counts and
+    ids are unbounded integers) accept more, but :func:`documents` keeps safe
+    integers only, and drawing beyond the range just to filter it out starves
+    hypothesis.
+    """
+    if isinstance(node, dict):
+        out = {key: _safe_integers(value) for key, value in node.items()}
+        types = out.get("type")
+        if types == "integer" or (isinstance(types, list) and "integer" in types):
+            out.setdefault("maximum", _SAFE)
+            out.setdefault("minimum", -_SAFE)
+        if types == "array" and "maxItems" not in out and out.get("minItems", 0) <= _ITEMS:
+            out["maxItems"] = _ITEMS
+        return out
+    if isinstance(node, list):
+        return [_safe_integers(item) for item in node]
+    return node
+
+
 @cache
 def _schema_strategy(doctype: str) -> st.SearchStrategy[Any]:
     bundled = bundled_schema(default_validator(), doctype)
-    return from_schema(_inline(bundled, bundled["$defs"]))
+    return from_schema(_safe_integers(_inline(bundled, bundled["$defs"])))
 
 
 def _json_safe(value: Any) -> bool:

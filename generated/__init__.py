@@ -41,7 +41,7 @@ DOCUMENT_TYPES: dict[str, type[BaseModel]] = {
     "session-health.acp-notification": session_health.SessionHealthAcpNotification,
     "session-health.fact": session_health.SessionHealthFact,
     "session-recap.envelope": session_recap_v1.RecapEnvelope,
-    "session-recap.query": session_recap_v1.RecapQueryInput,
+    "session-recap.query": session_recap_v1.RecapQuery,
     "session-recap.snapshot": session_recap_v1.RecapSnapshot,
 }
 
@@ -51,8 +51,8 @@ SOURCES: dict[str, tuple[str, str]] = {
     "health_observation": ("schemas/health-observation.schema.json", "d88cc956cd65bd551cbada6f9a7e9f55313c280d189a02e215b237d9cdfdaeec"),
     "producer_protocol": ("schemas/producer-protocol.schema.json", "3cc52eb8e37957b666c142c435d0a22c27e7171307a58a603871b53eea02aec0"),
     "run_record": ("schemas/run-record.schema.json", "bbc34ddd378785ecb5a88c6f30c0443c1606c0e8dbb25a1af50511de17132426"),
-    "session_event": ("schemas/session-event.schema.json", "cc53ddf4ef871fde502c94fb51abaa6eb15c109086fe95536b3e0cdd6b9b03ae"),
+    "session_event": ("schemas/session-event.schema.json", "012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899"),
     "session_feedback": ("schemas/session-feedback.schema.json", "2e89b25870a0150c6f5a9fb359297f5ad3b28a73cf5ee1a73f38fe95be33c378"),
     "session_health": ("schemas/session-health.schema.json", "d9320e367ec3f52085c8d5f95fde7bb6cdb4e21d5e466410cfd278c10b7cc329"),
-    "session_recap_v1": ("schemas/session-recap-v1.schema.json", "9b67ecef67c3f0f2977603823c7bfc1fdf2ba54b1111b112011590cb026c37ce"),
+    "session_recap_v1": ("schemas/session-recap-v1.schema.json", "f786b3e89568bdb38eca5167f7ab4e7aa36c8cdfcc6114f1146c24882e6d950b"),
 }

@@ -2,45 +2,73 @@
 
 docs/hashing.md section 4 is the specification; this module is its reference
 implementation, shared by the reference producer and ``session-contracts verify``.
+Both snapshot hashes use Harn's canonical JSON (keys in UTF-8 byte order,
+compact, numbers and strings as serde_json writes them), not RFC 8785, so that
+the same content gives the same hashes as Harn's runtime:
+
+* ``contentHash``: the whole ``source`` object ``{firstEventId, lastEventId, events}``;
+* ``projectionHash``: the object ``{schema_version, session_id, query, cursor,
+  coverage, content_hash, turns}`` (snake_case keys, camelCase values), as
+  Harn's ``recap_projection_hash`` builds it: ``source`` and ``extensions`` are
+  outside it.
+
+A source event's ``recordHash`` is our own: the RFC 8785 hash of the stored
+event (docs/hashing.md 4.1), since this toolkit has no signed session store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from session_contracts._canonical import content_hash
-from session_contracts._errors import Finding, json_path
+from session_contracts._errors import Finding, InvalidDocument, json_path
+from session_contracts._harn_canonical import harn_canonical_bytes, harn_sha256
 
 __all__ = [
     "BINDING_TARGETS",
     "ExtensionBinding",
     "classify_extensions",
-    "content_hash_of_sources",
+    "content_hash_of_source",
+    "harn_canonical_bytes",
+    "harn_sha256",
     "projection_hash",
+    "projection_hash_input",
     "record_hash",
     "verify_snapshot",
 ]
 
 BINDING_TARGETS = ("projectionHash", "contentHash")
-# Removed from a snapshot before its projection hash is taken (docs/hashing.md 4.3).
-_NOT_PROJECTED = ("projectionHash", "source", "extensions")
 
 
 def record_hash(event: Mapping[str, Any]) -> str:
-    """The hash of a canonical session event, every member as stored."""
+    """The record hash of a canonical session event: RFC 8785, every member as stored."""
     return content_hash(dict(event))
 
 
-def content_hash_of_sources(sources: Sequence[Mapping[str, Any]]) -> str:
-    """contentHash: the hash of ``[{"id", "recordHash"}, ...]`` in event-id order."""
-    return content_hash([{"id": s["id"], "recordHash": s["recordHash"]} for s in sources])
+def content_hash_of_source(source: Mapping[str, Any]) -> str:
+    """contentHash: Harn's canonical hash of the whole ``source`` object."""
+    return harn_sha256(dict(source))
+
+
+def projection_hash_input(snapshot: Mapping[str, Any]) -> dict[str, Any]:
+    """The object projectionHash is taken over, built from a snapshot's members."""
+    return {
+        "schema_version": snapshot.get("schemaVersion"),
+        "session_id": snapshot.get("sessionId"),
+        "query": snapshot.get("query"),
+        "cursor": snapshot.get("cursor"),
+        "coverage": snapshot.get("coverage"),
+        "content_hash": snapshot.get("contentHash"),
+        "turns": snapshot.get("turns"),
+    }
 
 
 def projection_hash(snapshot: Mapping[str, Any]) -> str:
-    """projectionHash: the snapshot without projectionHash, source and extensions."""
-    return content_hash({k: v for k, v in snapshot.items() if k not in _NOT_PROJECTED})
+    """projectionHash: Harn's canonical hash of :func:`projection_hash_input`."""
+    return harn_sha256(projection_hash_input(snapshot))
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +105,42 @@ def classify_extensions(snapshot: Mapping[str, Any]) -> list[ExtensionBinding]:
     return out
 
 
+def _source_findings(source: Any, base: list[str | int]) -> list[Finding]:
+    """The source object's own consistency: ids increasing, first/last naming the ends."""
+    if not isinstance(source, Mapping) or not isinstance(source.get("events"), list):
+        return []
+    events = source["events"]
+    ids = [event.get("eventId") if isinstance(event, Mapping) else None for event in events]
+    findings = []
+    if any(not isinstance(a, int) or not isinstance(b, int) or a >= b for a, b in pairwise(ids)):
+        findings.append(
+            Finding(
+                json_path([*base, "source", "events"]),
+                "source_events_not_increasing",
+                "source event ids are not strictly increasing",
+                "list each event read once, in event-id order",
+            )
+        )
+    for member, expected in (
+        ("firstEventId", ids[0] if ids else None),
+        ("lastEventId", ids[-1] if ids else None),
+    ):
+        if source.get(member) != expected:
+            findings.append(
+                Finding(
+                    json_path([*base, "source", member]),
+                    "source_bounds_mismatch",
+                    f"source.{member} is {source.get(member)!r}; the events listed give "
+                    f"{expected!r}",
+                    "name the first and last listed event ids (null when none is listed)",
+                )
+            )
+    return findings
+
+
 def verify_snapshot(
     snapshot: Mapping[str, Any],
-    base: Sequence[str | int] = (),
+    base: list[str | int] | tuple[str | int, ...] = (),
     journal_record_hashes: Mapping[int, str] | None = None,
 ) -> list[Finding]:
     """Recompute every hash a snapshot carries; one finding per mismatch.
@@ -87,30 +148,24 @@ def verify_snapshot(
     ``journal_record_hashes`` (event id -> record hash from the journal), when
     given, also checks each source event's recordHash.
     """
-    findings: list[Finding] = []
-    sources = snapshot.get("source", {}).get("events", [])
-    ids = [s.get("id") for s in sources]
-    if any(not isinstance(a, int) or not isinstance(b, int) or a >= b for a, b in _pairs(ids)):
-        findings.append(
-            Finding(
-                json_path([*base, "source", "events"]),
-                "source_events_not_increasing",
-                "source event ids are not strictly increasing",
-                "list each contributing event once, in event-id order",
-            )
-        )
-    expected_content = content_hash_of_sources(sources)
+    base = list(base)
+    source = snapshot.get("source", {})
+    findings = _source_findings(source, base)
+    try:
+        expected_content: str | None = content_hash_of_source(source)
+        expected_projection: str | None = projection_hash(snapshot)
+    except InvalidDocument:  # a value without a canonical form (NaN, a lone surrogate)
+        expected_content = expected_projection = None
     if snapshot.get("contentHash") != expected_content:
         findings.append(
             Finding(
                 json_path([*base, "contentHash"]),
                 "content_hash_mismatch",
-                f"contentHash is {snapshot.get('contentHash')!r}; the source events hash to "
+                f"contentHash is {snapshot.get('contentHash')!r}; the source object hashes to "
                 f"{expected_content}",
-                "compute contentHash over source.events as docs/hashing.md section 4.2 says",
+                "hash the whole source object in Harn's canonical JSON (docs/hashing.md 4.2)",
             )
         )
-    expected_projection = projection_hash(snapshot)
     if snapshot.get("projectionHash") != expected_projection:
         findings.append(
             Finding(
@@ -118,13 +173,14 @@ def verify_snapshot(
                 "projection_hash_mismatch",
                 f"projectionHash is {snapshot.get('projectionHash')!r}; the projection hashes to "
                 f"{expected_projection}",
-                "hash the snapshot without projectionHash, source and extensions "
-                "(docs/hashing.md section 4.3); extensions must not be included",
+                "hash {schema_version, session_id, query, cursor, coverage, content_hash, turns} "
+                "in Harn's canonical JSON (docs/hashing.md 4.3); extensions and source are not "
+                "included",
             )
         )
-    if journal_record_hashes is not None:
-        for index, source in enumerate(sources):
-            event_id = source.get("id")
+    if journal_record_hashes is not None and isinstance(source, Mapping):
+        for index, event in enumerate(source.get("events", [])):
+            event_id = event.get("eventId") if isinstance(event, Mapping) else None
             expected = journal_record_hashes.get(event_id) if isinstance(event_id, int) else None
             where = json_path([*base, "source", "events", index, "recordHash"])
             if expected is None:
@@ -132,17 +188,16 @@ def verify_snapshot(
                     Finding(
                         where,
                         "source_event_missing",
-                        f"event {source.get('id')} is not in the journal",
+                        f"event {event_id} is not in the journal",
                         "a snapshot may only name events the journal holds",
                     )
                 )
-            elif source.get("recordHash") != expected:
+            elif event.get("recordHash") != expected:
                 findings.append(
                     Finding(
                         where,
                         "record_hash_mismatch",
-                        f"recordHash of event {source.get('id')} differs from the journal's "
-                        f"{expected}",
+                        f"recordHash of event {event_id} differs from the journal's {expected}",
                         "hash the whole stored event (docs/hashing.md section 4.1)",
                     )
                 )
@@ -159,12 +214,3 @@ def verify_snapshot(
                 )
             )
     return findings
-
-
-def _pairs(items: Iterable[Any]) -> Iterable[tuple[Any, Any]]:
-    previous: Any = None
-    first = True
-    for item in items:
-        if not first:
-            yield previous, item
-        previous, first = item, False

@@ -303,8 +303,8 @@ def _cmd_recap(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts.conformance.recap import (
         RecapService,
         coerce_params,
-        effective_query,
         envelope_bytes,
+        query_echo,
     )
 
     flags = (
@@ -318,7 +318,7 @@ def _cmd_recap(args: argparse.Namespace, out: TextIO) -> int:
     query = coerce_params([(name, value) for name, value in flags if value is not None])
     query["sessionId"] = args.session
     with RecapService(args.journal, _recap_policy(args)) as service:
-        outcome = service.answer(effective_query(query))
+        outcome = service.answer(query_echo(query))
     out.flush()
     sys.stdout.buffer.write(envelope_bytes(outcome.envelope) + b"\n")
     sys.stdout.buffer.flush()

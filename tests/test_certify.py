@@ -57,6 +57,7 @@ MATRIX = {
     "accepts_decreasing_counter": "feedback.semantics",
     "hashes_with_extensions": "recap.hashes",
     "noncanonical_hashing": "recap.hashes",
+    "rfc8785_hashing": "recap.hashes",
     "wrong_limit_clamp": "recap.limit",
     "wrong_default_limit": "recap.limit",
     "ignores_snake_aliases": "recap.query-aliases",

@@ -159,9 +159,9 @@ def test_a_broken_exchange_is_errored_not_failed(
                     "iteration": None,
                     "executionId": None,
                     "topic": "session",
-                    "kind": "visible_prompt",
+                    "kind": "message",
                     "recordedAtUnixMs": 1_700_000_000_000,
-                    "payload": {"text": "hello"},
+                    "payload": {"role": "user", "visibility": None, "text": "hello"},
                 }
             ],
             "query": {"sessionId": "sess-1"},

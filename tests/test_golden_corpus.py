@@ -49,6 +49,13 @@ REQUIRED_TAGS = {
     "run-filter",
     "turn-filter",
     "unknown-query-field",
+    "truncated",
+    "null-iteration-segment",
+    "either-order-tool-join",
+    "tool-call-without-id",
+    "message-visibility",
+    "tool-verification",
+    "terminal-states",
     # health
     "null-rates",
     "oscillating-trend",

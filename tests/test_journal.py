@@ -40,19 +40,44 @@ MAX_SAFE = 2**53 - 1
 # ----------------------------------------------------------------------------- fixtures
 
 PAYLOADS: dict[str, dict[str, Any]] = {
-    "visible_prompt": {"text": "Make the writes atomic."},
-    "assistant_text": {"text": "I will start with the storage layer."},
-    "tool_call": {"callId": "call-1", "toolName": "read_file", "arguments": {"path": "a.py"}},
-    "tool_result": {"callId": "call-1", "ok": True, "output": "print('hi')"},
-    "plan": {
-        "steps": [
-            {"text": "Read the store", "status": "completed"},
-            {"text": "Write atomically", "status": "in_progress"},
-            {"text": "Test durability", "status": "pending"},
-        ]
+    "message": {"role": "user", "visibility": None, "text": "Make the writes atomic."},
+    "loop_checkpoint": {"checkpoint": "iteration_start", "iteration": 2},
+    "tool_call": {"callId": "call-1", "toolName": "read_file", "input": {"path": "a.py"}},
+    "tool_result": {
+        "callId": "call-1",
+        "toolName": None,
+        "isError": False,
+        "output": "print('hi')",
+        "verification": {
+            "schema": "harn.agent_tool_postcondition.v1",
+            "status": "passed",
+            "verifiedPaths": ["a.py"],
+        },
     },
-    "progress": {"phase": "implementing", "summary": "Atomic writes are next."},
-    "terminal": {"stopClass": "completed", "summary": "Done."},
+    "plan": {
+        "documentId": "plan-1",
+        "revisionId": "rev-2",
+        "title": "Durable store",
+        "summary": "Write atomically",
+        "steps": [
+            {"id": "s1", "content": "Read the store", "status": "completed"},
+            {"id": "s2", "content": "Write atomically", "status": "in_progress"},
+            {"id": "s3", "content": "Test durability", "status": "blocked"},
+        ],
+        "event": {"kind": "updated", "eventId": "pe-2", "inputRevisionId": "rev-1"},
+    },
+    "progress": {
+        "message": "Atomic writes are next.",
+        "entries": [{"content": "Write atomically", "status": "in_progress", "priority": "high"}],
+        "replace": None,
+    },
+    "terminal": {
+        "kind": "natural",
+        "owner": "agent",
+        "finalStatus": "done",
+        "stopReason": "completed",
+        "reason": None,
+    },
     "provider_call_response": {
         "call_id": "llm-1",
         "iteration": 2,
@@ -69,7 +94,7 @@ PAYLOADS: dict[str, dict[str, Any]] = {
 }
 
 
-def raw_event(event_id: int = 1, kind: str = "visible_prompt", **headers: Any) -> dict[str, Any]:
+def raw_event(event_id: int = 1, kind: str = "message", **headers: Any) -> dict[str, Any]:
     """A valid wire event of ``kind``; ``headers`` override (camelCase) members."""
     raw: dict[str, Any] = {
         "id": event_id,
@@ -87,24 +112,24 @@ def raw_event(event_id: int = 1, kind: str = "visible_prompt", **headers: Any) -
     return raw
 
 
-def event(event_id: int = 1, kind: str = "visible_prompt", **headers: Any) -> SessionEvent:
+def event(event_id: int = 1, kind: str = "message", **headers: Any) -> SessionEvent:
     return SessionEvent.from_json(raw_event(event_id, kind, **headers))
 
 
 def session_events() -> list[SessionEvent]:
     """Two sessions interleaved; session 1 has two runs and three turns."""
     plan: list[tuple[str, str, str, str]] = [
-        ("sess-1", "run-1", "turn-1", "visible_prompt"),
-        ("sess-1", "run-1", "turn-1", "assistant_text"),
-        ("sess-2", "run-9", "turn-9", "visible_prompt"),
+        ("sess-1", "run-1", "turn-1", "message"),
+        ("sess-1", "run-1", "turn-1", "loop_checkpoint"),
+        ("sess-2", "run-9", "turn-9", "message"),
         ("sess-1", "run-1", "turn-1", "tool_call"),
         ("sess-1", "run-1", "turn-1", "tool_result"),
         ("sess-1", "run-1", "turn-1", "terminal"),
-        ("sess-1", "run-1", "turn-2", "visible_prompt"),
+        ("sess-1", "run-1", "turn-2", "message"),
         ("sess-2", "run-9", "turn-9", "terminal"),
         ("sess-1", "run-1", "turn-2", "plan"),
         ("sess-1", "run-1", "turn-2", "terminal"),
-        ("sess-1", "run-2", "turn-3", "visible_prompt"),
+        ("sess-1", "run-2", "turn-3", "message"),
         ("sess-1", "run-2", "turn-3", "progress"),
         ("sess-1", "run-2", "turn-3", "provider_call_response"),
         ("sess-1", "run-2", "turn-3", "terminal"),
@@ -193,7 +218,6 @@ def _object_schemas(node: Any, where: str = "#") -> Iterator[tuple[str, dict[str
 def test_every_object_schema_says_whether_it_is_closed() -> None:
     schema = _schema("session-event.schema.json")
     open_by_design = {
-        "#/$defs/ToolCallPayload/properties/arguments",
         "#/$defs/OtherEvent/properties/payload",  # kind other: opaque
     }
     for where, node in _object_schemas(schema):
@@ -259,7 +283,7 @@ def test_wrong_payload_for_the_kind_fails(kind: str, payload: dict[str, Any]) ->
     ],
 )
 def test_header_rules(change: dict[str, Any], path: str, code: str) -> None:
-    raw = {**raw_event(3, "assistant_text"), **change}
+    raw = {**raw_event(3, "loop_checkpoint"), **change}
     with pytest.raises(InvalidDocument) as caught:
         validate_event(raw)
     assert (path, code) in {(f.path, f.code) for f in caught.value.findings}
@@ -274,8 +298,8 @@ def test_every_header_is_required() -> None:
         assert f"$.{name}" in {f.path for f in caught.value.findings}
 
 
-def test_snake_case_stop_class_is_anchored_at_the_end() -> None:
-    raw = raw_event(3, "terminal", payload={"stopClass": "completed\n", "summary": None})
+def test_snake_case_checkpoint_label_is_anchored_at_the_end() -> None:
+    raw = raw_event(3, "loop_checkpoint", payload={"checkpoint": "iteration_end\n", "iteration": 1})
     with pytest.raises(InvalidDocument):
         validate_event(raw)
 
@@ -380,7 +404,7 @@ def test_limit_bounds_scanned_events_not_matches(reader: SqliteJournal) -> None:
     assert result.has_more
     later = reader.read("sess-1", turn_id="turn-3", from_event_id=result.next_event_id, limit=100)
     assert [e.kind for e in later.events] == [
-        "visible_prompt",
+        "message",
         "progress",
         "provider_call_response",
         "terminal",
@@ -639,7 +663,7 @@ def test_a_corrupt_row_names_its_event(journal_path: Path, body: str, inner_code
 
 
 def test_a_row_whose_body_breaks_the_contract_is_corrupt(journal_path: Path) -> None:
-    bad = raw_event(13, "tool_call", payload={"callId": "c"})
+    bad = raw_event(13, "tool_call", payload={"callId": "c", "input": None})
     bad["sessionId"] = "sess-1"
     _tamper(journal_path, "UPDATE session_events SET event = ? WHERE id = 13", json.dumps(bad))
     with SqliteJournal.open(journal_path) as journal, pytest.raises(JournalCorrupt) as caught:
@@ -814,20 +838,59 @@ _snake = st.from_regex(r"\A[a-z][a-z0-9_]{0,15}\Z")
 
 @st.composite
 def _payload(draw: st.DrawFn, kind: str, iteration: int | None, execution: str | None) -> Any:
-    if kind in ("visible_prompt", "assistant_text"):
-        return {"text": draw(_text)}
+    if kind == "message":
+        return {
+            "role": draw(st.sampled_from(["user", "assistant", "system", "tool"])),
+            "visibility": draw(st.none() | st.sampled_from(["public", "internal"])),
+            "text": draw(st.none() | _text),
+        }
+    if kind == "loop_checkpoint":
+        return {
+            "checkpoint": draw(_snake),
+            "iteration": draw(st.none() | st.integers(-MAX_SAFE, MAX_SAFE)),
+        }
     if kind == "tool_call":
-        return {"callId": draw(_ids), "toolName": draw(_ids), "arguments": draw(_json_objects)}
+        return {
+            "callId": draw(st.none() | _ids),
+            "toolName": draw(st.none() | _ids),
+            "input": draw(_json_values),
+        }
     if kind == "tool_result":
-        return {"callId": draw(_ids), "ok": draw(st.booleans()), "output": draw(st.none() | _text)}
+        verification = st.fixed_dictionaries(
+            {"schema": _ids, "status": _snake, "verifiedPaths": st.lists(_text, max_size=2)}
+        )
+        return {
+            "callId": draw(st.none() | _ids),
+            "toolName": draw(st.none() | _ids),
+            "isError": draw(st.booleans()),
+            "output": draw(_json_values),
+            "verification": draw(st.none() | verification),
+        }
     if kind == "plan":
-        status = st.sampled_from(["pending", "in_progress", "completed"])
-        step = st.fixed_dictionaries({"text": _text, "status": status})
-        return {"steps": draw(st.lists(step, max_size=4))}
+        status = st.sampled_from(["pending", "in_progress", "completed", "blocked", "cancelled"])
+        step = st.fixed_dictionaries({"id": _ids, "content": _text, "status": status})
+        return {
+            "documentId": draw(_ids),
+            "revisionId": draw(_ids),
+            "title": draw(_text),
+            "summary": draw(_text),
+            "steps": draw(st.lists(step, max_size=4)),
+            "event": None,
+        }
     if kind == "progress":
-        return {"phase": draw(st.none() | _snake), "summary": draw(_text)}
+        entry = st.fixed_dictionaries(
+            {"content": _text, "status": _snake, "priority": st.none() | _snake}
+        )
+        return {
+            "message": draw(st.none() | _text),
+            "entries": draw(st.lists(entry, max_size=3)),
+            "replace": draw(st.none() | st.booleans()),
+        }
     if kind == "terminal":
-        return {"stopClass": draw(_snake), "summary": draw(st.none() | _text)}
+        return {
+            name: draw(st.none() | _text)
+            for name in ("kind", "owner", "finalStatus", "stopReason", "reason")
+        }
     if kind == "provider_call_response":
         tool_calls = draw(st.lists(_json_objects, max_size=2))
         body: dict[str, Any] = {
@@ -927,9 +990,9 @@ def test_last_event_id_is_the_highest_id_of_any_session(tmp_path: Path) -> None:
                 "iteration": None,
                 "executionId": None,
                 "topic": "session",
-                "kind": "visible_prompt",
+                "kind": "message",
                 "recordedAtUnixMs": 1,
-                "payload": {"text": "hi"},
+                "payload": {"role": "user", "visibility": None, "text": "hi"},
             }
         )
 

@@ -38,9 +38,9 @@ from session_contracts.conformance.recap import (
     RecapService,
     clamp_limit,
     coerce_http_params,
-    effective_query,
     envelope_bytes,
     project,
+    query_echo,
     redact_texts,
     with_extensions,
 )
@@ -52,7 +52,7 @@ from session_contracts.conformance.recap._redaction_gate import (
 )
 
 from session_contracts import InvalidDocument
-from session_contracts._canonical import canonical_bytes, content_hash
+from session_contracts._canonical import canonical_bytes
 from session_contracts._jsonload import loads_strict
 from session_contracts._redaction import (
     canaries,
@@ -65,6 +65,8 @@ from session_contracts._redaction import (
 from session_contracts._redaction_policy import default_policy
 from session_contracts._snapshot_hashes import (
     classify_extensions,
+    harn_canonical_bytes,
+    harn_sha256,
     projection_hash,
     record_hash,
     verify_snapshot,
@@ -127,21 +129,9 @@ def records(events: list[SessionEvent]) -> list[EventRecord]:
 
 
 def snapshot_of(events: list[SessionEvent], **query: Any) -> dict[str, Any]:
-    """The pure projection of all ``events`` (one session), without a journal."""
-    effective = effective_query({"sessionId": "sess-1", **query})
-    matched = [
-        e
-        for e in events
-        if (effective["runId"] is None or e.run_id == effective["runId"])
-        and (effective["turnId"] is None or e.turn_id == effective["turnId"])
-    ]
+    """The pure projection of all ``events`` (one session, read whole), without a journal."""
     return project(
-        records(matched),
-        effective,
-        scanned=len(events),
-        last_event_id=events[-1].id if events else None,
-        next_event_id=None,
-        policy=POLICY,
+        records(events), query_echo({"sessionId": "sess-1", **query}), rows_beyond=0, policy=POLICY
     )
 
 
@@ -186,10 +176,10 @@ def test_worked_example_of_docs_hashing_md(fixture_journals: dict[str, Path]) ->
     )
     snapshot = outcome.envelope["snapshot"]
     assert snapshot["contentHash"] == (
-        "sha256:7cc5ce60035583f5f43d1feabff46d42b3d8c36ec2d79df81d197420e8069c5b"
+        "sha256:88289064c10bfc3a5aef3596e19b891afa3d23877398c33210ef06b53cc047a0"
     )
     assert snapshot["projectionHash"] == (
-        "sha256:0535f7fab4c9003d8f49fdf6e2f5dd005647995e8c8847dab23ae2eb0b49787b"
+        "sha256:b262e590eedfa21731d6e6b31f15e640b7681fd36f0fc93c2ededa65dd598b54"
     )
 
 
@@ -212,18 +202,19 @@ def test_limit_default_and_clamp(requested: int | None, effective: int) -> None:
     raw: dict[str, Any] = {"sessionId": "s"}
     if requested is not None:
         raw["limit"] = requested
-    assert effective_query(raw)["limit"] == effective
+    assert query_echo(raw)["limit"] == requested, "the echo keeps the limit as received"
     assert clamp_limit(requested) == effective
 
 
-def test_effective_query_has_all_five_members_in_canonical_spelling() -> None:
-    assert effective_query({"session_id": "s", "run_id": "r", "from_event_id": 3}) == {
+def test_query_echo_has_all_five_members_in_canonical_spelling() -> None:
+    assert query_echo({"session_id": "s", "run_id": "r", "from_event_id": 3, "x": 1}) == {
         "sessionId": "s",
         "runId": "r",
         "turnId": None,
         "fromEventId": 3,
-        "limit": 4096,
-    }
+        "limit": None,
+    }, "absent members are null, unknown ones dropped (Harn's runtime ignores them)"
+    assert query_echo({"sessionId": "s", "runId": None, "limit": None})["limit"] is None
 
 
 @pytest.mark.parametrize(
@@ -231,22 +222,21 @@ def test_effective_query_has_all_five_members_in_canonical_spelling() -> None:
     [
         ({}, "$.sessionId", "required"),
         ({"sessionId": ""}, "$.sessionId", "min_length"),
-        ({"sessionId": "s", "sessionId2": 1}, "$.sessionId2", "unknown_field"),
+        ({"sessionId": "  "}, "$.sessionId", "pattern"),
         ({"sessionId": "s", "session_id": "s"}, "$.session_id", "alias_conflict"),
         ({"sessionId": "s", "limit": -1}, "$.limit", "minimum"),
-        ({"sessionId": "s", "limit": 2**53}, "$.limit", "unsafe_integer"),
+        ({"sessionId": "s", "limit": 2**64}, "$.limit", "maximum"),
         ({"sessionId": "s", "limit": "4"}, "$.limit", "wrong_type"),
         ({"sessionId": "s", "limit": 4.0}, "$.limit", "integer_literal_required"),
         ({"sessionId": "s", "limit": True}, "$.limit", "wrong_type"),
         ({"sessionId": "s", "run_id": 7}, "$.run_id", "wrong_type"),
         ({"session_id": "s", "from_event_id": -3}, "$.from_event_id", "minimum"),
-        ({"sessionId": "s", "turnId": "x" * 257}, "$.turnId", "max_utf8_bytes"),
         ([], "$", "wrong_type"),
     ],
 )
 def test_invalid_queries_are_refused_with_paths(raw: Any, path: str, code: str) -> None:
     with pytest.raises(InvalidDocument) as caught:
-        effective_query(raw)
+        query_echo(raw)
     assert (path, code) in {(f.path, f.code) for f in caught.value.findings}
 
 
@@ -258,9 +248,9 @@ def test_http_integers_are_strict(text: str) -> None:
 
 
 def test_http_integers_and_their_limits() -> None:
-    assert coerce_http_params({"limit": "0", "from_event_id": "9007199254740991"}) == {
+    assert coerce_http_params({"limit": "0", "from_event_id": "18446744073709551615"}) == {
         "limit": 0,
-        "from_event_id": 9007199254740991,
+        "from_event_id": 2**64 - 1,
     }
     with pytest.raises(InvalidDocument) as caught:
         coerce_http_params({"fromEventId": "1" * 5000})  # refused before int()
@@ -273,46 +263,130 @@ def test_http_integers_and_their_limits() -> None:
 # --------------------------------------------------------------------------- projection
 
 
-def test_grouping_rules() -> None:
+def user(event_id: int, text: str, **headers: Any) -> SessionEvent:
+    return event(event_id, "message", {"role": "user", "visibility": None, "text": text}, **headers)
+
+
+def assistant(
+    event_id: int, text: str, visibility: str | None = "public", **headers: Any
+) -> SessionEvent:
+    payload = {"role": "assistant", "visibility": visibility, "text": text}
+    return event(event_id, "message", payload, **headers)
+
+
+def checkpoint(event_id: int, label: str, iteration: int | None, **headers: Any) -> SessionEvent:
+    payload = {"checkpoint": label, "iteration": iteration}
+    return event(event_id, "loop_checkpoint", payload, **headers)
+
+
+def tool_call(event_id: int, call_id: str | None, **headers: Any) -> SessionEvent:
+    payload = {"callId": call_id, "toolName": "edit", "input": {"path": f"p{event_id}"}}
+    return event(event_id, "tool_call", payload, **headers)
+
+
+def tool_result(
+    event_id: int, call_id: str | None, error: bool = False, **headers: Any
+) -> SessionEvent:
+    payload = {
+        "callId": call_id,
+        "toolName": None,
+        "isError": error,
+        "output": {"at": event_id},
+        "verification": None,
+    }
+    return event(event_id, "tool_result", payload, **headers)
+
+
+def terminal(
+    event_id: int, kind: str | None = "natural", owner: str | None = "agent", **headers: Any
+) -> SessionEvent:
+    payload = {
+        "kind": kind,
+        "owner": owner,
+        "finalStatus": None,
+        "stopReason": None,
+        "reason": None,
+    }
+    return event(event_id, "terminal", payload, **headers)
+
+
+def test_turns_are_keyed_by_run_and_turn_in_order_of_first_appearance() -> None:
     events = [
-        event(1, "visible_prompt", {"text": "first"}, turnId="b", iteration=None, runId=None),
-        event(2, "visible_prompt", {"text": "second"}, turnId="a", iteration=None),
-        event(3, "assistant_text", {"text": "b-5"}, turnId="b", iteration=5, runId="run-b"),
-        event(4, "assistant_text", {"text": "b-2"}, turnId="b", iteration=2),
-        event(5, "terminal", {"stopClass": "max_iterations", "summary": None}, turnId="a"),
-        event(6, "terminal", {"stopClass": "completed", "summary": "ok"}, turnId="a"),
+        user(1, "b", turnId="b"),
+        user(2, "a", turnId="a"),
+        user(3, "b again, another run", turnId="b", runId="run-2"),
+        terminal(4, turnId="a", owner=None),
+        terminal(5, turnId="a"),
     ]
     snapshot = snapshot_of(events)
-    turns = snapshot["turns"]
-    assert [t["turnId"] for t in turns] == ["b", "a"], "turns in order of first appearance"
-    assert turns[0]["runId"] == "run-b", "a turn's run is the first one its events name"
-    assert [i["iteration"] for i in turns[0]["iterations"]] == [2, 5], "iterations ascending"
-    assert turns[1]["terminal"]["eventId"] == 6, "a later terminal supersedes"
-    assert snapshot["coverage"] == {"scanned": 6, "matched": 6, "pending": 0, "unassigned": 0}
+    keys = [(t["runId"], t["turnId"]) for t in snapshot["turns"]]
+    assert keys == [("run-1", "b"), ("run-1", "a"), ("run-2", "b")]
+    assert snapshot["turns"][1]["terminal"]["sourceEventId"] == 5, "the latest terminal wins"
+    assert snapshot["turns"][1]["state"] == "complete"
+    assert snapshot["turns"][0]["state"] == "open", "no iteration and no terminal"
+    assert snapshot["coverage"] == {
+        "scanned": 5, "matched": 5, "pending": 0, "unassigned": 0, "truncated": False
+    }  # fmt: skip
+    incomplete = snapshot_of(events[:4])
+    assert incomplete["turns"][1]["terminal"]["state"] == "incomplete", "no owner"
+    assert incomplete["turns"][1]["state"] == "incomplete"
 
 
-def test_tool_exchanges_join_by_call_id() -> None:
+def test_iterations_follow_loop_checkpoints_not_event_headers() -> None:
     events = [
-        event(1, "tool_call", {"callId": "c1", "toolName": "t", "arguments": {"b": 1, "a": [2]}}),
-        event(2, "tool_call", {"callId": "c2", "toolName": "t", "arguments": {}}),
-        event(3, "tool_result", {"callId": "c2", "ok": False, "output": "boom"}, iteration=7),
-        event(4, "tool_result", {"callId": "c1", "ok": True, "output": None}, turnId=None),
-        event(5, "tool_result", {"callId": "c1", "ok": True, "output": "again"}),
-        event(6, "tool_call", {"callId": "c3", "toolName": "t", "arguments": {}}),
+        user(1, "go"),
+        checkpoint(2, "iteration_start", 5),
+        assistant(3, "in five", iteration=0),  # the header iteration does not place it
+        checkpoint(4, "iteration_end", 5),
+        assistant(5, "between iterations"),
+        checkpoint(6, "iteration_start", 2),
+        assistant(7, "in two"),
+        assistant(8, "hidden", visibility="internal"),
     ]
     snapshot = snapshot_of(events)
-    exchanges = snapshot["turns"][0]["iterations"][0]["toolExchanges"]
-    assert [(x["callId"], x["resultEventId"], x["status"], x["output"]) for x in exchanges] == [
-        ("c1", 4, "succeeded", None),
-        ("c2", 3, "failed", "boom"),
-        ("c3", None, "pending", None),
+    (turn,) = snapshot["turns"]
+    assert [(i["iteration"], i["state"]) for i in turn["iterations"]] == [
+        (5, "complete"),
+        (None, "unassigned"),
+        (2, "incomplete"),
+    ], "in order of first appearance; an iteration never ended is incomplete"
+    assert [i["sourceEventIds"] for i in turn["iterations"]] == [[2, 3, 4], [5], [6, 7]]
+    assert turn["sourceEventIds"] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert turn["state"] == "incomplete"
+    assert snapshot["coverage"]["unassigned"] == 1, "one fact placed outside any iteration"
+    assert snapshot["coverage"]["matched"] == 7, "the hidden message yields no fact"
+
+
+def test_tool_exchanges_join_by_call_id_across_the_turn_in_either_order() -> None:
+    events = [
+        user(1, "go"),
+        checkpoint(2, "iteration_start", 0),
+        tool_result(3, "c1"),
+        tool_call(4, "c1"),
+        tool_call(5, "c2"),
+        checkpoint(6, "iteration_end", 0),
+        checkpoint(7, "iteration_start", 1),
+        tool_result(8, "c2", error=True),
+        tool_call(9, "c3"),
+        tool_call(10, None),
+        checkpoint(11, "iteration_end", 1),
     ]
-    assert exchanges[0]["arguments"] == '{"a":[2],"b":1}', "canonical JSON text"
-    assert snapshot["coverage"]["pending"] == 1
-    assert snapshot["coverage"]["unassigned"] == 1, "the second result for c1 has no call"
+    snapshot = snapshot_of(events)
+    first, second = snapshot["turns"][0]["iterations"]
+    assert [
+        (x["toolCallId"], x["state"], x["callObserved"], x["resultObserved"], x["sourceEventIds"])
+        for x in first["tools"]
+    ] == [("c1", "completed", True, True, [3, 4]), ("c2", "failed", True, True, [5, 8])]
+    assert first["tools"][0]["input"] == {"path": "p4"}
+    assert first["tools"][0]["output"] == {"at": 3}
+    assert [(x["toolCallId"], x["state"]) for x in second["tools"]] == [("c3", "incomplete")]
+    assert first["sourceEventIds"] == [2, 3, 4, 5, 6, 8], "a result is marked where it joined"
+    assert second["sourceEventIds"] == [7, 9, 11]
+    assert snapshot["coverage"]["unassigned"] == 1, "the call without an id"
+    assert snapshot["turns"][0]["state"] == "incomplete"
 
 
-def test_other_kinds_are_matched_but_not_unassigned() -> None:
+def test_other_kinds_are_read_but_neither_matched_nor_unassigned() -> None:
     events = [
         event(1, "session_attribute", {"name": "n", "value": 1}, turnId=None),
         event(2, "transcript_reset", {}, turnId=None, iteration=None),
@@ -320,24 +394,131 @@ def test_other_kinds_are_matched_but_not_unassigned() -> None:
     ]
     snapshot = snapshot_of(events)
     assert snapshot["turns"] == []
-    assert snapshot["coverage"] == {"scanned": 3, "matched": 3, "pending": 0, "unassigned": 0}
-    assert [s["id"] for s in snapshot["source"]["events"]] == [1, 2, 3]
+    assert snapshot["coverage"] == {
+        "scanned": 3, "matched": 0, "pending": 0, "unassigned": 0, "truncated": False
+    }  # fmt: skip
+    assert snapshot["source"] == {
+        "firstEventId": 1,
+        "lastEventId": 3,
+        "events": [{"eventId": e.id, "recordHash": record_hash(e.to_json())} for e in events],
+    }
+
+
+def test_filters_apply_after_the_read_and_source_lists_every_event_read() -> None:
+    events = [user(1, "a"), user(2, "b", turnId="turn-2"), user(3, "loose", runId=None)]
+    snapshot = snapshot_of(events, turnId="turn-2")
+    assert [t["turnId"] for t in snapshot["turns"]] == ["turn-2"]
+    assert [s["eventId"] for s in snapshot["source"]["events"]] == [1, 2, 3]
+    assert snapshot["coverage"]["unassigned"] == 1, "counted before the filters, as Harn does"
+    assert snapshot["coverage"]["matched"] == 1
+
+
+def test_cursor_pending_and_truncated_describe_the_rows_beyond_the_read() -> None:
+    events = [user(7, "a"), user(9, "b")]
+    query = query_echo({"sessionId": "sess-1", "limit": 2})
+    page = project(records(events), query, rows_beyond=4, policy=POLICY)
+    assert page["cursor"] == {"lastEventId": 9, "nextEventId": 10}, "arithmetic, as Harn's"
+    assert page["coverage"]["pending"] == 4
+    assert page["coverage"]["truncated"] is True
+    assert page["query"]["limit"] == 2
+    end = project(records(events), query, rows_beyond=0, policy=POLICY)
+    assert end["cursor"] == {"lastEventId": 9, "nextEventId": None}
+    assert (end["coverage"]["pending"], end["coverage"]["truncated"]) == (0, False)
+
+
+def test_the_service_counts_the_rows_beyond_the_read(tmp_path: Path) -> None:
+    events = [user(i, f"p{i}", turnId=f"t{i}") for i in (2, 4, 6, 8, 10)]
+    other = [SessionEvent.from_json({**user(5, "x").to_json(), "sessionId": "sess-other"})]
+    journal = journal_of(tmp_path, sorted([*events, *other], key=lambda e: e.id))
+    first = RecapService(journal).query({"sessionId": "sess-1", "limit": 2})
+    snapshot = first.envelope["snapshot"]
+    assert snapshot["cursor"] == {"lastEventId": 4, "nextEventId": 5}
+    assert snapshot["coverage"]["pending"] == 3, "the session's events after 4, not id arithmetic"
+    assert snapshot["query"] == {
+        "sessionId": "sess-1", "runId": None, "turnId": None, "fromEventId": None, "limit": 2
+    }  # fmt: skip
+    rest = RecapService(journal).query({"sessionId": "sess-1", "fromEventId": 5})
+    assert [s["eventId"] for s in rest.envelope["snapshot"]["source"]["events"]] == [6, 8, 10]
+    huge = RecapService(journal).query({"sessionId": "sess-1", "fromEventId": 2**64 - 1})
+    assert huge.envelope["snapshot"]["coverage"]["scanned"] == 0
+    assert huge.envelope["snapshot"]["query"]["fromEventId"] == 2**64 - 1
+    assert b'"fromEventId":18446744073709551615' in envelope_bytes(huge.envelope)
+
+
+def test_redaction_reaches_exactly_harns_fields() -> None:
+    secret = canaries()["github_token"]
+    hidden = redact_text(secret, POLICY).text
+    assert hidden != secret
+    events = [
+        user(1, secret),
+        checkpoint(2, "iteration_start", 0),
+        event(
+            3,
+            "plan",
+            {
+                "documentId": secret,
+                "revisionId": "r",
+                "title": secret,
+                "summary": secret,
+                "steps": [{"id": "s", "content": secret, "status": "pending"}],
+                "event": None,
+            },
+        ),
+        event(4, "tool_call", {"callId": "c", "toolName": "t", "input": {"note": secret}}),
+        event(
+            5,
+            "tool_result",
+            {
+                "callId": "c",
+                "toolName": None,
+                "isError": False,
+                "output": [secret],
+                "verification": {
+                    "schema": "harn.agent_tool_postcondition.v1",
+                    "status": "passed",
+                    "verifiedPaths": [secret],
+                },
+            },
+        ),
+        event(
+            6,
+            "progress",
+            {
+                "message": secret,
+                "entries": [{"content": secret, "status": "pending", "priority": None}],
+                "replace": False,
+            },
+        ),
+        terminal(7, kind=secret, owner=secret),
+    ]
+    snapshot = snapshot_of(events)
+    turn = snapshot["turns"][0]
+    (iteration,) = turn["iterations"]
+    plan, tool, progress = iteration["plans"][0], iteration["tools"][0], iteration["progress"][0]
+    assert turn["prompts"][0]["text"] == hidden
+    assert (plan["title"], plan["summary"], plan["steps"][0]["content"]) == (hidden,) * 3
+    assert plan["documentId"] == secret, "ids are not redacted, as in Harn's runtime"
+    assert tool["input"] == redact_value({"note": secret}, POLICY)
+    assert tool["output"] == redact_value([secret], POLICY)
+    assert tool["verification"]["verifiedPaths"] == [hidden]
+    assert (progress["message"], progress["entries"][0]["content"]) == (hidden, hidden)
+    assert progress["replace"] is False
+    assert (turn["terminal"]["kind"], turn["terminal"]["owner"]) == (hidden, hidden)
 
 
 def test_an_empty_read_is_a_valid_snapshot() -> None:
-    snapshot = project(
-        [], effective_query({"sessionId": "s"}), scanned=0, last_event_id=None,
-        next_event_id=None, policy=POLICY,
-    )  # fmt: skip
+    snapshot = project([], query_echo({"sessionId": "s"}), rows_beyond=0, policy=POLICY)
     assert_valid_snapshot({"state": "available", "snapshot": snapshot})
-    assert snapshot["contentHash"] == content_hash([])
+    empty = {"firstEventId": None, "lastEventId": None, "events": []}
+    assert snapshot["source"] == empty
+    assert snapshot["contentHash"] == harn_sha256(empty)
+    assert snapshot["extensions"] == {}
 
 
 def test_projection_refuses_events_out_of_order() -> None:
     events = [event(2, "other", {}), event(1, "other", {})]
     with pytest.raises(InvalidDocument) as caught:
-        project(records(events), effective_query({"sessionId": "sess-1"}), scanned=2,
-                last_event_id=2, next_event_id=None, policy=POLICY)  # fmt: skip
+        project(records(events), query_echo({"sessionId": "sess-1"}), rows_beyond=0, policy=POLICY)
     assert caught.value.findings[0].path == "$[1].id"
 
 
@@ -367,11 +548,10 @@ def test_same_journal_and_query_give_the_same_bytes(basic_journal: Path, tmp_pat
 def test_the_projection_agrees_with_the_service(basic_journal: Path) -> None:
     events = tape_events("basic.jsonl")
     pure = project(
-        records(events), effective_query({"sessionId": "sess-basic"}), scanned=len(events),
-        last_event_id=events[-1].id, next_event_id=None, policy=POLICY,
-    )  # fmt: skip
+        records(events), query_echo({"sessionId": "sess-basic"}), rows_beyond=0, policy=POLICY
+    )
     served = RecapService(basic_journal).query({"sessionId": "sess-basic"}).envelope["snapshot"]
-    assert canonical_bytes(pure) == canonical_bytes(served)
+    assert envelope_bytes(pure) == envelope_bytes(served)
 
 
 # ----------------------------------------------------------------------------- read-only
@@ -648,22 +828,32 @@ def test_paging_collects_every_event_exactly_once(
     journal, events = long_journal
     service = RecapService(journal)
     pages = list(_page_through(service, {"sessionId": "sess-long", "limit": limit, **filters}))
-    seen = [s["id"] for page in pages for s in page["source"]["events"]]
-    wanted = [
+    seen = [s["eventId"] for page in pages for s in page["source"]["events"]]
+    wanted = [e.id for e in events if e.session_id == "sess-long"]
+    assert seen == wanted, "every event of the session once, in order, whatever the filters"
+    shown = {
+        source for page in pages for turn in page["turns"] for source in turn["sourceEventIds"]
+    }
+    kept = {
         e.id
         for e in events
         if e.session_id == "sess-long"
+        and e.run_id is not None
+        and e.turn_id is not None
         and all(
             getattr(e, {"runId": "run_id", "turnId": "turn_id"}[k]) == v for k, v in filters.items()
         )
-    ]
-    assert seen == wanted, "every matched event once, in order"
-    assert sum(page["coverage"]["scanned"] for page in pages) == len(
-        [e for e in events if e.session_id == "sess-long"]
-    )
+        and e.kind in projection_module.RECAP_KINDS
+    }
+    assert shown == kept, "a turn lists exactly its filter-passing events of recap kinds"
     for page in pages:
         assert page["coverage"]["scanned"] <= limit
         assert page["query"]["limit"] == limit
+        assert page["coverage"]["truncated"] == (page["cursor"]["nextEventId"] is not None)
+    assert [p["coverage"]["pending"] for p in pages] == [
+        len(wanted) - sum(q["coverage"]["scanned"] for q in pages[: i + 1])
+        for i in range(len(pages))
+    ]
 
 
 # ---------------------------------------------------------------------- hash properties
@@ -702,7 +892,7 @@ def test_any_change_to_a_bound_member_changes_the_projection_hash(
     node = changed
     for part in path[:-1]:
         node = node[part]
-    if canonical_bytes([node[path[-1]]]) == canonical_bytes([value]):
+    if harn_canonical_bytes([node[path[-1]]]) == harn_canonical_bytes([value]):
         value = [value]  # a different value, whatever was drawn
     node[path[-1]] = value
     assert projection_hash(changed) != _BASE["projectionHash"]
@@ -753,8 +943,13 @@ def test_canaries_never_reach_the_snapshot(fixture_journals: dict[str, Path]) ->
         assert json.dumps(secret)[1:-1] in stored, kind
         assert secret not in body, kind
         assert json.dumps(secret)[1:-1] not in body, kind
-        assert f"[REDACTED:{kind}]" in body, kind
     assert scan_value(outcome.envelope["snapshot"]["turns"], POLICY) == []
+    # Each prompt is its event's text through the policy, exactly.
+    with SqliteJournal.open(fixture_journals["canaries.template.jsonl"]) as reader:
+        texts = {e.id: e.payload.get("text") for e in reader.iter_events()}
+    for turn in outcome.envelope["snapshot"]["turns"]:
+        for prompt in turn["prompts"]:
+            assert prompt["text"] == redact_text(texts[prompt["sourceEventId"]], POLICY).text
 
 
 _pieces = st.one_of(
@@ -817,12 +1012,30 @@ def test_case_traps_are_exactly_the_characters_that_fold_to_ascii_letters() -> N
 
 _ids = st.text(min_size=1, max_size=6)
 _payloads: dict[str, st.SearchStrategy[Any]] = {
-    "visible_prompt": st.fixed_dictionaries({"text": st.text(max_size=20)}),
+    "message": st.fixed_dictionaries(
+        {
+            "role": st.sampled_from(["user", "assistant"]),
+            "visibility": st.none() | st.just("public"),
+            "text": st.none() | st.text(max_size=20),
+        }
+    ),
+    "loop_checkpoint": st.fixed_dictionaries(
+        {
+            "checkpoint": st.sampled_from(["iteration_start", "iteration_end"]),
+            "iteration": st.none() | st.integers(0, 2),
+        }
+    ),
     "tool_call": st.fixed_dictionaries(
-        {"callId": _ids, "toolName": _ids, "arguments": st.dictionaries(st.text(max_size=4), _json)}
+        {"callId": st.none() | _ids, "toolName": st.none() | _ids, "input": _json}
     ),
     "tool_result": st.fixed_dictionaries(
-        {"callId": _ids, "ok": st.booleans(), "output": st.none() | st.text(max_size=20)}
+        {
+            "callId": st.none() | _ids,
+            "toolName": st.none() | _ids,
+            "isError": st.booleans(),
+            "output": _json,
+            "verification": st.none(),
+        }
     ),
     "other": st.dictionaries(st.text(max_size=4), _json, max_size=3),
     "session_attribute": st.fixed_dictionaries({"name": _ids, "value": _json}),

@@ -107,9 +107,9 @@ def attribute(event_id: int, value: Any, name: str = "completion_receipt") -> Se
 def session_opening() -> list[SessionEvent]:
     """A session as created: a prompt, an answer, a terminal fact; no receipt yet."""
     return [
-        event(1, "visible_prompt", {"text": "Make the writes atomic."}),
-        event(2, "assistant_text", {"text": "Done."}, iteration=0, execution=EXECUTION),
-        event(3, "terminal", {"stopClass": "completed", "summary": None}),
+        event(1, "message", PROMPT),
+        event(2, "message", ASSISTANT_DONE, iteration=0, execution=EXECUTION),
+        event(3, "terminal", TERMINAL_NATURAL),
     ]
 
 
@@ -166,6 +166,16 @@ def respond(
     return payload
 
 
+PROMPT = {"role": "user", "visibility": None, "text": "Make the writes atomic."}
+ASSISTANT_DONE = {"role": "assistant", "visibility": "public", "text": "Done."}
+ASSISTANT_X = {"role": "assistant", "visibility": "public", "text": "x"}
+TERMINAL_NATURAL = {
+    "kind": "natural",
+    "owner": "agent",
+    "finalStatus": None,
+    "stopReason": "completed",
+    "reason": None,
+}
 HARN_CALL = {"id": "tc-1", "name": "run_tests", "arguments": {"target": "all"}}
 
 
@@ -489,7 +499,7 @@ def test_run_or_session_id_never_relabelled_as_execution_id(tmp_path: Path) -> N
         rr.project_run_record(spec(kind="workflow", id="wf-1", execution_id="wf-1"), events)
     assert codes(caught.value) == [("$.evidence.execution_id", EXECUTION_ID_RELABELLED)]
     # Recovering the owner from the session reads executionId headers only.
-    outside = [event(1, "visible_prompt", {"text": "hi"}, run=RUN)]
+    outside = [event(1, "message", {"role": "user", "visibility": None, "text": "hi"}, run=RUN)]
     owner = rr.execution_owner(outside)
     assert owner.execution_id is None
     record = project(spec(kind="session", execution_id=owner.execution_id), outside)
@@ -511,7 +521,7 @@ def test_execution_owner_is_recovered_from_event_headers() -> None:
     assert rr.execution_owner([inside[0]]) == rr.ExecutionOwner(
         None, "no event of the session was written inside a VM execution"
     )
-    two = [*inside, event(9, "assistant_text", {"text": "x"}, execution="hxe-other")]
+    two = [*inside, event(9, "message", ASSISTANT_X, execution="hxe-other")]
     assert rr.execution_owner(two) == rr.ExecutionOwner(
         None, "the session's events name 2 VM executions; none owns the whole run"
     )
@@ -576,7 +586,7 @@ def test_execution_id_on_every_tape_envelope(tmp_path: Path) -> None:
     events = [
         *session_opening(),
         attribute(4, {"verdict": "ok"}),
-        event(5, "tool_call", {"callId": "c1", "toolName": "read", "arguments": {}}, iteration=1,
+        event(5, "tool_call", {"callId": "c1", "toolName": "read", "input": {}}, iteration=1,
               execution=EXECUTION),
     ]  # fmt: skip
     with journal_at(tmp_path / "events.sqlite") as journal:
@@ -644,7 +654,7 @@ def test_timeline_reads_the_topic_in_event_order(tmp_path: Path) -> None:
             append(
                 journal, raw_response(f"turn {iteration}", iteration=iteration), event_id=event_id
             )
-        journal.append([event(4, "assistant_text", {"text": "x"}, execution=EXECUTION)])
+        journal.append([event(4, "message", ASSISTANT_X, execution=EXECUTION)])
         append(journal, raw_response("turn 3", iteration=3), event_id=5)
         timeline = rr.read_by_execution_id(journal, EXECUTION, topic=LLM_TOPIC)
     assert [(e.id, e.iteration) for e in timeline] == [(1, 0), (2, 1), (3, 2), (5, 3)]

@@ -23,6 +23,7 @@ SCHEMA_FILES = sorted((REPO / "schemas").glob("*.schema.json"))
 OPEN_BY_DESIGN = {
     "Extensions",  # seed 002: forward-compatible data belongs in extensions
     "ProviderToolCall",  # seed 003: provider-native receipt
+    "RecapQuery",  # a recap query as received: Harn's runtime ignores members it does not name
 }
 OPEN_PROPERTIES = {
     "metadata",  # span metadata (seed 003) and the opaque tape payload

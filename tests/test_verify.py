@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,10 @@ from session_contracts.conformance._strategies import documents
 from session_contracts._canonical import content_hash
 from session_contracts._snapshot_hashes import (
     classify_extensions,
-    content_hash_of_sources,
+    content_hash_of_source,
+    harn_sha256,
     projection_hash,
+    projection_hash_input,
     verify_snapshot,
 )
 from session_contracts.cli import main
@@ -41,9 +44,64 @@ def test_the_example_snapshot_verifies() -> None:
     assert verify_snapshot(snapshot()) == []
 
 
-def test_content_hash_is_the_hash_of_source_events() -> None:
+def test_content_hash_is_harns_hash_of_the_whole_source_object() -> None:
     value = snapshot()
-    assert value["contentHash"] == content_hash(value["source"]["events"])
+    assert value["contentHash"] == harn_sha256(value["source"])
+    assert value["contentHash"] != content_hash(
+        value["source"]["events"]
+    )  # not RFC 8785 of the list
+
+
+def _sha(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_content_hash_vector_written_by_hand() -> None:
+    """Harn's canonical JSON: keys in UTF-8 byte order at every level, no whitespace."""
+    source = {
+        "firstEventId": 1,
+        "lastEventId": 2,
+        "events": [{"recordHash": "sha256:a", "eventId": 1}, {"eventId": 2, "recordHash": "r"}],
+    }
+    expected = _sha(
+        '{"events":[{"eventId":1,"recordHash":"sha256:a"},{"eventId":2,"recordHash":"r"}],'
+        '"firstEventId":1,"lastEventId":2}'
+    )
+    assert content_hash_of_source(source) == expected
+
+
+def test_projection_hash_vector_written_by_hand() -> None:
+    """snake_case top-level keys around camelCase values; source and extensions left out."""
+    value = {
+        "schemaVersion": 1,
+        "sessionId": "s",
+        "query": {"sessionId": "s", "runId": None, "turnId": None, "fromEventId": None, "limit": 2},
+        "cursor": {"lastEventId": None, "nextEventId": None},
+        "coverage": {"scanned": 0, "matched": 0, "pending": 0, "unassigned": 0, "truncated": False},
+        "source": {"firstEventId": None, "lastEventId": None, "events": []},
+        "contentHash": "sha256:c",
+        "projectionHash": "ignored",
+        "turns": [{"x": 1.5, "é": -0.0, "\ue000": 1.0, "\U0001f600": 2**64 - 1, "y": 1e16}],
+        "extensions": {"a": 1},
+    }
+    expected = _sha(
+        '{"content_hash":"sha256:c",'
+        '"coverage":{"matched":0,"pending":0,"scanned":0,"truncated":false,"unassigned":0},'
+        '"cursor":{"lastEventId":null,"nextEventId":null},'
+        '"query":{"fromEventId":null,"limit":2,"runId":null,"sessionId":"s","turnId":null},'
+        '"schema_version":1,"session_id":"s",'
+        '"turns":[{"x":1.5,"y":1e+16,"é":-0.0,"\ue000":1.0,"\U0001f600":18446744073709551615}]}'
+    )
+    assert sorted(projection_hash_input(value)) == [
+        "content_hash",
+        "coverage",
+        "cursor",
+        "query",
+        "schema_version",
+        "session_id",
+        "turns",
+    ]
+    assert projection_hash(value) == expected
 
 
 @given(st.sampled_from(BOUND_MEMBERS), st.data())
@@ -77,13 +135,18 @@ def test_no_change_to_extensions_moves_projection_hash(extensions: dict[str, Any
     assert projection_hash(value) == before
     del value["extensions"]
     assert projection_hash(value) == before
+    value["source"] = {"firstEventId": None, "lastEventId": None, "events": []}
+    assert projection_hash(value) == before, "source is bound through contentHash only"
 
 
 def test_any_change_to_a_source_event_moves_content_hash() -> None:
     value = snapshot()
-    before = content_hash_of_sources(value["source"]["events"])
+    before = content_hash_of_source(value["source"])
     value["source"]["events"][0]["recordHash"] = "sha256:" + "0" * 64
-    assert content_hash_of_sources(value["source"]["events"]) != before
+    assert content_hash_of_source(value["source"]) != before
+    value = snapshot()
+    value["source"]["firstEventId"] = 0
+    assert content_hash_of_source(value["source"]) != before
 
 
 def test_mismatches_are_reported_by_path() -> None:
@@ -99,8 +162,8 @@ def test_mismatches_are_reported_by_path() -> None:
 
 def test_hashing_with_extensions_included_is_caught() -> None:
     value = snapshot()
-    value["projectionHash"] = content_hash(
-        {k: v for k, v in value.items() if k not in ("projectionHash", "source")}
+    value["projectionHash"] = harn_sha256(
+        {**projection_hash_input(value), "extensions": value["extensions"]}
     )
     assert [f.code for f in verify_snapshot(value) if f.level == "error"] == [
         "projection_hash_mismatch"
@@ -110,15 +173,28 @@ def test_hashing_with_extensions_included_is_caught() -> None:
 def test_source_events_must_increase() -> None:
     value = snapshot()
     value["source"]["events"].reverse()
-    value["contentHash"] = content_hash_of_sources(value["source"]["events"])
+    events = value["source"]["events"]
+    value["source"]["firstEventId"] = events[0]["eventId"]
+    value["source"]["lastEventId"] = events[-1]["eventId"]
+    value["contentHash"] = content_hash_of_source(value["source"])
     value["projectionHash"] = projection_hash(value)
     errors = [f.code for f in verify_snapshot(value) if f.level == "error"]
     assert errors == ["source_events_not_increasing"]
 
 
+def test_source_bounds_must_name_the_listed_ends() -> None:
+    value = snapshot()
+    value["source"]["lastEventId"] += 1
+    value["contentHash"] = content_hash_of_source(value["source"])
+    value["projectionHash"] = projection_hash(value)
+    assert [(f.path, f.code) for f in verify_snapshot(value)] == [
+        ("$.source.lastEventId", "source_bounds_mismatch")
+    ]
+
+
 def test_record_hashes_are_checked_against_the_journal() -> None:
     value = snapshot()
-    journal = {s["id"]: s["recordHash"] for s in value["source"]["events"]}
+    journal = {s["eventId"]: s["recordHash"] for s in value["source"]["events"]}
     assert verify_snapshot(value, journal_record_hashes=journal) == []
     journal[2] = "sha256:" + "2" * 64
     del journal[3]
@@ -155,9 +231,12 @@ def test_extension_classification(extension: Any, state: str) -> None:
 
 @given(documents("session-recap.snapshot"))
 def test_generated_snapshots_with_recomputed_hashes_verify(value: dict[str, Any]) -> None:
-    value["contentHash"] = content_hash_of_sources(value["source"]["events"])
+    events = value["source"]["events"]
+    value["source"]["firstEventId"] = events[0]["eventId"] if events else None
+    value["source"]["lastEventId"] = events[-1]["eventId"] if events else None
+    value["contentHash"] = content_hash_of_source(value["source"])
     value["projectionHash"] = projection_hash(value)
-    ids = [s["id"] for s in value["source"]["events"]]
+    ids = [s["eventId"] for s in events]
     errors = [f for f in verify_snapshot(value) if f.level == "error"]
     if ids == sorted(set(ids)):
         assert errors == []

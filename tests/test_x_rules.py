@@ -352,10 +352,15 @@ def test_snapshot_refuses_snake_case(reference: bool) -> None:
     }
 
 
-def test_coverage_counts_are_consistent(reference: bool) -> None:
+def test_coverage_counts_are_not_bounded_by_one_another(reference: bool) -> None:
+    """Harn's schema states no order between the counts, and its runtime writes pending > matched
+    (rows beyond the read) and unassigned > matched: no x- rule may refuse them."""
     document = example("session-recap.snapshot")
-    document["coverage"] = {"scanned": 2, "matched": 3, "pending": 4, "unassigned": 0}
-    assert codes("session-recap.snapshot", document, reference) == {
-        ("$.coverage.matched", "not_greater_than"),
-        ("$.coverage.pending", "not_greater_than"),
+    document["coverage"] = {
+        "scanned": 2,
+        "matched": 3,
+        "pending": 4,
+        "unassigned": 5,
+        "truncated": True,
     }
+    assert codes("session-recap.snapshot", document, reference) == set()

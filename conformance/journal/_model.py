@@ -58,8 +58,8 @@ EVENT_DOCUMENT_TYPE = "session-event.event"
 MAX_FINDINGS = 20
 
 EventKind = Literal[
-    "visible_prompt",
-    "assistant_text",
+    "message",
+    "loop_checkpoint",
     "tool_call",
     "tool_result",
     "plan",

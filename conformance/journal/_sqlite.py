@@ -175,12 +175,18 @@ class EventRecord(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class RecordRead:
-    """One bounded read as :class:`EventRecord` values: :class:`ReadResult`'s counterpart."""
+    """One bounded read as :class:`EventRecord` values, unfiltered: what a recap reads.
+
+    ``records`` are every event of the session read within the limit, in id
+    order; ``rows_beyond`` counts the session's events after the last one read
+    (0 when nothing was read); ``next_event_id`` is the id of the first of them.
+    """
 
     records: tuple[EventRecord, ...]
     scanned: int
     last_event_id: int | None
     next_event_id: int | None
+    rows_beyond: int = 0
 
     @property
     def matched(self) -> int:
@@ -391,17 +397,17 @@ class SqliteJournal:
         self,
         session_id: str,
         *,
-        run_id: str | None = None,
-        turn_id: str | None = None,
         from_event_id: int | None = None,
         limit: int,
     ) -> RecordRead:
-        """:meth:`read`, giving each event as wire JSON with its record hash.
+        """:meth:`read` without filters, giving each event as wire JSON with its record hash.
 
-        The same bound, filters, checks and errors as :meth:`read`; the events
-        come as :class:`EventRecord` (a plain parsed ``dict`` and the hash of
-        its canonical bytes) instead of :class:`SessionEvent`, which is what a
-        projection hashes and reads, without building read-only copies.
+        The same bound, checks and errors as :meth:`read`; every scanned event
+        comes back (a recap applies its run and turn filters itself, and lists
+        every event read in ``source``), as :class:`EventRecord` (a plain parsed
+        ``dict`` and the hash of its canonical bytes) instead of
+        :class:`SessionEvent`, without building read-only copies.  It also
+        counts the session's events beyond the read (``rows_beyond``).
         """
         rows = self._bounded_rows(session_id, from_event_id, limit)
         bounded = rows[:limit]
@@ -415,17 +421,19 @@ class SqliteJournal:
                 append(make(EventRecord, (checked, HASH_PREFIX + sha256(row[-1]).hexdigest())))
             else:
                 append(self._record(row, checked))
-        matched = tuple(
-            record
-            for record in scanned
-            if (run_id is None or record.event["runId"] == run_id)
-            and (turn_id is None or record.event["turnId"] == turn_id)
-        )
+        beyond = 0
+        if len(rows) > limit:
+            counted = self._fetch(
+                "SELECT count(*) FROM session_events WHERE session_id = ? AND id > ?",
+                (session_id, scanned[-1].id),
+            )
+            beyond = int(counted[0][0])
         return RecordRead(
-            records=matched,
+            records=tuple(scanned),
             scanned=len(scanned),
             last_event_id=scanned[-1].id if scanned else None,
             next_event_id=rows[limit][0] if len(rows) > limit else None,
+            rows_beyond=beyond,
         )
 
     def _bounded_rows(self, session_id: str, from_event_id: int | None, limit: int) -> list[_Row]:

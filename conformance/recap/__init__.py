@@ -4,7 +4,7 @@ A recap is a deterministic, read-only projection of a session's canonical
 events (``session_contracts.conformance.journal``), grouped by prompt turn and
 agent-loop iteration: ``schemas/session-recap-v1.schema.json``.  The pieces:
 
-* :func:`effective_query` / :func:`coerce_http_params`: what a query means,
+* :func:`query_echo` / :func:`coerce_http_params`: what a query means,
   in either spelling (pure);
 * :func:`project`: events in, snapshot out (pure: no I/O, no model);
 * :class:`RecapService`: reads the SQLite journal read-only and answers with
@@ -31,7 +31,7 @@ from session_contracts.conformance.recap._query import (
     clamp_limit,
     coerce_http_params,
     coerce_params,
-    effective_query,
+    query_echo,
 )
 from session_contracts.conformance.recap._redaction_gate import redact_texts
 from session_contracts.conformance.recap._service import (
@@ -57,9 +57,9 @@ __all__ = [
     "coerce_http_params",
     "coerce_params",
     "create_app",
-    "effective_query",
     "envelope_bytes",
     "project",
+    "query_echo",
     "redact_texts",
     "run_acp",
     "serve",

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 import orjson
-from session_contracts.conformance.recap._query import effective_query
+from session_contracts.conformance.recap._query import query_echo
 from session_contracts.conformance.recap._service import RecapService, envelope_bytes
 
 from session_contracts._errors import Finding, InvalidDocument
@@ -130,7 +130,7 @@ def _handle_request(service: RecapService, message: Any) -> bytes | None:
             ),
         )
     try:
-        query = effective_query(params)
+        query = query_echo(params)
     except InvalidDocument as exc:
         return _error(request_id, INVALID_PARAMS, exc.findings[0])
     return _result(request_id, envelope_bytes(service.answer(query).envelope))

@@ -25,7 +25,7 @@ from typing import Any
 import anyio.to_thread
 import orjson
 import uvicorn
-from session_contracts.conformance.recap._query import coerce_http_params, effective_query
+from session_contracts.conformance.recap._query import coerce_http_params, query_echo
 from session_contracts.conformance.recap._service import RecapService, envelope_bytes
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -93,7 +93,7 @@ def create_app(service: RecapService) -> Starlette:
     def recap(request: Request) -> Response:
         # A plain function: starlette runs it in a worker thread, off the event loop.
         try:
-            query = effective_query(
+            query = query_echo(
                 _http_query(request.path_params["sessionId"], request.query_params.multi_items())
             )
         except InvalidDocument as exc:

@@ -1,41 +1,43 @@
 """The recap projection: canonical session events in, a recap snapshot out (pure).
 
 :func:`project` is deterministic and read-only: the same events, query and
-policy give the same snapshot, byte for byte once canonicalized, and nothing
-is written, fetched or asked of a model.  ``docs/recap.md`` defines every
-member; in short, one pass over the matched events in id order
+policy give the same snapshot, and nothing is written, fetched or asked of a
+model.  It follows Harn's runtime (``crates/harn-vm/src/session_recap.rs``)
+wherever seed 002 leaves the choice open; ``docs/recap.md`` specifies every
+step.  In short, one pass over every event of the bounded read, in id order:
 
-* groups visible prompts and terminal facts by prompt turn (``turnId``, turns
-  in order of first appearance) and assistant text, tool exchanges, plans and
-  progress by prompt turn and agent-loop iteration (ascending);
-* joins a tool call and its result by ``callId`` into one exchange, pending
-  until the result is among the matched events;
-* counts what it could not place (``coverage.unassigned``) and what is still
-  pending (``coverage.pending``);
-* redacts every public text through the active policy, all texts at once
-  (:func:`redact_texts` skips detectors that cannot match);
-* hashes last: ``contentHash`` over ``source.events``, then ``projectionHash``
-  over the rest (``session_contracts._snapshot_hashes``, docs/hashing.md).
+* an event of a recap kind without both a run id and a turn id is counted
+  unassigned; one outside the query's run/turn filters is skipped;
+* a prompt turn is keyed by (runId, turnId), turns in order of first appearance;
+* ``loop_checkpoint`` events open (``iteration_start``) and close
+  (``iteration_end``) iterations; assistant text, tool exchanges, plans and
+  progress go to the turn's open iteration, or to its ``iteration: null``
+  segment when none is open (and count unassigned);
+* a tool call and its result are joined by call id across the turn, in either
+  order;
+* every text and tool value goes through the redaction policy;
+* hashes last: ``contentHash`` over ``source``, then ``projectionHash``
+  (``session_contracts._snapshot_hashes``, docs/hashing.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-import orjson
-from session_contracts.conformance.recap._redaction_gate import redact_texts, redact_values
-
-from session_contracts._canonical import canonical_bytes
 from session_contracts._errors import Finding, InvalidDocument
-from session_contracts._redaction import RedactionPolicy
-from session_contracts._snapshot_hashes import content_hash_of_sources, projection_hash
+from session_contracts._redaction import RedactionPolicy, redact_text, redact_value
+from session_contracts._snapshot_hashes import (
+    content_hash_of_source,
+    harn_canonical_bytes,
+    projection_hash,
+)
 
 __all__ = [
-    "CONTENT_KINDS",
-    "FACT_KINDS",
+    "RECAP_KINDS",
     "SCHEMA_VERSION",
     "SNAPSHOT_DOCUMENT_TYPE",
+    "VERIFICATION_SCHEMA",
     "SourceRecord",
     "project",
     "with_extensions",
@@ -43,13 +45,17 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 SNAPSHOT_DOCUMENT_TYPE = "session-recap.snapshot"
-# Kinds that become facts of a prompt turn; every other kind is scanned and
-# matched (and listed in source.events) but projects nothing.
-FACT_KINDS = frozenset(
-    {"visible_prompt", "assistant_text", "tool_call", "tool_result", "plan", "progress", "terminal"}
+# The event kinds a recap reads (Harn: message, tool call/result, plan,
+# loop_checkpoint, progress_reported, agent_run_terminal); others are only
+# listed in source.events.
+RECAP_KINDS = frozenset(
+    {"message", "loop_checkpoint", "tool_call", "tool_result", "plan", "progress", "terminal"}
 )
-# Facts of one agent-loop iteration: without an iteration they have no place.
-CONTENT_KINDS = frozenset({"assistant_text", "tool_call", "tool_result", "plan", "progress"})
+# The one tool postcondition a recap shows, and only when it passed.
+VERIFICATION_SCHEMA = "harn.agent_tool_postcondition.v1"
+_PROGRESS_STATUSES = frozenset({"pending", "in_progress", "completed"})
+_PROGRESS_PRIORITIES = frozenset({"high", "medium", "low"})
+_TERMINAL_MEMBERS = ("finalStatus", "stopReason", "kind", "owner", "reason")
 
 
 class SourceRecord(Protocol):
@@ -62,99 +68,346 @@ class SourceRecord(Protocol):
     def record_hash(self) -> str: ...
 
 
-class _Texts:
-    """Public texts waiting for redaction, and where each one goes."""
+class _Redactor:
+    """The policy applied once per distinct text (a plan repeats its steps in every event)."""
 
-    __slots__ = ("arguments", "places", "texts")
+    __slots__ = ("_policy", "_texts")
 
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-        self.places: list[tuple[dict[str, Any], str]] = []
-        self.arguments: list[tuple[dict[str, Any], Any]] = []
+    def __init__(self, policy: RedactionPolicy) -> None:
+        self._policy = policy
+        self._texts: dict[str, str] = {}
 
-    def put(self, target: dict[str, Any], key: str, text: str) -> None:
-        target[key] = text
-        self.texts.append(text)
-        self.places.append((target, key))
-
-    def put_arguments(self, exchange: dict[str, Any], arguments: Any) -> None:
-        """Tool arguments, written later as canonical JSON text (all calls at once)."""
-        exchange["arguments"] = ""
-        self.arguments.append((exchange, arguments))
-
-    def redact(self, policy: RedactionPolicy) -> None:
-        # Arguments are redacted twice: as a JSON value first (each string on
-        # its own and under its key, so `{"env": "token: ..."}` loses its
-        # secret although the text form hides it behind escaped quotes), then
-        # as canonical JSON text with the other texts (so a pair such as
-        # `"password": "..."` goes too, which the value pass leaves alone).
-        values = redact_values([arguments for _, arguments in self.arguments], policy)
-        rendered = _canonical_texts(values)
-        for (exchange, _), text in zip(self.arguments, rendered, strict=True):
-            self.put(exchange, "arguments", text)
-        for (target, key), text in zip(self.places, redact_texts(self.texts, policy), strict=True):
-            target[key] = text
-
-
-def _canonical_texts(values: list[Any]) -> list[str]:
-    """Each value's canonical JSON (RFC 8785) as text.
-
-    orjson with sorted keys writes most values canonically but not all
-    (floats, some key orders); one ``canonical_bytes`` over the whole list
-    settles it for every value at once, since the canonical form of a list is
-    its elements' forms joined by commas.  Otherwise each value is
-    canonicalized on its own.
-    """
-    try:
-        quick = [orjson.dumps(value, option=orjson.OPT_SORT_KEYS) for value in values]
-        if canonical_bytes(values) == b"[" + b",".join(quick) + b"]":
-            return [text.decode() for text in quick]
-    except (orjson.JSONEncodeError, InvalidDocument):
-        pass
-    return [canonical_bytes(value).decode() for value in values]
-
-
-class _Turn:
-    __slots__ = ("iterations", "prompts", "run_id", "terminal", "turn_id")
-
-    def __init__(self, turn_id: str, run_id: str | None) -> None:
-        self.turn_id = turn_id
-        self.run_id = run_id
-        self.prompts: list[dict[str, Any]] = []
-        self.iterations: dict[int, dict[str, Any]] = {}
-        self.terminal: dict[str, Any] | None = None
-
-    def iteration(self, number: int) -> dict[str, Any]:
-        found = self.iterations.get(number)
+    def text(self, text: str) -> str:
+        found = self._texts.get(text)
         if found is None:
-            found = {
-                "iteration": number,
-                "assistantText": [],
-                "toolExchanges": [],
-                "plans": [],
-                "progress": [],
-            }
-            self.iterations[number] = found
+            result: Any = redact_text(text, self._policy)
+            found = result if isinstance(result, str) else result.text
+            self._texts[text] = found
         return found
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "turnId": self.turn_id,
-            "runId": self.run_id,
-            "prompts": self.prompts,
-            "iterations": [self.iterations[n] for n in sorted(self.iterations)],
-            "terminal": self.terminal,
+    def optional(self, text: str | None) -> str | None:
+        return None if text is None else self.text(text)
+
+    def value(self, value: Any) -> Any:
+        return None if value is None else redact_value(_plain(value), self._policy)
+
+
+def _plain(value: Any) -> Any:
+    """A plain ``dict``/``list`` copy of a JSON value (stored events may be read-only)."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+class _Segment:
+    """One iteration of a turn (or its null segment) while the pass builds it."""
+
+    __slots__ = ("ended", "fact", "started")
+
+    def __init__(self, iteration: int | None) -> None:
+        self.started = False
+        self.ended = False
+        self.fact: dict[str, Any] = {
+            "iteration": iteration,
+            "state": "open" if iteration is not None else "unassigned",
+            "assistantText": [],
+            "tools": [],
+            "plans": [],
+            "progress": [],
+            "sourceEventIds": [],
         }
 
 
-class _Call:
-    """A tool call seen in the pass: its exchange when placed, and whether it settled."""
+class _Turn:
+    __slots__ = ("current", "fact", "segments")
 
-    __slots__ = ("exchange", "settled")
+    def __init__(self, run_id: str, turn_id: str) -> None:
+        self.fact: dict[str, Any] = {
+            "turnId": turn_id,
+            "runId": run_id,
+            "state": "open",
+            "prompts": [],
+            "iterations": [],
+            "terminal": None,
+            "sourceEventIds": [],
+        }
+        self.segments: dict[int | None, _Segment] = {}
+        self.current: int | None = None
 
-    def __init__(self, exchange: dict[str, Any] | None) -> None:
-        self.exchange = exchange
-        self.settled = False
+    def segment(self, iteration: int | None) -> _Segment:
+        """The iteration's segment, added in order of first appearance."""
+        found = self.segments.get(iteration)
+        if found is None:
+            found = self.segments[iteration] = _Segment(iteration)
+            self.fact["iterations"].append(found.fact)
+        return found
+
+    def find_tool(self, call_id: str) -> tuple[_Segment, dict[str, Any]] | None:
+        """The exchange with this call id in any segment of the turn (first in segment order)."""
+        for segment in self.segments.values():
+            for tool in segment.fact["tools"]:
+                if tool["toolCallId"] == call_id:
+                    return segment, tool
+        return None
+
+
+class _Projector:
+    """One pass over a bounded read (docs/recap.md section 4)."""
+
+    def __init__(self, query: Mapping[str, Any], redactor: _Redactor) -> None:
+        self.run_filter: str | None = query["runId"]
+        self.turn_filter: str | None = query["turnId"]
+        self.redact = redactor
+        self.turns: dict[tuple[str, str], _Turn] = {}
+        self.matched = 0
+        self.unassigned = 0
+        self.absorbers: dict[str, Callable[[_Turn, int, Mapping[str, Any]], None]] = {
+            "loop_checkpoint": self.checkpoint,
+            "message": self.message,
+            "tool_call": self.tool_call,
+            "tool_result": self.tool_result,
+            "plan": self.plan,
+            "progress": self.progress,
+            "terminal": self.terminal,
+        }
+
+    def absorb(self, event: Mapping[str, Any]) -> None:
+        absorber = self.absorbers.get(event["kind"])
+        if absorber is None:
+            return
+        run_id, turn_id = event["runId"], event["turnId"]
+        if run_id is None or turn_id is None:
+            self.unassigned += 1  # counted before the filters, as Harn does
+            return
+        if (self.run_filter is not None and run_id != self.run_filter) or (
+            self.turn_filter is not None and turn_id != self.turn_filter
+        ):
+            return
+        key = (run_id, turn_id)
+        turn = self.turns.get(key)
+        if turn is None:
+            turn = self.turns[key] = _Turn(run_id, turn_id)
+        event_id: int = event["id"]
+        turn.fact["sourceEventIds"].append(event_id)
+        absorber(turn, event_id, event["payload"])
+
+    # -- placement
+
+    def current_segment(self, turn: _Turn) -> _Segment:
+        """The open iteration, or the null segment (a fact placed there counts unassigned)."""
+        if turn.current is None:
+            self.unassigned += 1
+        return turn.segment(turn.current)
+
+    def mark(self, segment: _Segment, event_id: int) -> None:
+        segment.fact["sourceEventIds"].append(event_id)
+        self.matched += 1
+
+    # -- one method per recap kind
+
+    def checkpoint(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
+        iteration = payload["iteration"]
+        if iteration is None:
+            self.unassigned += 1
+            return
+        segment = turn.segment(iteration)
+        segment.fact["sourceEventIds"].append(event_id)
+        label = payload["checkpoint"]
+        if label == "iteration_start":
+            segment.started = True
+            turn.current = iteration
+            self.matched += 1
+        elif label == "iteration_end":
+            segment.ended = True
+            if turn.current == iteration:
+                turn.current = None
+            self.matched += 1
+        else:
+            self.unassigned += 1
+
+    def message(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
+        text, role, visibility = payload["text"], payload["role"], payload["visibility"]
+        if text is None:
+            return
+        if role == "user" and visibility in (None, "public"):
+            turn.fact["prompts"].append({"text": self.redact.text(text), "sourceEventId": event_id})
+            self.matched += 1
+        elif role == "assistant" and visibility == "public":
+            segment = self.current_segment(turn)
+            segment.fact["assistantText"].append(
+                {"text": self.redact.text(text), "sourceEventId": event_id}
+            )
+            self.mark(segment, event_id)
+
+    def tool_call(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
+        # The segment is chosen before the call id is checked, as Harn does:
+        # a call without an id outside an iteration counts twice.
+        segment = self.current_segment(turn)
+        call_id = payload["callId"]
+        if call_id is None:
+            self.unassigned += 1
+            return
+        incoming = {
+            "toolCallId": call_id,
+            "toolName": payload["toolName"],
+            "state": "open",
+            "callObserved": True,
+            "resultObserved": False,
+            "input": self.redact.value(payload["input"]),
+            "output": None,
+            "verification": None,
+            "sourceEventIds": [event_id],
+        }
+        _upsert(turn, segment, incoming)
+        self.mark(segment, event_id)
+
+    def tool_result(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
+        call_id = payload["callId"]
+        if call_id is None:
+            self.unassigned += 1
+            return
+        existing = turn.find_tool(call_id)
+        segment = existing[0] if existing is not None else self.current_segment(turn)
+        incoming = {
+            "toolCallId": call_id,
+            "toolName": payload["toolName"],
+            "state": "failed" if payload["isError"] else "completed",
+            "callObserved": False,
+            "resultObserved": True,
+            "input": None,
+            "output": self.redact.value(payload["output"]),
+            "verification": self.verification(payload["verification"], event_id),
+            "sourceEventIds": [event_id],
+        }
+        _upsert(turn, segment, incoming)
+        self.mark(segment, event_id)
+
+    def verification(self, value: Mapping[str, Any] | None, event_id: int) -> Any:
+        if value is None or value["schema"] != VERIFICATION_SCHEMA or value["status"] != "passed":
+            return None
+        return {
+            "schema": value["schema"],
+            "status": "passed",
+            "verifiedPaths": [self.redact.text(path) for path in value["verifiedPaths"]],
+            "sourceEventId": event_id,
+        }
+
+    def plan(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
+        event = payload["event"]
+        fact = {
+            "documentId": payload["documentId"],
+            "revisionId": payload["revisionId"],
+            "title": self.redact.text(payload["title"]),
+            "summary": self.redact.text(payload["summary"]),
+            "steps": [
+                {
+                    "id": step["id"],
+                    "content": self.redact.text(step["content"]),
+                    "status": step["status"],
+                }
+                for step in payload["steps"]
+            ],
+            "event": None
+            if event is None
+            else {
+                "kind": event["kind"],
+                "eventId": event["eventId"],
+                # A created revision has no input revision, whatever was recorded.
+                "inputRevisionId": event["inputRevisionId"] if event["kind"] == "updated" else None,
+            },
+            "sourceEventId": event_id,
+        }
+        segment = self.current_segment(turn)
+        segment.fact["plans"].append(fact)
+        self.mark(segment, event_id)
+
+    def progress(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
+        entries = []
+        for entry in payload["entries"]:
+            content, status, priority = entry["content"], entry["status"], entry["priority"]
+            if (
+                not content.strip()
+                or status not in _PROGRESS_STATUSES
+                or (priority is not None and priority not in _PROGRESS_PRIORITIES)
+            ):
+                self.unassigned += 1  # one invalid entry makes the whole report unplaceable
+                return
+            entries.append(
+                {"content": self.redact.text(content), "status": status, "priority": priority}
+            )
+        message = payload["message"]
+        if message is None and not entries:
+            self.unassigned += 1
+            return
+        replace = payload["replace"]
+        segment = self.current_segment(turn)
+        segment.fact["progress"].append(
+            {
+                "message": self.redact.optional(message),
+                "entries": entries,
+                "replace": True if replace is None else replace,
+                "sourceEventId": event_id,
+            }
+        )
+        self.mark(segment, event_id)
+
+    def terminal(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
+        complete = payload["kind"] is not None and payload["owner"] is not None
+        fact: dict[str, Any] = {"state": "complete" if complete else "incomplete"}
+        for member in _TERMINAL_MEMBERS:
+            fact[member] = self.redact.optional(payload[member])
+        fact["sourceEventId"] = event_id
+        turn.fact["terminal"] = fact  # the latest terminal event read wins
+        self.matched += 1
+
+    # -- the end of the pass
+
+    def finish(self) -> list[dict[str, Any]]:
+        for turn in self.turns.values():
+            terminal = turn.fact["terminal"]
+            incomplete = terminal is not None and terminal["state"] == "incomplete"
+            for segment in turn.segments.values():
+                fact = segment.fact
+                if fact["iteration"] is None:
+                    fact["state"] = "unassigned"
+                    incomplete = True
+                elif segment.started and segment.ended:
+                    fact["state"] = "complete"
+                else:
+                    fact["state"] = "incomplete"
+                    incomplete = True
+                for tool in fact["tools"]:
+                    if not (tool["callObserved"] and tool["resultObserved"]):
+                        tool["state"] = "incomplete"
+                        incomplete = True
+            if incomplete:
+                turn.fact["state"] = "incomplete"
+            elif terminal is not None:
+                turn.fact["state"] = "complete"
+            elif not turn.fact["iterations"]:
+                turn.fact["state"] = "open"
+            else:
+                turn.fact["state"] = "incomplete"
+        return [turn.fact for turn in self.turns.values()]
+
+
+def _upsert(turn: _Turn, segment: _Segment, incoming: dict[str, Any]) -> None:
+    """Merge an observed call or result into the turn's exchange with its id, or add it."""
+    found = turn.find_tool(incoming["toolCallId"])
+    if found is None:
+        segment.fact["tools"].append(incoming)
+        return
+    tool = found[1]
+    for member in ("toolName", "input", "output", "verification"):
+        if incoming[member] is not None:
+            tool[member] = incoming[member]  # a later observation's value wins
+    tool["callObserved"] = tool["callObserved"] or incoming["callObserved"]
+    tool["resultObserved"] = tool["resultObserved"] or incoming["resultObserved"]
+    if incoming["resultObserved"]:
+        tool["state"] = incoming["state"]
+    tool["sourceEventIds"].extend(incoming["sourceEventIds"])
 
 
 def _not_increasing(index: int, event_id: int, previous: int) -> InvalidDocument:
@@ -164,7 +417,7 @@ def _not_increasing(index: int, event_id: int, previous: int) -> InvalidDocument
                 f"$[{index}].id",
                 "events_not_increasing",
                 f"event {event_id} follows event {previous}",
-                "pass the matched events of one bounded read, in id order",
+                "pass the events of one bounded read, in id order",
             )
         ]
     )
@@ -174,40 +427,24 @@ def project(
     events: Sequence[SourceRecord],
     query: Mapping[str, Any],
     *,
-    scanned: int,
-    last_event_id: int | None,
-    next_event_id: int | None,
+    rows_beyond: int,
     policy: RedactionPolicy,
     extensions: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The snapshot of one bounded read.
 
-    ``events`` are the matched events (the scanned events that pass the
-    query's run and turn filters) in id order, each with its record hash;
-    ``query`` is the effective query (:func:`effective_query`); ``scanned``,
-    ``last_event_id`` and ``next_event_id`` describe the read (a journal's
-    :class:`RecordRead`).  Every public text goes through ``policy``.
-    ``extensions``, when given, is attached verbatim after the hashes.
-    Raises :class:`InvalidDocument` when the inputs contradict each other.
+    ``events`` are every event the read returned (all kinds, before the run
+    and turn filters) in id order, each with its record hash; ``query`` is the
+    query echo (:func:`query_echo`: the query as received, absent members
+    ``None``, ``limit`` unclamped); ``rows_beyond`` counts the session's events
+    after the last one read.  Every public text and tool value goes through
+    ``policy``.  ``extensions`` is attached verbatim ({} when not given).
+    Raises :class:`InvalidDocument` when the events are not in id order.
     """
-    if not 0 <= len(events) <= scanned:
-        raise InvalidDocument(
-            [
-                Finding(
-                    "$",
-                    "coverage_inconsistent",
-                    f"{len(events)} matched events but {scanned} scanned",
-                    "matched events are a subset of the scanned ones",
-                )
-            ]
-        )
-    texts = _Texts()
-    put = texts.put  # called for every text of the read
-    turns: dict[str, _Turn] = {}
-    calls: list[_Call] = []
-    open_calls: dict[str, _Call] = {}
-    unassigned = 0
-    sources: list[dict[str, Any]] = []
+    if rows_beyond < 0:
+        raise ValueError(f"rows_beyond must not be negative, not {rows_beyond}")
+    projector = _Projector(query, _Redactor(policy))
+    source_events: list[dict[str, Any]] = []
     previous = -1
     for index, record in enumerate(events):
         event = record.event
@@ -215,81 +452,16 @@ def project(
         if event_id <= previous:
             raise _not_increasing(index, event_id, previous)
         previous = event_id
-        sources.append({"id": event_id, "recordHash": record.record_hash})
-        kind = event["kind"]
-        if kind not in FACT_KINDS:
-            continue
-        payload = event["payload"]
-        if kind == "tool_result":
-            call = open_calls.pop(payload["callId"], None)
-            if call is None or call.exchange is None:
-                unassigned += 1  # no call to settle, or the call itself has no place
-                if call is not None:
-                    call.settled = True
-                continue
-            call.settled = True
-            exchange = call.exchange
-            exchange["resultEventId"] = event_id
-            exchange["status"] = "succeeded" if payload["ok"] else "failed"
-            if payload["output"] is not None:
-                put(exchange, "output", payload["output"])
-            continue
-        turn_id = event["turnId"]
-        iteration = event["iteration"]
-        if turn_id is None or (iteration is None and kind in CONTENT_KINDS):
-            unassigned += 1
-            if kind == "tool_call":
-                # Its result (if matched) settles it, and is unassigned with it.
-                call = _Call(None)
-                calls.append(call)
-                open_calls[payload["callId"]] = call
-            continue
-        turn = turns.get(turn_id)
-        if turn is None:
-            turn = turns[turn_id] = _Turn(turn_id, event["runId"])
-        elif turn.run_id is None:
-            turn.run_id = event["runId"]
-        # Most frequent kinds first: this chain runs once per matched event.
-        if kind == "tool_call":
-            exchange = {
-                "callId": payload["callId"],
-                "toolName": payload["toolName"],
-                "callEventId": event_id,
-                "resultEventId": None,
-                "status": "pending",
-            }
-            # The arguments object as canonical JSON text: one spelling per value.
-            texts.put_arguments(exchange, payload["arguments"])
-            exchange["output"] = None
-            turn.iteration(iteration)["toolExchanges"].append(exchange)
-            call = _Call(exchange)
-            calls.append(call)
-            open_calls[payload["callId"]] = call
-        elif kind == "assistant_text":
-            fact: dict[str, Any] = {"eventId": event_id}
-            put(fact, "text", payload["text"])
-            turn.iteration(iteration)["assistantText"].append(fact)
-        elif kind == "plan":
-            steps = []
-            for step in payload["steps"]:
-                entry: dict[str, Any] = {"status": step["status"]}
-                put(entry, "text", step["text"])
-                steps.append(entry)
-            turn.iteration(iteration)["plans"].append({"eventId": event_id, "steps": steps})
-        elif kind == "progress":
-            fact = {"eventId": event_id, "phase": payload["phase"]}
-            put(fact, "summary", payload["summary"])
-            turn.iteration(iteration)["progress"].append(fact)
-        elif kind == "visible_prompt":
-            fact = {"eventId": event_id}
-            put(fact, "text", payload["text"])
-            turn.prompts.append(fact)
-        else:  # terminal
-            fact = {"eventId": event_id, "stopClass": payload["stopClass"], "summary": None}
-            if payload["summary"] is not None:
-                put(fact, "summary", payload["summary"])
-            turn.terminal = fact  # a later terminal event supersedes an earlier one
-    texts.redact(policy)
+        source_events.append({"eventId": event_id, "recordHash": record.record_hash})
+        projector.absorb(event)
+    turns = projector.finish()
+    last_event_id = source_events[-1]["eventId"] if source_events else None
+    next_event_id = last_event_id + 1 if last_event_id is not None and rows_beyond else None
+    source = {
+        "firstEventId": source_events[0]["eventId"] if source_events else None,
+        "lastEventId": last_event_id,
+        "events": source_events,
+    }
     snapshot: dict[str, Any] = {
         "schemaVersion": SCHEMA_VERSION,
         "sessionId": query["sessionId"],
@@ -300,21 +472,19 @@ def project(
             "fromEventId": query["fromEventId"],
             "limit": query["limit"],
         },
-        "cursor": {
-            "fromEventId": query["fromEventId"],
-            "lastEventId": last_event_id,
-            "nextEventId": next_event_id,
-        },
+        "cursor": {"lastEventId": last_event_id, "nextEventId": next_event_id},
         "coverage": {
-            "scanned": scanned,
-            "matched": len(events),
-            "pending": sum(1 for call in calls if not call.settled),
-            "unassigned": unassigned,
+            "scanned": len(source_events),
+            "matched": projector.matched,
+            "pending": rows_beyond if last_event_id is not None else 0,
+            "unassigned": projector.unassigned,
+            "truncated": next_event_id is not None,
         },
-        "source": {"events": sources},
-        "contentHash": content_hash_of_sources(sources),
+        "source": source,
+        "contentHash": content_hash_of_source(source),
         "projectionHash": "",
-        "turns": [turn.to_json() for turn in turns.values()],
+        "turns": turns,
+        "extensions": {},
     }
     # Last: every member it binds is final (docs/hashing.md 4.3).
     snapshot["projectionHash"] = projection_hash(snapshot)
@@ -325,12 +495,12 @@ def with_extensions(snapshot: Mapping[str, Any], extensions: Mapping[str, Any]) 
     """A copy of ``snapshot`` carrying ``extensions`` (replacing any); both hashes unchanged.
 
     projectionHash excludes extensions (docs/hashing.md 4.3), so nothing is
-    recomputed.  The extensions must be JSON with a canonical form; raises
+    recomputed.  The extensions must be JSON values; raises
     :class:`InvalidDocument` (paths under ``$.extensions``) otherwise.
     """
     copied = dict(extensions)
     try:
-        canonical_bytes(copied)
+        harn_canonical_bytes(copied)
     except InvalidDocument as exc:
         raise InvalidDocument(
             [Finding(f"$.extensions{f.path[1:]}", f.code, f.message, f.hint) for f in exc.findings]

@@ -1,11 +1,12 @@
-"""Recap queries: from what an adapter received to the effective query (pure).
+"""Recap queries: from what an adapter received to the query a snapshot echoes (pure).
 
 Every adapter (HTTP, ACP, the command line) hands its query to
-:func:`effective_query`, so the three accept and refuse exactly the same
-things.  The schema (``session-recap.query``, with its ``x-inputAliases``)
-decides what a query is; this module adds what a schema cannot say: the
-default and the clamp of ``limit``, and, for HTTP, how a query string's text
-becomes numbers (:func:`coerce_params`).
+:func:`query_echo`, so the three accept and refuse exactly the same things.
+The schema (``session-recap.query``, with its ``x-inputAliases``) decides what
+a query is.  As in Harn's runtime, the snapshot echoes the query as received
+(absent members null, ``limit`` not clamped) while the read itself uses
+:func:`clamp_limit` of it; members the query type does not name are ignored.
+For HTTP, :func:`coerce_params` turns a query string's text into numbers.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ __all__ = [
     "clamp_limit",
     "coerce_http_params",
     "coerce_params",
-    "effective_query",
+    "query_echo",
 ]
 
 QUERY_DOCUMENT_TYPE = "session-recap.query"
@@ -38,9 +39,10 @@ _INTEGER_PARAMETERS = frozenset({"fromEventId", "from_event_id", "limit"})
 # Decimal digits only: no sign, no space, no fraction, no leading zero but "0".
 # re.ASCII keeps other scripts' digits (such as U+0663) out of \d; [0-9] is explicit anyway.
 _UNSIGNED = re.compile(r"0|[1-9][0-9]*", re.ASCII)
-# 9,007,199,254,740,991 has 16 digits; a longer literal is over the schema's
-# maximum, and refusing it before int() keeps huge inputs cheap.
-_MAX_DIGITS = 16
+# 18,446,744,073,709,551,615 (2^64 - 1, Harn's u64) has 20 digits; a longer
+# literal is over the schema's maximum, and refusing it before int() keeps huge
+# inputs cheap.
+_MAX_DIGITS = 20
 
 
 def clamp_limit(requested: int | None) -> int:
@@ -59,12 +61,13 @@ def _spelling(path: str, spelled: Mapping[str, str]) -> str:
     return path
 
 
-def effective_query(raw: Any) -> dict[str, Any]:
-    """The effective query of a recap query in either spelling.
+def query_echo(raw: Any) -> dict[str, Any]:
+    """The query a snapshot echoes, from a recap query in either spelling.
 
     ``raw`` is the query object as received (camelCase, snake-case aliases or
-    a mix, one spelling per field).  Returns all five members in canonical
-    spelling, absent filters ``None`` and ``limit`` clamped.  Raises
+    a mix, one spelling per field).  Returns the five members in canonical
+    spelling, absent ones ``None``, ``limit`` as given (the read uses
+    :func:`clamp_limit` of it); other members are dropped.  Raises
     :class:`InvalidDocument` with every finding, each at the JSON path of the
     member as the caller spelled it (``$.limit``, ``$.run_id``...).
     """
@@ -84,6 +87,20 @@ def effective_query(raw: Any) -> dict[str, Any]:
     document_type = validator.schema_set.document_type(QUERY_DOCUMENT_TYPE)
     renamed, findings = apply_input_aliases(document_type, document)
     findings = [*findings, *validator.validate(QUERY_DOCUMENT_TYPE, renamed)]
+    # JSON Schema counts 4.0 as an integer; Harn's runtime (serde into u64) does
+    # not, and neither do we: an unsigned integer is written as one.
+    findings.extend(
+        Finding(
+            f"$.{name}",
+            "integer_literal_required",
+            f"{name} is written as a fraction or exponent ({renamed[name]!r})",
+            f"write it as {int(renamed[name])}"
+            if renamed[name] == renamed[name] and abs(renamed[name]) != float("inf")
+            else "write an unsigned integer",
+        )
+        for name in ("fromEventId", "limit")
+        if isinstance(renamed.get(name), float)
+    )
     if findings:
         aliases = document_type.input_aliases
         spelled = {
@@ -99,7 +116,7 @@ def effective_query(raw: Any) -> dict[str, Any]:
         "runId": renamed.get("runId"),
         "turnId": renamed.get("turnId"),
         "fromEventId": renamed.get("fromEventId"),
-        "limit": clamp_limit(renamed.get("limit")),
+        "limit": renamed.get("limit"),
     }
 
 
@@ -121,7 +138,7 @@ def _unsigned(name: str, text: str) -> int:
                 Finding(
                     f"$.{name}",
                     "maximum",
-                    f"{name} has {len(text)} digits; the largest value is 9007199254740991",
+                    f"{name} has {len(text)} digits; the largest value is 18446744073709551615",
                     "give a smaller number",
                 )
             ]

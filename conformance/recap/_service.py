@@ -21,7 +21,7 @@ An invalid query raises :class:`InvalidDocument` instead: it is the caller's
 mistake, which each adapter reports in its own way (HTTP 400, JSON-RPC
 -32602, exit status 1).
 
-:func:`envelope_bytes` is the one serialization every adapter uses: RFC 8785
+:func:`envelope_bytes` is the one serialization every adapter uses: Harn's
 canonical JSON, so the same query gives the same bytes over HTTP, ACP and
 the command line.
 """
@@ -41,16 +41,17 @@ from typing import Any, NamedTuple
 from session_contracts.conformance.journal import (
     JournalCorrupt,
     JournalUnavailable,
+    RecordRead,
     SessionMissing,
     SqliteJournal,
     quick_validator,
 )
 from session_contracts.conformance.recap._projection import project, with_extensions
-from session_contracts.conformance.recap._query import effective_query
+from session_contracts.conformance.recap._query import clamp_limit, query_echo
 
-from session_contracts._canonical import canonical_bytes
 from session_contracts._redaction import RedactionPolicy
 from session_contracts._redaction_policy import default_policy
+from session_contracts._snapshot_hashes import harn_canonical_bytes
 from session_contracts._validator import default_validator
 
 __all__ = [
@@ -71,6 +72,8 @@ UNAVAILABLE_REASONS = (
     "admission_terminal",
 )
 LOG = logging.getLogger("session_contracts.recap")
+# The largest id a SQLite journal row can have.
+MAX_JOURNAL_EVENT_ID = 2**63 - 1
 
 Extender = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
 
@@ -94,13 +97,15 @@ def unavailable(reason: str) -> RecapOutcome:
 
 
 def envelope_bytes(envelope: Mapping[str, Any]) -> bytes:
-    """The wire bytes of an envelope: RFC 8785 canonical JSON, compact, UTF-8.
+    """The wire bytes of an envelope: Harn's canonical JSON, compact, UTF-8.
 
     Every adapter writes exactly these bytes, so the same query reads the
-    same over HTTP, ACP and the command line, and a snapshot's bytes are the
-    ones its hashes are defined over (docs/hashing.md).
+    same over HTTP, ACP and the command line.  Harn's canonical form (keys in
+    UTF-8 byte order, numbers as serde_json writes them, docs/hashing.md), not
+    RFC 8785: a snapshot echoes a limit or carries tool values Harn's runtime
+    writes as 64-bit integers, which RFC 8785 cannot represent.
     """
-    return canonical_bytes(dict(envelope))
+    return harn_canonical_bytes(dict(envelope))
 
 
 _gc_lock = threading.Lock()
@@ -192,10 +197,10 @@ class RecapService:
 
     def query(self, raw: Mapping[str, Any]) -> RecapOutcome:
         """Answer a query as received (either spelling); :class:`InvalidDocument` if invalid."""
-        return self.answer(effective_query(raw))
+        return self.answer(query_echo(raw))
 
     def answer(self, query: Mapping[str, Any]) -> RecapOutcome:
-        """Answer an effective query (:func:`effective_query`).  Never raises."""
+        """Answer a checked query (:func:`query_echo`).  Never raises."""
         if not self._admit():
             return unavailable("admission_terminal")
         try:
@@ -215,15 +220,19 @@ class RecapService:
 
     def _recap(self, query: Mapping[str, Any]) -> RecapOutcome:
         """Read, project and check one page (the caller holds the collector off)."""
+        start = query["fromEventId"]
         try:
             with SqliteJournal.open(self.journal_path) as journal:
-                read = journal.read_records(
-                    query["sessionId"],
-                    run_id=query["runId"],
-                    turn_id=query["turnId"],
-                    from_event_id=query["fromEventId"],
-                    limit=query["limit"],
-                )
+                if start is not None and start > MAX_JOURNAL_EVENT_ID:
+                    # Past every id a journal can hold: nothing to read, but a
+                    # missing session is still missing.
+                    if not journal.has_session(query["sessionId"]):
+                        return unavailable("session_missing")
+                    read = RecordRead(records=(), scanned=0, last_event_id=None, next_event_id=None)
+                else:
+                    read = journal.read_records(
+                        query["sessionId"], from_event_id=start, limit=clamp_limit(query["limit"])
+                    )
         except JournalUnavailable as exc:
             LOG.warning("journal unavailable: %s", exc)
             return unavailable("journal_unavailable")
@@ -232,14 +241,7 @@ class RecapService:
         except JournalCorrupt as exc:
             LOG.error("journal corrupt: %s", exc)
             return unavailable("projection_failed")
-        snapshot = project(
-            read.records,
-            query,
-            scanned=read.scanned,
-            last_event_id=read.last_event_id,
-            next_event_id=read.next_event_id,
-            policy=self.policy,
-        )
+        snapshot = project(read.records, query, rows_beyond=read.rows_beyond, policy=self.policy)
         if self._extend is not None:
             extensions = self._extend(snapshot)
             if extensions is not None:
@@ -247,8 +249,9 @@ class RecapService:
         envelope = {"state": "available", "snapshot": snapshot}
         # The write contract is closed: refuse to hand out what it does not
         # allow.  The quick validator agrees with the full one here: the
-        # projection writes integers as ints (event ids, iterations, counts).
-        if not quick_validator(ENVELOPE_DOCUMENT_TYPE).is_valid(envelope):
+        # projection writes integers as ints (event ids, iterations, counts);
+        # a value it cannot take (an integer beyond 64 bits) goes to the full one.
+        if not _quick_valid(envelope):
             findings = default_validator().validate(ENVELOPE_DOCUMENT_TYPE, envelope)
             if findings:
                 LOG.error(
@@ -257,3 +260,10 @@ class RecapService:
                 )
                 return unavailable("projection_failed")
         return RecapOutcome("available", envelope)
+
+
+def _quick_valid(envelope: Mapping[str, Any]) -> bool:
+    try:
+        return bool(quick_validator(ENVELOPE_DOCUMENT_TYPE).is_valid(envelope))
+    except (ValueError, TypeError, OverflowError):
+        return False

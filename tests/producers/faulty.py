@@ -188,15 +188,28 @@ def _recap(case: Mapping[str, Any]) -> Any:
 
 
 def hashes_with_extensions(case: Mapping[str, Any]) -> Any:
-    from session_contracts._canonical import content_hash
+    from session_contracts._snapshot_hashes import harn_sha256, projection_hash_input
 
     output = _recap(case)
     snapshot = output.get("snapshot")
     if snapshot is not None:
         snapshot["extensions"] = {"vendor.note": {"kept": True}}
-        snapshot["projectionHash"] = content_hash(
-            {k: v for k, v in snapshot.items() if k not in ("projectionHash", "source")}
+        snapshot["projectionHash"] = harn_sha256(
+            {**projection_hash_input(snapshot), "extensions": snapshot["extensions"]}
         )
+    return output
+
+
+def rfc8785_hashing(case: Mapping[str, Any]) -> Any:
+    # Hashes the source event list in RFC 8785, not the source object in Harn's form.
+    from session_contracts._canonical import content_hash
+    from session_contracts._snapshot_hashes import projection_hash
+
+    output = _recap(case)
+    snapshot = output.get("snapshot")
+    if snapshot is not None:
+        snapshot["contentHash"] = content_hash(snapshot["source"]["events"])
+        snapshot["projectionHash"] = projection_hash(snapshot)
     return output
 
 
@@ -207,7 +220,9 @@ def noncanonical_hashing(case: Mapping[str, Any]) -> Any:
     output = _recap(case)
     snapshot = output.get("snapshot")
     if snapshot is not None:
-        body = {k: v for k, v in snapshot.items() if k not in ("projectionHash", "source")}
+        from session_contracts._snapshot_hashes import projection_hash_input
+
+        body = projection_hash_input(snapshot)  # json.dumps's spaces: not canonical
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         snapshot["projectionHash"] = "sha256:" + digest
     return output
@@ -238,7 +253,7 @@ def leaks_recap_secrets(case: Mapping[str, Any]) -> Any:
     output = _recap(case)
     for turn in output.get("snapshot", {}).get("turns", []):
         for prompt in turn["prompts"]:
-            prompt["text"] = raw.get(prompt["eventId"], prompt["text"])
+            prompt["text"] = raw.get(prompt["sourceEventId"], prompt["text"])
     return output
 
 
@@ -265,6 +280,7 @@ def markup_in_answers(case: Mapping[str, Any]) -> Any:
 DEFECTS = {
     "redacts_lookalikes": ("recap.project", redacts_lookalikes),
     "hashes_with_extensions": ("recap.project", hashes_with_extensions),
+    "rfc8785_hashing": ("recap.project", rfc8785_hashing),
     "noncanonical_hashing": ("recap.project", noncanonical_hashing),
     "wrong_limit_clamp": ("recap.project", wrong_limit_clamp),
     "wrong_default_limit": ("recap.project", wrong_default_limit),

@@ -1,7 +1,7 @@
 """Our HTTP recap adapter with exactly one defect, for ``certify --http``.
 
 A small starlette app in front of :class:`RecapService`: it reads the query
-as the real adapter does (``coerce_http_params``, ``effective_query``), then
+as the real adapter does (``coerce_http_params``, ``query_echo``), then
 breaks one thing.  tests/test_certify_http.py proves each defect is caught by
 its check, and that each way of breaking the HTTP exchange itself becomes the
 right errored outcome.
@@ -19,8 +19,8 @@ import orjson
 from session_contracts.conformance.recap import (
     RecapService,
     coerce_http_params,
-    effective_query,
     envelope_bytes,
+    query_echo,
 )
 from session_contracts.conformance.recap._http import error_body
 from starlette.applications import Starlette
@@ -80,7 +80,7 @@ def create_app(journal: str | Path, defect: str) -> Starlette:
         try:
             raw = coerce_http_params(params)
             raw["sessionId"] = request.path_params["sessionId"]
-            query = effective_query(raw)
+            query = query_echo(raw)
         except InvalidDocument as exc:
             return Response(error_body(exc.findings[0]), 400, media_type="application/json")
         envelope = orjson.loads(envelope_bytes(service.answer(query).envelope))
