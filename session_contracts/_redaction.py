@@ -734,6 +734,22 @@ def _compile_patterns(policy: RedactionPolicy) -> tuple[CompiledPattern, ...]:
     return tuple(compile_pattern(p.name, p.pattern) for p in policy.patterns if p.enabled)
 
 
+# Policies by identity: hashing a whole frozen policy on every string was a third
+# of a recap's time.  The entry keeps the policy alive, so its id is not reused.
+_PATTERNS_BY_IDENTITY: dict[int, tuple[RedactionPolicy, tuple[CompiledPattern, ...]]] = {}
+
+
+def _patterns_of(policy: RedactionPolicy) -> tuple[CompiledPattern, ...]:
+    hit = _PATTERNS_BY_IDENTITY.get(id(policy))
+    if hit is not None and hit[0] is policy:
+        return hit[1]
+    patterns = _compile_patterns(policy)
+    if len(_PATTERNS_BY_IDENTITY) >= 64:
+        _PATTERNS_BY_IDENTITY.clear()
+    _PATTERNS_BY_IDENTITY[id(policy)] = (policy, patterns)
+    return patterns
+
+
 def _harn_string(text: str, policy: RedactionPolicy) -> tuple[str, tuple[Detection, ...]]:
     """Harn's ``redact_string``: the standalone-URL step, then the patterns.
 
@@ -742,7 +758,7 @@ def _harn_string(text: str, policy: RedactionPolicy) -> tuple[str, tuple[Detecti
     placeholder is one detection, over the input characters it stands for (of
     the URL's serialization, when that alone changed the string).
     """
-    patterns = _compile_patterns(policy)
+    patterns = _patterns_of(policy)
     target = text
     url_detections: tuple[Detection, ...] = ()
     if policy.url_params is not None:

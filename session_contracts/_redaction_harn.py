@@ -17,7 +17,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 
 from session_contracts._rust_regex import (
     WHITE_SPACE,
@@ -155,9 +155,45 @@ class _Span:
     replacement: str
 
 
+@lru_cache(maxsize=32)
+def _ascii_gate(sources: tuple[str, ...]) -> Any:
+    """One RE2 alternation of every pattern: on ASCII text it finds a match iff some
+    pattern does, so a text it does not match is left as it is without 16 scans."""
+    import re2  # type: ignore[import-untyped, unused-ignore]
+
+    options = re2.Options()
+    options.max_mem = 256 << 20
+    try:
+        return re2.compile("|".join(f"(?:{translate(s, 're2')})" for s in sources), options)
+    except Exception:  # no gate is always correct, merely slower
+        return None
+
+
+_GATES_BY_IDENTITY: dict[int, tuple[Sequence[CompiledPattern], Any]] = {}
+
+
+def _gate_of(patterns: Sequence[CompiledPattern]) -> Any:
+    """``_ascii_gate`` of a pattern list, looked up by the list's identity."""
+    hit = _GATES_BY_IDENTITY.get(id(patterns))
+    if hit is not None and hit[0] is patterns:
+        return hit[1]
+    gate = _ascii_gate(tuple(p.source for p in patterns))
+    if len(_GATES_BY_IDENTITY) >= 64:
+        _GATES_BY_IDENTITY.clear()
+    _GATES_BY_IDENTITY[id(patterns)] = (patterns, gate)
+    return gate
+
+
 def _single_pass(
     text: str, patterns: Sequence[CompiledPattern], placeholder: Placeholder
 ) -> tuple[str, tuple[Claim, ...]]:
+    if text.isascii():
+        # On ASCII text every pattern runs on RE2 (regex_for), so the union means
+        # exactly "some pattern matches the text"; if none does, no replacement
+        # happens and no later pattern sees a changed text.
+        gate = _gate_of(patterns)
+        if gate is not None and gate.search(text) is None:
+            return text, ()
     current = text
     spans: list[_Span] = []  # placeholders in ``current``, in order
     for pattern in patterns:
