@@ -269,6 +269,9 @@ def _progress(console: Console, total: int) -> Iterator[Callable[[Check, CheckRe
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     console = Console(file=out, highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        # A CI log has no width: 80 columns would fold every cell of the table.
+        console = Console(file=out, highlight=False, soft_wrap=True, width=200)
     _check_options(args)
     if args.replay:
         return _replay(args, console)
