@@ -314,13 +314,31 @@ VIEW_UNSAFE = re.compile(r"\\|[:=>][ \t]|^[ \t]+[^ \t]")
 _URL_CLAUSE = Clause(frozenset({_Literal("http://", False), _Literal("https://", False)}))
 
 
+# A word boundary assertion, not preceded by an escaping backslash.
+_WORD_BOUNDARY = re.compile(r"(?<!\\)((?:\\\\)*)\\b")
+
+
+def _harn_pattern_clauses(source: str) -> tuple[Clause, ...]:
+    """The clauses of a Rust-syntax pattern.
+
+    Dropping its ``\\b`` assertions only widens what it matches, so every literal the
+    widened pattern needs, the pattern needs too; and without them the literals on
+    both sides of a boundary join up (``gh[pousr]_`` gives ``ghp_``... rather than
+    ``gh`` and ``_``, which any English text with an underscore holds).  Python's own
+    spelling of the pattern is the fallback.
+    """
+    try:
+        widened = _strongest(_pattern_clauses(_WORD_BOUNDARY.sub(r"\1", source), 0))
+    except (re.error, ValueError, OverflowError):
+        widened = ()
+    if widened:
+        return widened
+    return _strongest(_pattern_clauses(translate(source, "python-fast"), 0))
+
+
 def _pattern_gates(policy: RedactionPolicy) -> tuple[DetectorGate, ...]:
     gates = [
-        # Python's spelling with its own \b: the literals are the same in every spelling.
-        DetectorGate(
-            pattern.name,
-            _strongest(_pattern_clauses(translate(pattern.pattern, "python-fast"), 0)),
-        )
+        DetectorGate(pattern.name, _harn_pattern_clauses(pattern.pattern))
         for pattern in policy.patterns
         if pattern.enabled
     ]
