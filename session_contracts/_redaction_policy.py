@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from importlib.resources import files
-from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
@@ -180,16 +179,21 @@ def parse_policy(data: bytes | str, *, source: str = "") -> RedactionPolicy:
 
 def load_policy(path: str | os.PathLike[str]) -> RedactionPolicy:
     """Read and check a policy file; every problem is a finding with a JSON path."""
+    from session_contracts._input_files import read_regular_file
+    from session_contracts._jsonload import MAX_DOCUMENT_BYTES
+
     try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
+        # A FIFO or device is refused at once, never waited on.
+        data = read_regular_file(os.fspath(path), MAX_DOCUMENT_BYTES + 1)
+    except UsageError as exc:
+        problem = exc.findings[0]
         raise UsageError(
             [
                 Finding(
                     "$",
                     POLICY_UNREADABLE,
-                    f"cannot read the redaction policy: {exc.strerror or exc}",
-                    "pass the path of a JSON redaction policy file",
+                    f"cannot read the redaction policy: {problem.message}",
+                    problem.hint or "pass the path of a JSON redaction policy file",
                     source=os.fspath(path),
                 )
             ]
