@@ -76,7 +76,11 @@ def _required(schema_set: SchemaSet, node: Any, base: str, depth: int = 0) -> fr
 
 
 @cache
-def _signatures(validator: DocumentValidator) -> tuple[tuple[str, frozenset[str]], ...]:
+def _signatures(
+    validator: DocumentValidator,
+) -> tuple[tuple[str, frozenset[str], Mapping[str, str]], ...]:
+    """(document type, its required members, its input aliases) of every producer
+    document type, most specific first."""
     schema_set = validator.schema_set
     signatures = []
     for name, document_type in schema_set.document_types.items():
@@ -84,14 +88,19 @@ def _signatures(validator: DocumentValidator) -> tuple[tuple[str, frozenset[str]
             continue  # the harness's own documents are not a producer's output
         required = _required(schema_set, {"$ref": document_type.ref}, document_type.schema_id)
         if required:
-            signatures.append((name, required))
+            signatures.append((name, required, dict(document_type.input_aliases or {})))
     # Most specific first: a document matches the type that requires the most of it.
     return tuple(sorted(signatures, key=lambda item: (-len(item[1]), item[0])))
 
 
 def _tied(validator: DocumentValidator, keys: frozenset[str]) -> tuple[str, ...]:
-    """The most specific document types whose required members are all in ``keys``."""
-    candidates = [(name, required) for name, required in _signatures(validator) if required <= keys]
+    """The most specific document types whose required members are all in ``keys``
+    (a member may be written in an input alias: a snake_case recap query)."""
+    candidates = [
+        (name, required)
+        for name, required, aliases in _signatures(validator)
+        if required <= (frozenset(aliases.get(key, key) for key in keys) if aliases else keys)
+    ]
     if not candidates:
         return ()
     best = len(candidates[0][1])

@@ -51,6 +51,19 @@ def test_every_document_type_is_detected_from_the_schemas(doctype: str) -> None:
     assert detect_doctype(json.loads((EXAMPLES / f"{doctype}.json").read_text())) == doctype
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"session_id": "s1"},
+        {"sessionId": "s1", "turn_id": "t1"},
+        {"session_id": "s1", "run_id": "r", "from_event_id": 3, "limit": 5},
+    ],
+)
+def test_a_query_in_snake_case_aliases_is_detected_as_the_query(query: dict[str, object]) -> None:
+    # Seed 002: both adapters "accept snake-case aliases for query fields".
+    assert detect_doctype(query) == "session-recap.query"
+
+
 def test_json_lines_are_checked_line_by_line(tmp_path: Path) -> None:
     span = json.loads((EXAMPLES / "run-record.span.json").read_text())
     bad = dict(span, parent_id=1)
