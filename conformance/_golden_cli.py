@@ -122,6 +122,9 @@ def _corpus(args: argparse.Namespace) -> Corpus:
 
 # -- check --------------------------------------------------------------------------------------
 
+# After this many fixtures in a row time out, the rest are errored without being sent.
+MAX_TIMEOUTS_IN_A_ROW = 3
+
 
 def _answers(
     args: argparse.Namespace,
@@ -145,11 +148,25 @@ def _answers(
     operations = set(started.operations)
     contracts = set(started.contracts)
 
+    timeouts_in_a_row = 0
+
     def answer(case: GoldenCase, seq: int) -> CaseOutcome:
+        nonlocal timeouts_in_a_row
         undeclared = undeclared_reason(case, operations, contracts)
         if undeclared is not None:
             return CaseOutcome(seq, "skipped", reason=undeclared, error_code=NOT_DECLARED)
-        return producer.run(seq, {"operation": case.operation, "input": case.input})
+        if timeouts_in_a_row >= MAX_TIMEOUTS_IN_A_ROW:
+            # A hung producer would cost --timeout on every remaining fixture.
+            return CaseOutcome(
+                seq,
+                "errored",
+                error_code="not_sent_after_timeouts",
+                message=f"not sent: the producer timed out on {timeouts_in_a_row} fixtures "
+                "in a row",
+            )
+        outcome = producer.run(seq, {"operation": case.operation, "input": case.input})
+        timeouts_in_a_row = timeouts_in_a_row + 1 if outcome.error_code == "timeout" else 0
+        return outcome
 
     info = {
         "command": args.producer,

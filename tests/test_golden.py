@@ -269,6 +269,20 @@ def test_a_producer_skipping_declared_fixtures_is_not_ok(corpus: Path) -> None:
     assert "answered skipped: no evidence" in result.stdout
 
 
+def test_a_hung_producer_costs_three_timeouts_not_one_per_fixture(tmp_path: Path) -> None:
+    root = tmp_path / "fixtures"
+    for number in range(8):
+        _case(root, f"health/hang-{number}", "health.reduce", HEALTH_INPUT)
+    assert golden("update", "--fixtures", str(root)).returncode == 0
+    hang = shlex.join([sys.executable, str(PRODUCERS / "misbehaving.py"), "hang"])
+    report = tmp_path / "report.json"
+    args = ["--fixtures", str(root), "--producer", hang, "--timeout", "0.5"]
+    result = golden("check", *args, "--report-json", str(report))
+    assert result.returncode == 1
+    codes = [r["code"] for r in json.loads(report.read_text())["results"]]
+    assert codes == ["timeout"] * 3 + ["not_sent_after_timeouts"] * 5
+
+
 def test_github_annotations_point_at_the_case_file(corpus: Path) -> None:
     check = golden("check", "--fixtures", str(corpus), "--annotations", "github")
     assert check.returncode == 1
