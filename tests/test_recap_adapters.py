@@ -137,6 +137,31 @@ def test_http_bad_values_are_400_with_a_json_error(
     assert (error["path"], error["code"]) == (path, code)
 
 
+@pytest.mark.parametrize(
+    ("url", "path"),
+    [
+        ("/sessions/%FF%FE/recap", "$.sessionId"),
+        (f"/sessions/{SESSION}/recap?turnId=%FF", "$"),
+        (f"/sessions/{SESSION}/recap?%C3=1", "$"),
+    ],
+)
+def test_http_percent_escapes_that_are_not_utf8_are_400(
+    client: TestClient, url: str, path: str
+) -> None:
+    # Decoded with replacement they would name another session (U+FFFD).
+    response = client.get(url)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["code"], error["path"]) == ("invalid_utf8", path)
+
+
+def test_http_utf8_session_ids_and_a_trailing_slash(client: TestClient) -> None:
+    assert client.get("/sessions/s%C3%A9/recap").status_code == 200
+    response = client.get(f"/sessions/{SESSION}/recap/", follow_redirects=False)
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"
+
+
 def test_http_takes_what_harns_runtime_takes(client: TestClient, journal: Path) -> None:
     """Unknown parameters are ignored, an empty filter is a filter, ids run to 2^64 - 1."""
     response = client.get(f"/sessions/{SESSION}/recap", params={"colour": "blue", "runId": ""})

@@ -21,6 +21,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import parse_qsl, unquote_to_bytes
 
 import anyio.to_thread
 import orjson
@@ -87,12 +88,37 @@ def _http_query(session_id: str, pairs: list[tuple[str, str]]) -> dict[str, Any]
     return document
 
 
+def _refuse_invalid_utf8(request: Request) -> None:
+    """Percent-escapes must decode to UTF-8: starlette would read ``%FF`` as U+FFFD and
+    answer for another session than the one asked for."""
+    raw_path = request.scope.get("raw_path") or request.scope["path"].encode("utf-8")
+    try:
+        unquote_to_bytes(raw_path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidDocument([_invalid_utf8("$.sessionId")]) from None
+    query = request.scope.get("query_string", b"")
+    try:
+        parse_qsl(query.decode("latin-1"), keep_blank_values=True, errors="strict")
+    except UnicodeDecodeError:
+        raise InvalidDocument([_invalid_utf8("$")]) from None
+
+
+def _invalid_utf8(where: str) -> Finding:
+    return Finding(
+        where,
+        "invalid_utf8",
+        "a percent-escape in the request does not decode to UTF-8",
+        "percent-encode the UTF-8 bytes of each character (RFC 3986)",
+    )
+
+
 def create_app(service: RecapService) -> Starlette:
     """The ASGI app serving ``service``; closing the app's lifespan closes the service."""
 
     def recap(request: Request) -> Response:
         # A plain function: starlette runs it in a worker thread, off the event loop.
         try:
+            _refuse_invalid_utf8(request)
             query = query_echo(
                 _http_query(request.path_params["sessionId"], request.query_params.multi_items())
             )
@@ -113,11 +139,14 @@ def create_app(service: RecapService) -> Starlette:
         yield
         await anyio.to_thread.run_sync(service.close)
 
-    return Starlette(
+    app = Starlette(
         routes=[Route(RECAP_ROUTE, recap, methods=["GET"])],
         exception_handlers={HTTPException: http_error, Exception: http_error},
         lifespan=lifespan,
     )
+    # No 307 to a path without the trailing slash: /sessions/x/recap/ is not a route (404).
+    app.router.redirect_slashes = False
+    return app
 
 
 def serve(
