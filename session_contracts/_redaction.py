@@ -281,28 +281,15 @@ def _pattern_policy_problems(policy: RedactionPolicy) -> list[Finding]:
                 "Harn scans 262144-byte windows that overlap by 8192 bytes",
             )
         )
-    seen: set[str] = set()
+    problems += _name_problems(
+        [pattern.name for pattern in policy.patterns],
+        "patterns",
+        "name",
+        "pattern name",
+        "placeholders",
+    )
     for index, pattern in enumerate(policy.patterns):
         where: list[str | int] = ["patterns", index]
-        if not _KIND.fullmatch(pattern.name):
-            problems.append(
-                Finding(
-                    json_path([*where, "name"]),
-                    POLICY_INVALID,
-                    f"{pattern.name!r} is not a pattern name",
-                    "a name is lower case letters, digits and underscores, starting with a letter",
-                )
-            )
-        if pattern.name in seen:
-            problems.append(
-                Finding(
-                    json_path([*where, "name"]),
-                    POLICY_INVALID,
-                    f"the pattern name {pattern.name!r} is used twice",
-                    "each pattern needs its own name: placeholders and findings name it",
-                )
-            )
-        seen.add(pattern.name)
         try:
             compile_pattern(pattern.name, pattern.pattern)
         except DialectError as exc:
@@ -314,6 +301,38 @@ def _pattern_policy_problems(policy: RedactionPolicy) -> list[Finding]:
                     "see docs/redaction.md, section 'The pattern dialect'",
                 )
             )
+    return problems
+
+
+def _name_problems(
+    names: Sequence[str], section: str, member: str, noun: str, shown_in: str
+) -> list[Finding]:
+    """Each name well formed (``_KIND``) and used once: placeholders, markers and
+    findings name a pattern or detector by it."""
+    problems: list[Finding] = []
+    seen: set[str] = set()
+    for index, name in enumerate(names):
+        where = json_path([section, index, member])
+        if not _KIND.fullmatch(name):
+            problems.append(
+                Finding(
+                    where,
+                    POLICY_INVALID,
+                    f"{name!r} is not a {noun}",
+                    f"a {member} is lower case letters, digits and underscores, starting with "
+                    "a letter",
+                )
+            )
+        if name in seen:
+            problems.append(
+                Finding(
+                    where,
+                    POLICY_INVALID,
+                    f"the {noun} {name!r} is used twice",
+                    f"each needs its own {member}: {shown_in} and findings name it",
+                )
+            )
+        seen.add(name)
     return problems
 
 
@@ -335,28 +354,15 @@ def policy_problems(policy: RedactionPolicy) -> list[Finding]:
         problem = _regex_problem(placeholder, 0, json_path(["placeholders", index]))
         if problem:
             problems.append(problem)
-    seen: set[str] = set()
+    problems += _name_problems(
+        [detector.id for detector in policy.detectors],
+        "detectors",
+        "id",
+        "detector id",
+        "markers",
+    )
     for index, detector in enumerate(policy.detectors):
         where: list[str | int] = ["detectors", index]
-        if not _KIND.fullmatch(detector.id):
-            problems.append(
-                Finding(
-                    json_path([*where, "id"]),
-                    POLICY_INVALID,
-                    f"{detector.id!r} is not a detector id",
-                    "an id is lower case letters, digits and underscores, starting with a letter",
-                )
-            )
-        if detector.id in seen:
-            problems.append(
-                Finding(
-                    json_path([*where, "id"]),
-                    POLICY_INVALID,
-                    f"the detector id {detector.id!r} is used twice",
-                    "each detector needs its own id: markers and findings name it",
-                )
-            )
-        seen.add(detector.id)
         if isinstance(detector, RegexDetector):
             flags = re.IGNORECASE if detector.ignore_case else 0
             problem = _regex_problem(detector.pattern, flags, json_path([*where, "pattern"]))
