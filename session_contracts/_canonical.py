@@ -50,6 +50,7 @@ import re
 import sys
 from collections.abc import Callable
 from itertools import chain, compress, repeat
+from math import isfinite
 from operator import is_
 from typing import Any
 
@@ -168,11 +169,17 @@ def _plain_types_by_referents(value: Any) -> bool:
     return True
 
 
-def _plain_types_by_iteration(value: Any) -> bool:
-    """The same census with ``dict.values`` and list iteration (any Python)."""
+def _plain_types_by_iteration(
+    value: Any, plain: frozenset[type] = _PLAIN_TYPES, *, finite_floats: bool = False
+) -> bool:
+    """The same census with ``dict.values`` and list iteration (any Python).
+
+    ``plain`` is the set of allowed types; with ``finite_floats`` every ``float``
+    must also be finite (Harn's canonical form takes floats, but no NaN).
+    """
     kind = type(value)
     if kind is not dict and kind is not list:
-        return kind in _PLAIN_TYPES
+        return kind in plain and not (finite_floats and kind is float and not isfinite(value))
     dicts: list[dict[Any, Any]] = [value] if kind is dict else []
     lists: list[list[Any]] = [value] if kind is list else []
     level = 1
@@ -184,7 +191,13 @@ def _plain_types_by_iteration(value: Any) -> bool:
         )
         kinds = list(map(type, values))
         present = set(kinds)
-        if not present <= _PLAIN_TYPES:
+        if not present <= plain:
+            return False
+        if (
+            finite_floats
+            and float in present
+            and not all(map(isfinite, compress(values, map(is_, kinds, repeat(float)))))
+        ):
             return False
         dicts = list(compress(values, map(is_, kinds, repeat(dict)))) if dict in present else []
         lists = list(compress(values, map(is_, kinds, repeat(list)))) if list in present else []

@@ -32,12 +32,11 @@ from __future__ import annotations
 
 import hashlib
 import math
-from itertools import chain, compress, repeat
-from operator import is_
 from typing import Any
 
 import orjson
 
+from session_contracts._canonical import _plain_types_by_iteration
 from session_contracts._errors import Finding, InvalidDocument, json_path
 
 __all__ = ["HARN_MAX_DEPTH", "harn_canonical_bytes", "harn_sha256", "serde_float_format"]
@@ -48,9 +47,6 @@ _I64_MIN = -(2**63)
 _U64_MAX = 2**64 - 1
 _NONE_TYPE = type(None)
 _PLAIN = frozenset({dict, list, str, int, float, bool, _NONE_TYPE})
-_STR_ONLY = frozenset({str})
-# orjson refuses more than 254 levels; deeper values take the exact path.
-_FAST_MAX_LEVELS = 200
 _FAST_OPTIONS = (
     orjson.OPT_SORT_KEYS
     | orjson.OPT_PASSTHROUGH_SUBCLASS
@@ -117,38 +113,10 @@ def serde_float_format(number: float) -> str:
 
 
 def _fast_path_applies(value: Any) -> bool:
-    """Whether every value is of a plain type, every float finite, and nesting is shallow.
-
-    Works a nesting level at a time with C-level iteration: the values of all
-    containers of one level are gathered, their types counted, floats checked.
-    Keys are left to orjson, which refuses keys that are not exactly ``str``.
-    """
-    kind = type(value)
-    if kind is float:
-        return math.isfinite(value)
-    if kind is not dict and kind is not list:
-        return kind in _PLAIN
-    dicts: list[dict[Any, Any]] = [value] if kind is dict else []
-    lists: list[list[Any]] = [value] if kind is list else []
-    level = 1
-    while dicts or lists:
-        if level >= _FAST_MAX_LEVELS:
-            return False
-        values = list(
-            chain(chain.from_iterable(map(dict.values, dicts)), chain.from_iterable(lists))
-        )
-        kinds = list(map(type, values))
-        present = set(kinds)
-        if not present <= _PLAIN:
-            return False
-        if float in present and not all(
-            map(math.isfinite, compress(values, map(is_, kinds, repeat(float))))
-        ):
-            return False
-        dicts = list(compress(values, map(is_, kinds, repeat(dict)))) if dict in present else []
-        lists = list(compress(values, map(is_, kinds, repeat(list)))) if list in present else []
-        level += 1
-    return True
+    """Whether every value is of a plain type, every float finite, and nesting is shallow
+    (the RFC 8785 module's census, with floats allowed).  Keys are left to orjson, which
+    refuses keys that are not exactly ``str``."""
+    return _plain_types_by_iteration(value, _PLAIN, finite_floats=True)
 
 
 # ----------------------------------------------------------------------- exact path
