@@ -83,7 +83,7 @@ _FAST_OPTIONS = (
     | orjson.OPT_PASSTHROUGH_DATETIME
 )
 _NONE_TYPE = type(None)
-_PLAIN_TYPES = frozenset({dict, list, str, int, bool, _NONE_TYPE})
+_PLAIN_TYPES: frozenset[type] = frozenset({dict, list, str, int, bool, _NONE_TYPE})
 _CENSUS_CHUNK = 4096
 _FAST_MAX_LEVELS = 200
 _UTF8_LEADS_E000_FFFF = (b"\xee", b"\xef")

@@ -46,7 +46,7 @@ _HASH_PREFIX = "sha256:"
 _I64_MIN = -(2**63)
 _U64_MAX = 2**64 - 1
 _NONE_TYPE = type(None)
-_PLAIN = frozenset({dict, list, str, int, float, bool, _NONE_TYPE})
+_PLAIN: frozenset[type] = frozenset({dict, list, str, int, float, bool, _NONE_TYPE})
 _FAST_OPTIONS = (
     orjson.OPT_SORT_KEYS
     | orjson.OPT_PASSTHROUGH_SUBCLASS
