@@ -12,11 +12,11 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as hypothesis_seed
-from session_contracts.conformance import _cases
-from session_contracts.conformance._certify import certify
-from session_contracts.conformance._checks import CHECKS
-from session_contracts.conformance._reference_producer import HANDLERS
-from session_contracts.conformance.protocol import ProducerProcess
+from session_contracts.conformance.judge import _cases
+from session_contracts.conformance.judge._certify import certify
+from session_contracts.conformance.judge._checks import CHECKS
+from session_contracts.conformance.judge._runner import ProducerProcess
+from session_contracts.conformance.reference._producer import HANDLERS
 
 REFERENCE = [sys.executable, "-m", "session_contracts", "reference-producer"]
 

@@ -37,9 +37,9 @@ from typing import Any
 
 import jsonschema
 import referencing
-from session_contracts.conformance._captured import check_documents
-from session_contracts.conformance.journal import SqliteJournal
-from session_contracts.conformance.recap import RecapService, envelope_bytes, query_echo
+from session_contracts.conformance.judge._captured import check_documents
+from session_contracts.conformance.reference.journal import SqliteJournal
+from session_contracts.conformance.reference.recap import RecapService, envelope_bytes, query_echo
 
 from session_contracts._validator import default_validator
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from session_contracts.conformance.journal import JsonlTape, SessionEvent, SqliteJournal
+from session_contracts.conformance.reference.journal import JsonlTape, SessionEvent, SqliteJournal
 
 EVENTS = 32_768
 PAGE = 4_096

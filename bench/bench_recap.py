@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from session_contracts.conformance.journal import SqliteJournal
-from session_contracts.conformance.recap import RecapService, envelope_bytes, query_echo
-from session_contracts.conformance.recap._service import paused_gc
+from session_contracts.conformance.reference.journal import SqliteJournal
+from session_contracts.conformance.reference.recap import RecapService, envelope_bytes, query_echo
+from session_contracts.conformance.reference.recap._service import paused_gc
 
 from session_contracts._canonical import content_hash
 

@@ -197,7 +197,7 @@ def _cmd_canonicalize(args: argparse.Namespace, out: TextIO) -> int:
 
 def _journal_record_hashes(path: str, document: Any) -> dict[int, str]:
     from session_contracts._snapshot_hashes import record_hash
-    from session_contracts.conformance.journal import SqliteJournal
+    from session_contracts.conformance.reference.journal import SqliteJournal
 
     snapshot = document.get("snapshot", document) if isinstance(document, dict) else {}
     session_id = snapshot.get("sessionId") if isinstance(snapshot, dict) else None
@@ -250,25 +250,25 @@ def _cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_reference_producer(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance._reference_producer import main as producer_main
+    from session_contracts.conformance.reference._producer import main as producer_main
 
     return producer_main()
 
 
 def _cmd_certify(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance._certify_cli import run
+    from session_contracts.conformance.judge._certify_cli import run
 
     return run(args, out)
 
 
 def _cmd_golden(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance._golden_cli import run
+    from session_contracts.conformance.judge._golden_cli import run
 
     return run(args, out)
 
 
 def _cmd_checks(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance._certify_cli import list_checks
+    from session_contracts.conformance.judge._certify_cli import list_checks
 
     return list_checks(out, args.format)
 
@@ -286,21 +286,21 @@ def _recap_policy(args: argparse.Namespace) -> Any:
 
 
 def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance.recap import serve
+    from session_contracts.conformance.reference.recap import serve
 
     serve(args.journal, args.host, args.port, policy=_recap_policy(args))
     return EXIT_OK
 
 
 def _cmd_acp(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance.recap import RecapService, run_acp
+    from session_contracts.conformance.reference.recap import RecapService, run_acp
 
     with RecapService(args.journal, _recap_policy(args)) as service:
         return run_acp(service, sys.stdin.buffer, sys.stdout.buffer)
 
 
 def _cmd_recap(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance.recap import (
+    from session_contracts.conformance.reference.recap import (
         RecapService,
         coerce_params,
         envelope_bytes,
@@ -326,7 +326,7 @@ def _cmd_recap(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance._captured import CheckStats, check_documents
+    from session_contracts.conformance.judge._captured import CheckStats, check_documents
 
     for path in args.paths:
         if path != "-" and not Path(path).exists():
@@ -335,7 +335,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         from session_contracts._validator import default_validator
 
         default_validator().schema_set.document_type(args.doctype)
-    from session_contracts.conformance._check_report import CheckJunit
+    from session_contracts.conformance.judge._check_report import CheckJunit
 
     # Bounded statistics: memory does not grow with the input (docs/check.md).
     stats, junit = CheckStats(), CheckJunit()
@@ -468,7 +468,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     producer.set_defaults(handler=_cmd_reference_producer)
 
-    from session_contracts.conformance._certify_cli import add_arguments
+    from session_contracts.conformance.judge._certify_cli import add_arguments
 
     certify = commands.add_parser(
         "certify", help="certify a producer (default: the built-in reference producer)"
@@ -479,7 +479,9 @@ def _build_parser() -> argparse.ArgumentParser:
     golden = commands.add_parser(
         "golden", help="golden fixtures: check a producer against them, or update them"
     )
-    from session_contracts.conformance._golden_cli import add_arguments as add_golden_arguments
+    from session_contracts.conformance.judge._golden_cli import (
+        add_arguments as add_golden_arguments,
+    )
 
     add_golden_arguments(golden)
     golden.set_defaults(handler=_cmd_golden)

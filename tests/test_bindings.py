@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from session_contracts.conformance._strategies import documents, object_paths
+from session_contracts.conformance.judge._strategies import documents, object_paths
 
 from session_contracts import InvalidDocument
 from session_contracts._schemas import default_schema_set

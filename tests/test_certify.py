@@ -11,9 +11,9 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from session_contracts.conformance._certify import certify
-from session_contracts.conformance._checks import CHECKS, check_by_id
-from session_contracts.conformance.protocol import ProducerProcess
+from session_contracts.conformance.judge._certify import certify
+from session_contracts.conformance.judge._checks import CHECKS, check_by_id
+from session_contracts.conformance.judge._runner import ProducerProcess
 
 from session_contracts._validator import default_validator
 

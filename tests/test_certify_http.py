@@ -12,11 +12,11 @@ from xml.etree import ElementTree
 
 import pytest
 from producers import faulty_http
-from session_contracts.conformance._certify import CheckResult, Trial
-from session_contracts.conformance._certify_http import NOT_OVER_HTTP, HttpTarget
-from session_contracts.conformance._checks import CHECKS, check_by_id
-from session_contracts.conformance._report import BaselineVerdict, github_annotations
-from session_contracts.conformance.recap import RecapService, create_app
+from session_contracts.conformance.judge._certify import CheckResult, Trial
+from session_contracts.conformance.judge._certify_http import NOT_OVER_HTTP, HttpTarget
+from session_contracts.conformance.judge._checks import CHECKS, check_by_id
+from session_contracts.conformance.judge._report import BaselineVerdict, github_annotations
+from session_contracts.conformance.reference.recap import RecapService, create_app
 from uvicorn_thread import free_socket, serving
 
 from session_contracts import cli

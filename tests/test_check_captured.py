@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from session_contracts.conformance._captured import check_documents, detect_doctype
+from session_contracts.conformance.judge._captured import check_documents, detect_doctype
 
 from session_contracts._redaction import (
     canaries,
@@ -144,7 +144,7 @@ def test_doctype_can_be_forced(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", sorted(canaries()))
 def test_the_fast_secret_gate_never_hides_a_canary(kind: str) -> None:
-    from session_contracts.conformance._captured import _may_hold_secret
+    from session_contracts.conformance.judge._captured import _may_hold_secret
 
     from session_contracts._redaction_policy import default_policy
 
@@ -229,7 +229,7 @@ def _writings(value: object) -> list[bytes]:
 @settings(max_examples=300, deadline=None)
 @given(value=_VALUES)
 def test_the_screen_flags_exactly_what_scan_value_flags(policy_name: str, value: object) -> None:
-    from session_contracts.conformance._captured import ScreenMemo, secret_findings
+    from session_contracts.conformance.judge._captured import ScreenMemo, secret_findings
 
     from session_contracts._redaction import scan_value
 
@@ -246,7 +246,7 @@ def test_the_screen_flags_exactly_what_scan_value_flags(policy_name: str, value:
 def test_the_screen_is_exact_across_a_stream_sharing_one_memo(
     policy_name: str, values: list[object]
 ) -> None:
-    from session_contracts.conformance._captured import ScreenMemo, secret_findings
+    from session_contracts.conformance.judge._captured import ScreenMemo, secret_findings
 
     from session_contracts._redaction import scan_value
 
@@ -259,7 +259,7 @@ def test_the_screen_is_exact_across_a_stream_sharing_one_memo(
 
 @pytest.mark.parametrize("kind", sorted(canaries()))
 def test_the_line_screen_never_passes_a_planted_canary(kind: str) -> None:
-    from session_contracts.conformance._captured import line_may_hold_secret, secret_screen
+    from session_contracts.conformance.judge._captured import line_may_hold_secret, secret_screen
 
     from session_contracts._redaction_policy import default_policy
 
@@ -282,7 +282,7 @@ def test_policy_literals_cannot_be_made_by_the_redaction_views() -> None:
     the extended policy's detectors also read views of it (escaped quotes collapsed,
     key chains skipped).  Neither can make a literal of that policy that the text
     lacks, so the guard against that (VIEW_UNSAFE) switches none of its gates off."""
-    from session_contracts.conformance.recap._redaction_gate import (
+    from session_contracts.conformance.reference.recap._redaction_gate import (
         VIEW_UNSAFE,
         _pattern_clauses,
         detector_gates,
@@ -306,7 +306,7 @@ def test_policy_literals_cannot_be_made_by_the_redaction_views() -> None:
 
 
 def test_a_literal_the_views_could_make_switches_its_gate_off() -> None:
-    from session_contracts.conformance.recap._redaction_gate import detector_gates
+    from session_contracts.conformance.reference.recap._redaction_gate import detector_gates
 
     from session_contracts._redaction import RedactionPolicy, RegexDetector
 
@@ -322,7 +322,7 @@ def test_a_literal_the_views_could_make_switches_its_gate_off() -> None:
     ["to\u212aen", "pa\u017f\u017fword", "ap\u0130_key", "\u017fecret", "\u212aey"],
 )
 def test_the_screen_sees_keys_that_fold_to_sensitive_ones(policy_name: str, key: str) -> None:
-    from session_contracts.conformance._captured import ScreenMemo, secret_findings
+    from session_contracts.conformance.judge._captured import ScreenMemo, secret_findings
 
     from session_contracts._redaction import scan_value
 
@@ -335,7 +335,7 @@ def test_the_screen_sees_keys_that_fold_to_sensitive_ones(policy_name: str, key:
 
 
 def test_statistics_are_bounded_whatever_the_input() -> None:
-    from session_contracts.conformance._captured import (
+    from session_contracts.conformance.judge._captured import (
         OTHER_UNKNOWN_FIELDS,
         UNKNOWN_FIELDS_CAP,
         CheckStats,
@@ -362,7 +362,7 @@ def test_statistics_are_bounded_whatever_the_input() -> None:
 
 
 def test_a_tie_settled_by_validity_is_not_validated_again() -> None:
-    from session_contracts.conformance._captured import _detected
+    from session_contracts.conformance.judge._captured import _detected
 
     from session_contracts._validator import default_validator
 

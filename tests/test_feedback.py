@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from session_contracts.conformance.feedback import (
+from session_contracts.conformance.reference.feedback import (
     CONTRACT_VERSION,
     MISSING_REASONS,
     REJECTION_CODES,

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from session_contracts.conformance._golden import (
+from session_contracts.conformance.judge._golden import (
     CASE_SUFFIX,
     answer_of,
     differences,
 )
-from session_contracts.conformance.protocol import CaseOutcome
+from session_contracts.conformance.judge._runner import CaseOutcome
 
 PRODUCERS = Path(__file__).resolve().parent / "producers"
 
@@ -327,7 +327,7 @@ def test_feedback_answers_compare_checkpoint_ids_by_first_appearance() -> None:
 
 
 def test_secret_placeholders_expand_to_the_built_in_fake_secrets(tmp_path: Path) -> None:
-    from session_contracts.conformance._golden import load_corpus
+    from session_contracts.conformance.judge._golden import load_corpus
 
     from session_contracts._redaction import canary_secrets
 

@@ -18,15 +18,16 @@ from typing import Any
 
 import pytest
 from producers import faulty
-from session_contracts.conformance._golden import (
+from session_contracts.conformance.judge._golden import (
     GoldenCase,
     default_fixtures_dir,
     judge,
     load_corpus,
     reference_outcome,
 )
-from session_contracts.conformance._reference_producer import HANDLERS
-from session_contracts.conformance.protocol import CaseOutcome, Rejected
+from session_contracts.conformance.judge._runner import CaseOutcome
+from session_contracts.conformance.protocol import Rejected
+from session_contracts.conformance.reference._producer import HANDLERS
 
 FIXTURES = default_fixtures_dir()
 REPO = Path(__file__).resolve().parent.parent
@@ -229,7 +230,7 @@ def test_every_excuse_names_places_that_exist() -> None:
 
 
 def test_the_sentence_coverage_page_is_current() -> None:
-    from session_contracts.conformance._golden import coverage_markdown
+    from session_contracts.conformance.judge._golden import coverage_markdown
 
     catalogue = json.loads((FIXTURES / "sentences.json").read_text(encoding="utf-8"))
     page = REPO / "docs" / "sentence-coverage.md"

@@ -23,9 +23,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
-from session_contracts.conformance import _cases
-from session_contracts.conformance._strategies import repair
-from session_contracts.conformance.health import a2a_status_update, acp_notification, reduce
+from session_contracts.conformance.judge import _cases
+from session_contracts.conformance.judge._strategies import repair
+from session_contracts.conformance.reference.health import (
+    a2a_status_update,
+    acp_notification,
+    reduce,
+)
 
 from session_contracts._validator import default_validator
 from session_contracts._xkeywords import json_equal

@@ -31,11 +31,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
-from session_contracts.conformance._cases import recap_cases
-from session_contracts.conformance.journal import SessionEvent, SqliteJournal
-from session_contracts.conformance.journal._sqlite import EventRecord
-from session_contracts.conformance.recap import RecapService, project, query_echo
-from session_contracts.conformance.recap._service import envelope_bytes
+from session_contracts.conformance.judge._cases import recap_cases
+from session_contracts.conformance.reference.journal import SessionEvent, SqliteJournal
+from session_contracts.conformance.reference.journal._sqlite import EventRecord
+from session_contracts.conformance.reference.recap import RecapService, project, query_echo
+from session_contracts.conformance.reference.recap._service import envelope_bytes
 
 from session_contracts._harn_canonical import harn_sha256
 from session_contracts._redaction_policy import default_policy

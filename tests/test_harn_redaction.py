@@ -568,7 +568,10 @@ _GATE_VALUES = st.recursive(
 def test_the_recap_gate_is_exact_under_the_default_policy(
     texts: list[str], values: list[Any]
 ) -> None:
-    from session_contracts.conformance.recap._redaction_gate import redact_texts, redact_values
+    from session_contracts.conformance.reference.recap._redaction_gate import (
+        redact_texts,
+        redact_values,
+    )
 
     assert redact_texts(texts, POLICY) == [redact_text(text, POLICY).text for text in texts]
     assert redact_values(values, POLICY) == [redact_value(value, POLICY) for value in values]

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from session_contracts.conformance import health
-from session_contracts.conformance.health import (
+from session_contracts.conformance.reference import health
+from session_contracts.conformance.reference.health import (
     A2A_DOCUMENT_TYPE,
     ACP_DOCUMENT_TYPE,
     FACT_DOCUMENT_TYPE,

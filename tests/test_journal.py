@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
-from session_contracts.conformance.journal import (
+from session_contracts.conformance.reference.journal import (
     EVENT_KINDS,
     SESSION_EVENT_SCHEMA_ID,
     JournalCorrupt,
@@ -30,7 +30,7 @@ from session_contracts.conformance.journal import (
     import_tape,
     validate_event,
 )
-from session_contracts.conformance.journal._sqlite import APPLICATION_ID
+from session_contracts.conformance.reference.journal._sqlite import APPLICATION_ID
 
 from session_contracts import InvalidDocument, SessionContractsError
 
@@ -978,7 +978,7 @@ def test_written_events_read_back_equal(
 
 
 def test_last_event_id_is_the_highest_id_of_any_session(tmp_path: Path) -> None:
-    from session_contracts.conformance.journal import SessionEvent, SqliteJournal
+    from session_contracts.conformance.reference.journal import SessionEvent, SqliteJournal
 
     def event(event_id: int, session: str) -> SessionEvent:
         return SessionEvent.from_json(

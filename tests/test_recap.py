@@ -24,15 +24,15 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from session_contracts.conformance.journal import (
+from session_contracts.conformance.reference.journal import (
     JsonlTape,
     SessionEvent,
     SqliteJournal,
     export_tape,
     import_tape,
 )
-from session_contracts.conformance.journal._sqlite import EventRecord
-from session_contracts.conformance.recap import (
+from session_contracts.conformance.reference.journal._sqlite import EventRecord
+from session_contracts.conformance.reference.recap import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     RecapService,
@@ -44,8 +44,8 @@ from session_contracts.conformance.recap import (
     redact_texts,
     with_extensions,
 )
-from session_contracts.conformance.recap import _projection as projection_module
-from session_contracts.conformance.recap._redaction_gate import (
+from session_contracts.conformance.reference.recap import _projection as projection_module
+from session_contracts.conformance.reference.recap._redaction_gate import (
     CASE_TRAPS,
     detector_gates,
     redact_values,
@@ -703,7 +703,9 @@ def test_admission_is_refused_while_closing(
         assert release.wait(10)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr("session_contracts.conformance.recap._service.project", slow_project)
+    monkeypatch.setattr(
+        "session_contracts.conformance.reference.recap._service.project", slow_project
+    )
     service = RecapService(basic_journal)
     results: list[str] = []
     worker = threading.Thread(
@@ -729,7 +731,7 @@ def test_a_failing_projection_is_unavailable_not_a_traceback(
     def broken(*args: Any, **kwargs: Any) -> dict[str, Any]:
         raise KeyError("a bug")
 
-    monkeypatch.setattr("session_contracts.conformance.recap._service.project", broken)
+    monkeypatch.setattr("session_contracts.conformance.reference.recap._service.project", broken)
     assert RecapService(basic_journal).query({"sessionId": "sess-basic"}).status == (
         "projection_failed"
     )
@@ -743,7 +745,7 @@ def test_an_envelope_that_breaks_the_contract_is_not_handed_out(
     def sloppy(*args: Any, **kwargs: Any) -> dict[str, Any]:
         return {**original(*args, **kwargs), "summary": "an unknown field"}
 
-    monkeypatch.setattr("session_contracts.conformance.recap._service.project", sloppy)
+    monkeypatch.setattr("session_contracts.conformance.reference.recap._service.project", sloppy)
     assert RecapService(basic_journal).query({"sessionId": "sess-basic"}).status == (
         "projection_failed"
     )

@@ -20,14 +20,14 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from session_contracts.conformance.journal import JsonlTape, SessionEvent, import_tape
-from session_contracts.conformance.recap import (
+from session_contracts.conformance.reference.journal import JsonlTape, SessionEvent, import_tape
+from session_contracts.conformance.reference.recap import (
     ACP_METHOD,
     RecapService,
     create_app,
     envelope_bytes,
 )
-from session_contracts.conformance.recap._acp import MAX_LINE_BYTES, handle_line, run_acp
+from session_contracts.conformance.reference.recap._acp import MAX_LINE_BYTES, handle_line, run_acp
 from starlette.exceptions import StarletteDeprecationWarning
 from uvicorn_thread import serving
 

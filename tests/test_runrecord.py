@@ -19,15 +19,15 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from session_contracts.conformance import runrecord as rr
-from session_contracts.conformance.journal import (
+from session_contracts.conformance.reference import runrecord as rr
+from session_contracts.conformance.reference.journal import (
     JsonlTape,
     SessionEvent,
     SqliteJournal,
     export_tape,
     import_tape,
 )
-from session_contracts.conformance.runrecord import (
+from session_contracts.conformance.reference.runrecord import (
     EXECUTION_ID_RELABELLED,
     LLM_TOPIC,
     LOOP_STATE_MALFORMED,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from session_contracts.conformance._strategies import documents
+from session_contracts.conformance.judge._strategies import documents
 
 from session_contracts._canonical import content_hash
 from session_contracts._snapshot_hashes import (

@@ -10,8 +10,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from session_contracts.conformance._reference_producer import HANDLERS
 from session_contracts.conformance.protocol import Rejected, Skipped, serve
+from session_contracts.conformance.reference._producer import HANDLERS
 
 
 def accepts_unknown_fields(case: Mapping[str, Any]) -> Any:

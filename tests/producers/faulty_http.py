@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from session_contracts.conformance.recap import (
+from session_contracts.conformance.reference.recap import (
     RecapService,
     coerce_http_params,
     envelope_bytes,
     query_echo,
 )
-from session_contracts.conformance.recap._http import error_body
+from session_contracts.conformance.reference.recap._http import error_body
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
-from session_contracts.conformance.journal import SessionEvent
-from session_contracts.conformance.runrecord._spans import (
+from session_contracts.conformance.reference.journal import SessionEvent
+from session_contracts.conformance.reference.runrecord._spans import (
     EXECUTION_ATTRIBUTE,
     RECORD_DOCUMENT_TYPE,
     Span,

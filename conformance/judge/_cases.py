@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Any
 
 from hypothesis import strategies as st
-from session_contracts.conformance._strategies import documents, object_paths
+from session_contracts.conformance.judge._strategies import documents, object_paths
 
 from session_contracts._schemas import default_schema_set
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 
-from session_contracts.conformance.journal._jsonl import JsonlTape
-from session_contracts.conformance.journal._sqlite import SqliteJournal
+from session_contracts.conformance.reference.journal._jsonl import JsonlTape
+from session_contracts.conformance.reference.journal._sqlite import SqliteJournal
 
 __all__ = ["export_tape", "import_tape"]
 

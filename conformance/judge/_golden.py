@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from session_contracts.conformance.protocol import CaseOutcome, Rejected, Skipped
+from session_contracts.conformance.judge._runner import CaseOutcome
+from session_contracts.conformance.protocol import Rejected, Skipped
 
 from session_contracts._canonical import content_hash
 from session_contracts._errors import Finding, InvalidDocument, json_path
@@ -64,7 +65,7 @@ _COMPARED = ("outcome", "output")
 
 def default_fixtures_dir() -> Path:
     """The corpus that ships with the package."""
-    return Path(__file__).resolve().parent / "fixtures"
+    return Path(__file__).resolve().parent.parent / "fixtures"
 
 
 # -- the corpus --------------------------------------------------------------------------------
@@ -200,7 +201,7 @@ def _expand_secrets(
 
 def load_corpus(root: Path, operations: Sequence[str] | None = None) -> Corpus:
     """Every case under ``root`` (one folder per area), sorted by name."""
-    from session_contracts.conformance._reference_producer import HANDLERS
+    from session_contracts.conformance.reference._producer import HANDLERS
 
     known = frozenset(operations if operations is not None else HANDLERS)
     cases: list[GoldenCase] = []
@@ -233,7 +234,7 @@ def load_corpus(root: Path, operations: Sequence[str] | None = None) -> Corpus:
 
 def reference_outcome(operation: str, case_input: Any, seq: int = 0) -> CaseOutcome:
     """The reference producer's answer, in-process, as the harness would see it."""
-    from session_contracts.conformance._reference_producer import HANDLERS
+    from session_contracts.conformance.reference._producer import HANDLERS
 
     try:
         output = HANDLERS[operation](case_input)
@@ -262,7 +263,7 @@ def _normalize(operation: str, output: Any) -> Any:
         return output
     # Checkpoint ids are the producer's own, messages are for people: both
     # are compared as certify compares them.
-    from session_contracts.conformance._certify import _normalize_feedback
+    from session_contracts.conformance.judge._certify import _normalize_feedback
 
     return _normalize_feedback(output)
 
@@ -326,7 +327,7 @@ def _show(value: Any, missing: bool = False) -> str:
     if len(text) > 100:
         text = text[:97] + "..."
     # Fixtures plant fake secrets; a report still never repeats one.
-    from session_contracts.conformance._report import scrub
+    from session_contracts.conformance.judge._report import scrub
 
     return scrub(text)
 

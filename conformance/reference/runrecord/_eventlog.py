@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any, Final
 
-from session_contracts.conformance.journal import (
+from session_contracts.conformance.reference.journal import (
     APPLICATION_ID,
     JournalCorrupt,
     JournalUnavailable,
@@ -30,8 +30,8 @@ from session_contracts.conformance.journal import (
     SqliteJournal,
     decode_stored_event,
 )
-from session_contracts.conformance.runrecord._record import EXECUTION_ID_RELABELLED
-from session_contracts.conformance.runrecord._responses import provider_call_response
+from session_contracts.conformance.reference.runrecord._record import EXECUTION_ID_RELABELLED
+from session_contracts.conformance.reference.runrecord._responses import provider_call_response
 
 from session_contracts._canonical import canonical_bytes
 from session_contracts._errors import Finding, InvalidDocument
@@ -171,7 +171,7 @@ def append_provider_call_response(
     Redaction happens before the event exists (:func:`provider_call_response_event`),
     so the journal only ever sees the redacted payload.  Raises
     :class:`InvalidDocument` (see there) or the journal's
-    :class:`~session_contracts.conformance.journal.JournalWriteError`.
+    :class:`~session_contracts.conformance.reference.journal.JournalWriteError`.
     """
     event = provider_call_response_event(
         raw,

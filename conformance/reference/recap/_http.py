@@ -26,8 +26,8 @@ from urllib.parse import parse_qsl, unquote_to_bytes
 import anyio.to_thread
 import orjson
 import uvicorn
-from session_contracts.conformance.recap._query import coerce_http_params, query_echo
-from session_contracts.conformance.recap._service import RecapService, envelope_bytes
+from session_contracts.conformance.reference.recap._query import coerce_http_params, query_echo
+from session_contracts.conformance.reference.recap._service import RecapService, envelope_bytes
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request

@@ -38,7 +38,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, NamedTuple
 
-from session_contracts.conformance.journal import (
+from session_contracts.conformance.reference.journal import (
     JournalCorrupt,
     JournalUnavailable,
     RecordRead,
@@ -46,8 +46,8 @@ from session_contracts.conformance.journal import (
     SqliteJournal,
     quick_validator,
 )
-from session_contracts.conformance.recap._projection import project, with_extensions
-from session_contracts.conformance.recap._query import clamp_limit, query_echo
+from session_contracts.conformance.reference.recap._projection import project, with_extensions
+from session_contracts.conformance.reference.recap._query import clamp_limit, query_echo
 
 from session_contracts._redaction import RedactionPolicy
 from session_contracts._redaction_policy import default_policy

@@ -1,7 +1,7 @@
 """The reference session recap producer (seed 002) and its adapters.
 
 A recap is a deterministic, read-only projection of a session's canonical
-events (``session_contracts.conformance.journal``), grouped by prompt turn and
+events (``session_contracts.conformance.reference.journal``), grouped by prompt turn and
 agent-loop iteration: ``schemas/session-recap-v1.schema.json``.  The pieces:
 
 * :func:`query_echo` / :func:`coerce_http_params`: what a query means,
@@ -16,15 +16,15 @@ agent-loop iteration: ``schemas/session-recap-v1.schema.json``.  The pieces:
 ``docs/recap.md`` specifies every member, count and status code.
 """
 
-from session_contracts.conformance.recap._acp import ACP_METHOD, run_acp
-from session_contracts.conformance.recap._http import create_app, serve
-from session_contracts.conformance.recap._projection import (
+from session_contracts.conformance.reference.recap._acp import ACP_METHOD, run_acp
+from session_contracts.conformance.reference.recap._http import create_app, serve
+from session_contracts.conformance.reference.recap._projection import (
     SNAPSHOT_DOCUMENT_TYPE,
     SourceRecord,
     project,
     with_extensions,
 )
-from session_contracts.conformance.recap._query import (
+from session_contracts.conformance.reference.recap._query import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     QUERY_DOCUMENT_TYPE,
@@ -33,8 +33,8 @@ from session_contracts.conformance.recap._query import (
     coerce_params,
     query_echo,
 )
-from session_contracts.conformance.recap._redaction_gate import redact_texts
-from session_contracts.conformance.recap._service import (
+from session_contracts.conformance.reference.recap._redaction_gate import redact_texts
+from session_contracts.conformance.reference.recap._service import (
     ENVELOPE_DOCUMENT_TYPE,
     UNAVAILABLE_REASONS,
     RecapOutcome,

@@ -15,15 +15,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
-from session_contracts.conformance._certify import (
+from session_contracts.conformance.judge._certify import (
     CheckResult,
     Trial,
     certify,
     replay_trial,
     reproduce_command,
 )
-from session_contracts.conformance._checks import CHECKS, Check, check_by_id
-from session_contracts.conformance._report import (
+from session_contracts.conformance.judge._checks import CHECKS, Check, check_by_id
+from session_contracts.conformance.judge._report import (
     BaselineVerdict,
     badge,
     compare_baseline,
@@ -35,7 +35,7 @@ from session_contracts.conformance._report import (
     total_evidence,
     write_baseline,
 )
-from session_contracts.conformance.protocol import ProducerProcess, require_producer_command
+from session_contracts.conformance.judge._runner import ProducerProcess, require_producer_command
 
 from session_contracts._annotations import annotations_wanted
 from session_contracts._errors import EXIT_FINDINGS, EXIT_OK, Finding, InvalidDocument, UsageError
@@ -43,7 +43,7 @@ from session_contracts._input_files import read_regular_file
 from session_contracts._jsonload import MAX_DOCUMENT_BYTES, loads_strict
 
 if TYPE_CHECKING:
-    from session_contracts.conformance._certify_http import HttpTarget
+    from session_contracts.conformance.judge._certify_http import HttpTarget
 
 __all__ = ["add_arguments", "list_checks", "run"]
 
@@ -201,7 +201,7 @@ def _producer(args: argparse.Namespace) -> ProducerProcess:
 
 def _http_target(args: argparse.Namespace) -> HttpTarget:
     # Imported here: a stdio run needs none of the HTTP machinery.
-    from session_contracts.conformance._certify_http import HttpTarget
+    from session_contracts.conformance.judge._certify_http import HttpTarget
 
     return HttpTarget(args.http, args.journal, timeout=args.timeout)
 
@@ -225,7 +225,7 @@ def _replay(args: argparse.Namespace, console: Console) -> int:
     if check is None:
         raise UsageError([Finding("$.check", "unknown_check", f"no check {saved['check']!r}", "")])
     if args.http:
-        from session_contracts.conformance._certify_http import replay_http
+        from session_contracts.conformance.judge._certify_http import replay_http
 
         with _http_target(args) as target:
             target.check_reachable()
@@ -308,7 +308,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_http(args: argparse.Namespace, console: Console, checks: list[Check]) -> int:
-    from session_contracts.conformance._certify_http import certify_http
+    from session_contracts.conformance.judge._certify_http import certify_http
 
     started = time.perf_counter()
     with _http_target(args) as target:

@@ -61,7 +61,7 @@ def document_roundtrip(case: Mapping[str, Any]) -> Any:
 
 
 def health_reduce(case: Mapping[str, Any]) -> Any:
-    from session_contracts.conformance.health import reduce
+    from session_contracts.conformance.reference.health import reduce
 
     try:
         return {"facts": reduce(str(case["session_id"]), case["observations"])}
@@ -82,7 +82,7 @@ def _reader_version(step: Mapping[str, Any], index: int) -> int:
 
 
 def feedback_run(case: Mapping[str, Any]) -> Any:
-    from session_contracts.conformance.feedback import FeedbackStore
+    from session_contracts.conformance.reference.feedback import FeedbackStore
 
     steps = case["steps"]
     now = {"ms": 0}
@@ -114,7 +114,12 @@ def feedback_run(case: Mapping[str, Any]) -> Any:
 
 
 def _run_spec(value: Mapping[str, Any]) -> Any:
-    from session_contracts.conformance.runrecord import EvidenceGap, FlightRecording, RunSpec, Span
+    from session_contracts.conformance.reference.runrecord import (
+        EvidenceGap,
+        FlightRecording,
+        RunSpec,
+        Span,
+    )
 
     flight = value.get("flight_recording")
     return RunSpec(
@@ -143,8 +148,8 @@ _RUN_RECORD_TO_INPUT = {
 
 
 def runrecord_project(case: Mapping[str, Any]) -> Any:
-    from session_contracts.conformance.journal import SessionEvent
-    from session_contracts.conformance.runrecord import project_run_record
+    from session_contracts.conformance.reference.journal import SessionEvent
+    from session_contracts.conformance.reference.runrecord import project_run_record
 
     events = _each(case.get("events", []), SessionEvent.from_json, "$.events")
     try:
@@ -157,7 +162,7 @@ def runrecord_project(case: Mapping[str, Any]) -> Any:
 
 
 def runrecord_provider_call_response(case: Mapping[str, Any]) -> Any:
-    from session_contracts.conformance.runrecord import provider_call_response
+    from session_contracts.conformance.reference.runrecord import provider_call_response
 
     from session_contracts._redaction_policy import default_policy
 
@@ -172,8 +177,8 @@ def runrecord_provider_call_response(case: Mapping[str, Any]) -> Any:
 def recap_project(case: Mapping[str, Any]) -> Any:
     """Write the case's events to a fresh journal and ask the recap service:
     the same path the HTTP, ACP and CLI adapters take."""
-    from session_contracts.conformance.journal import SessionEvent, SqliteJournal
-    from session_contracts.conformance.recap import RecapService
+    from session_contracts.conformance.reference.journal import SessionEvent, SqliteJournal
+    from session_contracts.conformance.reference.recap import RecapService
 
     events = _each(case.get("events", []), SessionEvent.from_json, "$.events")
     with tempfile.TemporaryDirectory(prefix="sc-recap-") as folder:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import orjson
-from session_contracts.conformance._golden import (
+from session_contracts.conformance.judge._golden import (
     NOT_DECLARED,
     Corpus,
     FixtureResult,
@@ -34,7 +34,7 @@ from session_contracts.conformance._golden import (
     undeclared_reason,
     write_atomically,
 )
-from session_contracts.conformance.protocol import (
+from session_contracts.conformance.judge._runner import (
     CaseOutcome,
     ProducerProcess,
     require_producer_command,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from session_contracts.conformance._certify import CheckResult, Evidence
+from session_contracts.conformance.judge._certify import CheckResult, Evidence
 
 from session_contracts._annotations import github_annotation
 from session_contracts._errors import Finding, UsageError

@@ -34,7 +34,7 @@ from types import TracebackType
 from typing import Any, Final, Literal
 
 import orjson
-from session_contracts.conformance.feedback._rules import (
+from session_contracts.conformance.reference.feedback._rules import (
     CONTRACT_VERSION,
     MAX_SAFE_INTEGER,
     NO_USAGE,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from session_contracts.conformance.journal._model import (
+from session_contracts.conformance.reference.journal._model import (
     MAX_FINDINGS,
     WRITE_FAILED,
     WRITE_REJECTED,

@@ -36,7 +36,7 @@ from types import TracebackType
 from typing import Any, NamedTuple
 
 import orjson
-from session_contracts.conformance.journal._model import (
+from session_contracts.conformance.reference.journal._model import (
     EVENT_DOCUMENT_TYPE,
     MAX_FINDINGS,
     WRITE_FAILED,

@@ -21,7 +21,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from session_contracts.conformance.recap._redaction_gate import holding
+from session_contracts.conformance.reference.recap._redaction_gate import holding
 
 from session_contracts._errors import Finding, InvalidDocument
 from session_contracts._input_files import open_regular_file
@@ -379,7 +379,7 @@ def _clause_order(clause: tuple[_Needle, ...]) -> tuple[bool, int]:
 
 def _gate(clauses: Sequence[Any]) -> _Gate | None:
     """The needles of ``clauses``, in trial order; None when a literal is view-unsafe."""
-    from session_contracts.conformance.recap._redaction_gate import VIEW_UNSAFE
+    from session_contracts.conformance.reference.recap._redaction_gate import VIEW_UNSAFE
 
     out: list[tuple[_Needle, ...]] = []
     for clause in clauses:
@@ -396,7 +396,7 @@ def _gate(clauses: Sequence[Any]) -> _Gate | None:
 @lru_cache(maxsize=8)
 def secret_screen(policy: RedactionPolicy) -> SecretScreen:
     """The screen of ``policy`` (a detector the analysis cannot bound always runs)."""
-    from session_contracts.conformance.recap._redaction_gate import (
+    from session_contracts.conformance.reference.recap._redaction_gate import (
         CASE_TRAPS,
         _pattern_clauses,
         _strongest,

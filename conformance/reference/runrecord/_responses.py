@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from session_contracts.conformance.runrecord._spans import thaw_json
+from session_contracts.conformance.reference.runrecord._spans import thaw_json
 
 from session_contracts._canonical import canonical_bytes
 from session_contracts._errors import Finding, InvalidDocument, json_path

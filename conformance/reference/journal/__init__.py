@@ -7,9 +7,9 @@ A journal is an ordered log of :class:`SessionEvent` values
 describes the layout and the error codes.
 """
 
-from session_contracts.conformance.journal._import import export_tape, import_tape
-from session_contracts.conformance.journal._jsonl import JsonlTape
-from session_contracts.conformance.journal._model import (
+from session_contracts.conformance.reference.journal._import import export_tape, import_tape
+from session_contracts.conformance.reference.journal._jsonl import JsonlTape
+from session_contracts.conformance.reference.journal._model import (
     EVENT_DOCUMENT_TYPE,
     EVENT_KINDS,
     SESSION_EVENT_SCHEMA_ID,
@@ -25,7 +25,7 @@ from session_contracts.conformance.journal._model import (
     event_findings,
     validate_event,
 )
-from session_contracts.conformance.journal._sqlite import (
+from session_contracts.conformance.reference.journal._sqlite import (
     APPLICATION_ID,
     EventRecord,
     ReadResult,

@@ -21,10 +21,11 @@ import orjson
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
-from session_contracts.conformance import _cases
-from session_contracts.conformance._checks import CHECKS, Check
-from session_contracts.conformance._reference_producer import HANDLERS
-from session_contracts.conformance.protocol import CaseOutcome, ProducerProcess, Rejected
+from session_contracts.conformance.judge import _cases
+from session_contracts.conformance.judge._checks import CHECKS, Check
+from session_contracts.conformance.judge._runner import CaseOutcome, ProducerProcess
+from session_contracts.conformance.protocol import Rejected
+from session_contracts.conformance.reference._producer import HANDLERS
 
 from session_contracts._canonical import canonical_bytes
 from session_contracts._validator import default_validator

@@ -28,8 +28,8 @@ from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 import orjson
-from session_contracts.conformance.recap._query import query_echo
-from session_contracts.conformance.recap._service import RecapService, envelope_bytes
+from session_contracts.conformance.reference.recap._query import query_echo
+from session_contracts.conformance.reference.recap._service import RecapService, envelope_bytes
 
 from session_contracts._errors import Finding, InvalidDocument
 from session_contracts._jsonload import loads_strict

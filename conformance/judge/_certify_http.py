@@ -29,20 +29,20 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from session_contracts.conformance._certify import (
+from session_contracts.conformance.judge._certify import (
     CheckResult,
     Trial,
     judge_trial,
     run_check,
 )
-from session_contracts.conformance._checks import CHECKS, Check
-from session_contracts.conformance.journal import (
+from session_contracts.conformance.judge._checks import CHECKS, Check
+from session_contracts.conformance.judge._runner import CaseOutcome, ProducerInfo
+from session_contracts.conformance.reference.journal import (
     JournalUnavailable,
     JournalWriteError,
     SessionEvent,
     SqliteJournal,
 )
-from session_contracts.conformance.protocol import CaseOutcome, ProducerInfo
 
 from session_contracts._canonical import canonical_bytes
 from session_contracts._errors import Finding, InvalidDocument, UsageError
