@@ -50,9 +50,9 @@ SOURCES: dict[str, tuple[str, str]] = {
     "certification_report": ("schemas/certification-report.schema.json", "aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e"),
     "health_observation": ("schemas/health-observation.schema.json", "52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea"),
     "producer_protocol": ("schemas/producer-protocol.schema.json", "3cc52eb8e37957b666c142c435d0a22c27e7171307a58a603871b53eea02aec0"),
-    "run_record": ("schemas/run-record.schema.json", "bbc34ddd378785ecb5a88c6f30c0443c1606c0e8dbb25a1af50511de17132426"),
+    "run_record": ("schemas/run-record.schema.json", "65866a3e5d729f2592d496c8e00d660d102f6ce4b66309c77077a30c65a53a10"),
     "session_event": ("schemas/session-event.schema.json", "012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899"),
-    "session_feedback": ("schemas/session-feedback.schema.json", "2e89b25870a0150c6f5a9fb359297f5ad3b28a73cf5ee1a73f38fe95be33c378"),
-    "session_health": ("schemas/session-health.schema.json", "d9320e367ec3f52085c8d5f95fde7bb6cdb4e21d5e466410cfd278c10b7cc329"),
+    "session_feedback": ("schemas/session-feedback.schema.json", "36d510d0c9b4b10bac53c1feebf82c6f4f6207ae0dfa7ae465b5df50db802c0a"),
+    "session_health": ("schemas/session-health.schema.json", "156161d84526c466c14df97f479640617d8cbd275623ca85f7dde41658c6d292"),
     "session_recap_v1": ("schemas/session-recap-v1.schema.json", "f786b3e89568bdb38eca5167f7ab4e7aa36c8cdfcc6114f1146c24882e6d950b"),
 }

@@ -1246,7 +1246,7 @@ class SessionEvent(
 
 class Evidence(BaseModel):
     """
-    The one evidence object of a run record. A non-empty gaps list means partial evidence, never a silently complete record. A null execution_id comes with an execution_identity gap.
+    The one evidence object of a run record. A non-empty gaps list means partial evidence, never a silently complete record. A null execution_id comes with an execution_identity gap. x-eachSameValue holds seed 003's "execution_id is the owner used by the run record, local spans, OpenTelemetry, and an optional flight artifact": a span's harn.execution.id names the evidence's execution_id. Spans are completed spans, so a span's parent may be absent (still open): x-spanTree refuses duplicate ids and cycles only.
     """
 
     model_config = ConfigDict(

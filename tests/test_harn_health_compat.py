@@ -56,6 +56,8 @@ X_RULES = {
     "ratio_undefined": "x-ratio refused: no qualifying observations produce null, not a zero rate",
     "not_greater_than": "x-notGreaterThan: Completed successful calls divided by completed calls; "
     "Nonzero producer-reported exits divided by reported exits (a subset over its whole)",
+    "same_value": "x-sameValue: Edit count, diagnostic trend, and stop class are session gauges "
+    "shared by the two views",
 }
 
 
@@ -155,7 +157,14 @@ def test_upstream_fixture_travels_in_both_envelopes() -> None:
             ),
             "counts are uint64, beyond JavaScript's safe range",
         ),
-        (lambda f: f["rolling"].update(last_stop_class="policy_thrash"), "a terminal kind"),
+        (
+            lambda f: [
+                f[view].update(last_stop_class="policy_thrash")
+                for view in f
+                if view in ("turn", "rolling")
+            ],
+            "a terminal kind (a session gauge: both views carry it, x-sameValue)",
+        ),
     ],
 )
 def test_documents_harns_schema_accepts_are_ours(

@@ -273,10 +273,8 @@ def test_span_tree_rules(reference: bool) -> None:
     assert codes("run-record.evidence", document, reference) == {
         ("$.trace_spans[0].parent_span_id", "span_cycle")
     }
-    spans[0]["parent_span_id"] = 99
-    assert codes("run-record.evidence", document, reference) == {
-        ("$.trace_spans[0].parent_span_id", "span_parent_missing")
-    }
+    spans[0]["parent_span_id"] = 99  # an open parent (seed 003: spans are completed spans)
+    assert codes("run-record.evidence", document, reference) == set()
     spans[0]["parent_span_id"] = None
     spans[1]["span_id"] = 3
     found = codes("run-record.evidence", document, reference)
@@ -364,3 +362,94 @@ def test_coverage_counts_are_not_bounded_by_one_another(reference: bool) -> None
         "truncated": True,
     }
     assert codes("session-recap.snapshot", document, reference) == set()
+
+
+# -- seed rules no plain schema can say (issue 12, item 4) ----------------------------------------
+@pytest.mark.parametrize(
+    ("gauge", "turn_value", "rolling_value"),
+    [
+        ("edits_since_verification", 2, 3),
+        ("diagnostic_trend", "flat", "improving"),
+        ("last_stop_class", "natural", None),
+    ],
+)
+def test_health_gauges_are_shared_by_the_two_views(
+    gauge: str, turn_value: Any, rolling_value: Any, reference: bool
+) -> None:
+    """Seed 000: "Edit count, diagnostic trend, and stop class are session gauges shared
+    by the two views"."""
+    document = example("session-health.fact")
+    document["turn"][gauge] = turn_value
+    document["rolling"][gauge] = turn_value
+    assert codes("session-health.fact", document, reference) == set()
+    document["rolling"][gauge] = rolling_value
+    assert codes("session-health.fact", document, reference) == {
+        (f"$.rolling.{gauge}", "same_value")
+    }
+
+
+def test_counts_and_rates_keep_their_own_population(reference: bool) -> None:
+    """Only the three gauges are shared: a rate may differ between the views."""
+    document = example("session-health.fact")
+    document["turn"]["tool_call_success_rate"] = {"numerator": 1, "denominator": 1, "value": 1.0}
+    document["rolling"]["tool_call_success_rate"] = {
+        "numerator": 1,
+        "denominator": 2,
+        "value": 0.5,
+    }
+    assert codes("session-health.fact", document, reference) == set()
+
+
+BOTH_STALE_CODES = {"stale_inconsistent", "stale_reasons_inconsistent"}
+
+
+def _report_meta(**members: Any) -> dict[str, Any]:
+    document = example("session-feedback.observation")
+    document["progress"]["report"].update(members)
+    return document
+
+
+@pytest.mark.parametrize(
+    ("match", "age", "stale", "reasons", "expected"),
+    [
+        (True, 900_000, False, [], set()),  # exactly 15 minutes is not beyond
+        (True, 900_001, True, ["age_exceeded"], set()),
+        (False, 0, True, ["contract_mismatch"], set()),
+        (False, 900_001, True, ["age_exceeded", "contract_mismatch"], set()),  # any order
+        (True, 900_001, False, [], {"stale_inconsistent", "stale_reasons_inconsistent"}),
+        (
+            True,
+            60_000,
+            True,
+            ["age_exceeded"],
+            {"stale_inconsistent", "stale_reasons_inconsistent"},
+        ),
+        (False, 0, True, [], {"stale_reasons_inconsistent"}),
+        (True, 60_000, False, ["contract_mismatch"], {"stale_reasons_inconsistent"}),
+    ],
+)
+def test_stale_is_a_contract_mismatch_or_an_age_beyond_15_minutes(
+    match: bool, age: int, stale: bool, reasons: list[str], expected: set[str], reference: bool
+) -> None:
+    """Seed 001: "A contract mismatch or age beyond 15 minutes marks the report stale"."""
+    document = _report_meta(contract_match=match, age_ms=age, stale=stale, stale_reasons=reasons)
+    found = codes("session-feedback.observation", document, reference)
+    assert {code for _, code in found} == expected
+    assert all(path.startswith("$.progress.report.stale") for path, _ in found)
+
+
+def test_a_span_names_the_execution_that_owns_the_evidence(reference: bool) -> None:
+    """Seed 003: "execution_id is the owner used by the run record, local spans,
+    OpenTelemetry, and an optional flight artifact"."""
+    document = example("run-record.evidence")
+    owner = document["execution_id"]
+    assert isinstance(owner, str)
+    for span in document["trace_spans"]:
+        span["metadata"]["harn.execution.id"] = owner
+    assert codes("run-record.evidence", document, reference) == set()
+    document["trace_spans"][1]["metadata"]["harn.execution.id"] = "hxe-another"
+    assert codes("run-record.evidence", document, reference) == {
+        ("$.trace_spans[1].metadata['harn.execution.id']", "same_value")
+    }
+    del document["trace_spans"][1]["metadata"]["harn.execution.id"]  # a span may omit it
+    assert codes("run-record.evidence", document, reference) == set()

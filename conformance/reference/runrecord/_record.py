@@ -327,7 +327,7 @@ def project_run_record(run: RunSpec, events: Sequence[SessionEvent]) -> dict[str
     spec would produce a record the contract refuses: a run or session id as
     ``execution_id`` (``execution_id_relabelled``), a span owned by another
     execution (``span_execution_mismatch``), spans that are not a forest
-    (``span_id_duplicate``, ``span_parent_missing``, ``span_cycle``), or any
+    (``span_id_duplicate``, ``span_cycle``), or any
     schema finding.
     """
     foreign = [event.id for event in events if event.session_id != run.session_id]

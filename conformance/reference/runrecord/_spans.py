@@ -4,7 +4,7 @@ A completed span has a stable ``span_id`` and a ``parent_span_id``; joining
 the two gives the authoritative tree, and roots set ``parent_span_id`` to
 ``null``.  :func:`build_tree` does that join and refuses a list that is not a
 forest, with the codes of the schema's ``x-spanTree`` rule
-(``span_id_duplicate``, ``span_parent_missing``, ``span_cycle``) and the JSON
+(``span_id_duplicate``, ``span_cycle``) and the JSON
 path of the offending member, so a producer gets the same verdict here as from
 ``session-contracts validate``.  The check is written independently of the
 validator's keyword so the tests can hold one against the other.
@@ -30,7 +30,6 @@ __all__ = [
     "SPAN_CYCLE",
     "SPAN_DOCUMENT_TYPE",
     "SPAN_ID_DUPLICATE",
-    "SPAN_PARENT_MISSING",
     "Span",
     "SpanTree",
     "build_tree",
@@ -47,7 +46,6 @@ EXECUTION_ATTRIBUTE: Final = "harn.execution.id"
 
 # The finding codes of the schema's x-spanTree keyword (docs/x-keywords.md).
 SPAN_ID_DUPLICATE: Final = "span_id_duplicate"
-SPAN_PARENT_MISSING: Final = "span_parent_missing"
 SPAN_CYCLE: Final = "span_cycle"
 
 
@@ -132,6 +130,9 @@ class Span:
 class SpanTree:
     """A validated span forest: every span reachable from exactly one root.
 
+    Roots are the spans whose ``parent_span_id`` is null and the spans whose
+    parent is not in the list (a parent still open when they completed).
+
     ``roots`` and each ``children`` entry keep the input order of the spans.
     """
 
@@ -178,16 +179,9 @@ def span_tree_findings(spans: Sequence[Span], at: Sequence[str | int] = ()) -> l
             continue
         index_of[span.span_id] = index
     parent_of = {span_id: spans[index].parent_span_id for span_id, index in index_of.items()}
-    for span_id, parent in parent_of.items():
-        if parent is not None and parent not in parent_of:
-            findings.append(
-                Finding(
-                    json_path([*at, index_of[span_id], "parent_span_id"]),
-                    SPAN_PARENT_MISSING,
-                    f"span {span_id} names parent {parent}, which is not in this record",
-                    "root spans set parent_span_id to null; every other parent must be present",
-                )
-            )
+    # A parent that is not in the list is no finding: evidence holds completed
+    # spans (seed 003), and a parent may still be open when its child
+    # completes; the seed's own example shows span 8 under parent 3 alone.
     # Three colours in one pass: a walk stops at a span finished by an earlier
     # walk, so the whole check is linear in the number of spans.
     finished: set[int] = set()
@@ -228,7 +222,8 @@ def build_tree(spans: Sequence[Span], at: Sequence[str | int] = ()) -> SpanTree:
     children: dict[int, list[int]] = {span.span_id: [] for span in spans}
     roots: list[int] = []
     for span in spans:
-        if span.parent_span_id is None:
+        if span.parent_span_id is None or span.parent_span_id not in by_id:
+            # A span under a parent that is still open heads its own subtree.
             roots.append(span.span_id)
         else:
             children[span.parent_span_id].append(span.span_id)
