@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
 import pydantic
 
 from session_contracts._errors import Finding, InvalidDocument, json_path
+from session_contracts._json_wire import dumps_wire
 from session_contracts._jsonload import loads_strict
 from session_contracts._validator import (
     DocumentValidator,
@@ -116,4 +116,4 @@ def encode(model: pydantic.BaseModel) -> Any:
 
 def encode_json(model: pydantic.BaseModel) -> bytes:
     """Compact JSON bytes of :func:`encode` (keys in schema order, not canonical)."""
-    return orjson.dumps(encode(model))
+    return dumps_wire(encode(model))

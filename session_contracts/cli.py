@@ -25,6 +25,7 @@ from session_contracts._errors import (
     SessionContractsError,
     UsageError,
 )
+from session_contracts._json_wire import dumps_wire
 from session_contracts._jsonload import MAX_DOCUMENT_BYTES, JsonDocument, iter_documents
 
 __all__ = ["main"]
@@ -134,7 +135,7 @@ def _cmd_roundtrip(args: argparse.Namespace, out: TextIO) -> int:
             failed = True
             _print_findings([f.at(document.source) for f in exc.findings], sys.stderr, "text")
             continue
-        out.write(orjson.dumps(encoded).decode() + "\n")
+        out.write(dumps_wire(encoded).decode() + "\n")
     return EXIT_FINDINGS if failed or not documents else EXIT_OK
 
 

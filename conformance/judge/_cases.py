@@ -118,6 +118,10 @@ _JSON_LEAVES = (
     | st.integers(-(2**53) + 1, 2**53 - 1)
     | st.floats(allow_nan=False, allow_infinity=False, width=64)
     | st.text(max_size=20)
+    # Extensions keep every JSON number (issue 12): integers past 64 bits,
+    # which a reader that parses numbers as doubles or 64-bit integers loses.
+    | st.sampled_from([2**64, -(2**63) - 1, 900719925474099312345678901234567890, -0.0, 1e21])
+    | st.integers(min_value=2**64, max_value=10**40)
 )
 extension_values = st.recursive(
     _JSON_LEAVES,

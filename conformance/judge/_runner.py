@@ -20,9 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from session_contracts._errors import EXIT_USAGE, Finding, SessionContractsError, UsageError
+from session_contracts._json_wire import dumps_wire, loads_wire
 from session_contracts._validator import default_validator
 
 __all__ = [
@@ -306,7 +305,7 @@ class ProducerProcess:
         process = self._process
         if process is None or process.stdin is None:
             return False
-        view = memoryview(orjson.dumps(message) + b"\n")
+        view = memoryview(dumps_wire(message) + b"\n")
         fd = process.stdin.fileno()
         deadline = time.monotonic() + timeout
         while view:
@@ -334,8 +333,8 @@ class ProducerProcess:
         if isinstance(line, str):
             return line
         try:
-            return orjson.loads(line)  # type: ignore[arg-type]
-        except orjson.JSONDecodeError:
+            return loads_wire(line)  # type: ignore[arg-type]
+        except ValueError:
             return "invalid_json"
 
     def run(self, seq: int, case: Mapping[str, Any]) -> CaseOutcome:

@@ -21,6 +21,8 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from session_contracts._json_wire import dumps_wire, loads_wire
+
 __all__ = ["PROTOCOL_VERSION", "Handler", "Rejected", "Skipped", "serve"]
 
 PROTOCOL_VERSION = 1
@@ -92,7 +94,7 @@ def serve(
 
     def send(message: Mapping[str, Any]) -> None:
         try:
-            line = orjson.dumps(message)
+            line = dumps_wire(message)
         except TypeError as exc:  # an output that is not JSON: report it as our error
             line = orjson.dumps(
                 {
@@ -111,8 +113,8 @@ def serve(
         if not line.strip():
             continue
         try:
-            command = orjson.loads(line)
-        except orjson.JSONDecodeError:
+            command = loads_wire(line)
+        except ValueError:
             return 2  # the harness spoke garbage: nothing sensible to answer
         kind = command.get("cmd") if isinstance(command, dict) else None
         if kind == "start":
