@@ -200,7 +200,9 @@ class _Builder:
             return True
         if "enum" in definition and all(isinstance(v, str) for v in definition["enum"]):
             return True
-        branches = [b for b in definition.get("oneOf", definition.get("anyOf", [])) if not _is_null(b)]
+        branches = [
+            b for b in definition.get("oneOf", definition.get("anyOf", [])) if not _is_null(b)
+        ]
         return len(branches) > 1
 
     # -- resolution -------------------------------------------------------------------
@@ -270,12 +272,19 @@ class _Builder:
             type_ref, nullable, _ = self.type_of(file, branch, name + "Variant")
             definition = self.definitions.get(type_ref.name)
             if type_ref.kind != "named" or nullable or not isinstance(definition, ObjectDef):
-                raise _error("polyglot_union_unsupported", f"{origin}: a union branch is not a closed object", file)
+                raise _error(
+                    "polyglot_union_unsupported",
+                    f"{origin}: a union branch is not a closed object",
+                    file,
+                )
             variant_names.append(definition)
         discriminator = schema.get("discriminator", {}).get("propertyName")
         if discriminator is None:  # infer: the one member every branch fixes with a const
             common = set.intersection(
-                *({f.json_name for f in d.fields if isinstance(f.const, str)} for d in variant_names)
+                *(
+                    {f.json_name for f in d.fields if isinstance(f.const, str)}
+                    for d in variant_names
+                )
             )
             if len(common) != 1:
                 raise _error("polyglot_union_unsupported", f"{origin}: no discriminator", file)
@@ -289,13 +298,16 @@ class _Builder:
             if not isinstance(tag, str):
                 raise _error(
                     "polyglot_union_unsupported",
-                    f"{origin}: {definition.name} fixes no required {discriminator!r} with a string const",
+                    f"{origin}: {definition.name} fixes no required {discriminator!r} "
+                    "with a string const",
                     file,
                 )
             variants.append(Variant(tag, definition.name))
         if len({v.tag for v in variants}) != len(variants):
             raise _error("polyglot_union_unsupported", f"{origin}: two variants share a tag", file)
-        return UnionDef(name, discriminator, tuple(variants), str(schema.get("description", "")), origin)
+        return UnionDef(
+            name, discriminator, tuple(variants), str(schema.get("description", "")), origin
+        )
 
     # -- type expressions -------------------------------------------------------------
     def type_of(
@@ -370,16 +382,20 @@ class _Builder:
             existing = self.definitions.get(name)
             if existing == definition:
                 return
-            raise _error("polyglot_name_clash", f"two types would be named {name}", definition.origin)
+            raise _error(
+                "polyglot_name_clash", f"two types would be named {name}", definition.origin
+            )
         self.definitions[name] = definition
 
     def synthetic_union(self, file: str, schema: Mapping[str, Any], synthetic: str) -> str:
         # An inline union equal to a named one (the stream's observations) is that one.
         for def_name, definition in sorted(self.schemas[file].get("$defs", {}).items()):
-            same = all(definition.get(k) == schema.get(k) for k in ("oneOf", "anyOf", "discriminator"))
+            same = all(
+                definition.get(k) == schema.get(k) for k in ("oneOf", "anyOf", "discriminator")
+            )
             if same and self._is_named(definition) and (file, def_name) in self.names:
                 return self.named(file, def_name)
-        branches = [b for b in schema.get("oneOf", schema.get("anyOf", []))]
+        branches = list(schema.get("oneOf", schema.get("anyOf", [])))
         union = self.build_union(file, synthetic, schema, branches, f"{file} (inline)")
         self.synthetic(synthetic, union)
         return synthetic
@@ -398,9 +414,15 @@ def build_model(schemas_dir: Path) -> Model:
         try:
             schema = json.loads(raw)
         except ValueError as exc:
-            raise _error("polyglot_schema_unreadable", f"{schema_file.name}: {exc}", str(schema_file)) from None
+            raise _error(
+                "polyglot_schema_unreadable", f"{schema_file.name}: {exc}", str(schema_file)
+            ) from None
         if not isinstance(schema, dict):
-            raise _error("polyglot_schema_unreadable", f"{schema_file.name} is not an object", str(schema_file))
+            raise _error(
+                "polyglot_schema_unreadable",
+                f"{schema_file.name} is not an object",
+                str(schema_file),
+            )
         if "x-documentTypes" not in schema:
             continue  # helper schemas (the redaction policy) have no bindings
         schemas[schema_file.name] = schema

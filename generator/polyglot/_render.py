@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-
 from session_contracts.generator.polyglot._model import (
     EnumDef,
     Field,
@@ -27,6 +26,8 @@ from session_contracts.generator.polyglot._model import (
     build_model,
     pascal,
 )
+
+from session_contracts._errors import Finding, ToolError
 
 __all__ = ["LANGUAGES", "PolyglotFile", "render_all"]
 
@@ -74,9 +75,23 @@ def snake(name: str) -> str:
     return text.strip("_").lower() or "field"
 
 
+def _clash(message: str) -> ToolError:
+    return ToolError(
+        [
+            Finding(
+                "$",
+                "polyglot_name_clash",
+                message,
+                "rename one of the schema names, or teach generator/polyglot/_render.py to tell "
+                "them apart",
+            )
+        ]
+    )
+
+
 def _unique(names: list[str], where: str) -> None:
     if len(set(names)) != len(names):
-        raise ValueError(f"{where}: two members map to one identifier: {sorted(names)}")
+        raise _clash(f"{where}: two members map to one identifier: {sorted(names)}")
 
 
 # -- TypeScript ---------------------------------------------------------------------------
@@ -198,7 +213,9 @@ def go_const(f: Field) -> str:
 
 
 def go_path(json_name: str) -> str:
-    return json.dumps("." + json_name if _identifier_like(json_name) else f"[{json.dumps(json_name)}]")
+    return json.dumps(
+        "." + json_name if _identifier_like(json_name) else f"[{json.dumps(json_name)}]"
+    )
 
 
 # -- Rust -----------------------------------------------------------------------------------
@@ -263,8 +280,12 @@ def rust_serde(f: Field) -> str:
     parts = [f"rename = {json.dumps(f.json_name)}"]
     nullable = f.nullable and f.type.kind != "opaque"
     if not f.required:
-        parts += ['default', 'skip_serializing_if = "Option::is_none"']
-        parts.append('deserialize_with = "de::double_option"' if nullable else 'deserialize_with = "de::present"')
+        parts += ["default", 'skip_serializing_if = "Option::is_none"']
+        parts.append(
+            'deserialize_with = "de::double_option"'
+            if nullable
+            else 'deserialize_with = "de::present"'
+        )
     elif nullable:
         parts.append('deserialize_with = "de::nullable"')
     return ", ".join(parts)
@@ -280,7 +301,7 @@ def _string_consts(model: Model) -> list[tuple[str, str]]:
     by_value: dict[str, str] = {}
     for name, value in consts.items():
         if name in by_value.values() and by_value.get(value) != name:
-            raise ValueError(f"two string consts map to {name}")
+            raise _clash(f"two string consts map to {name}")
         by_value[value] = name
     return sorted(consts.items())
 
