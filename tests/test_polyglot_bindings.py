@@ -20,6 +20,7 @@ import pytest
 from session_contracts.generator import polyglot
 from session_contracts.generator.polyglot import ObjectDef, UnionDef
 
+from session_contracts._errors import ToolError
 from session_contracts._validator import default_validator
 
 REPO = Path(__file__).resolve().parents[1]
@@ -328,3 +329,15 @@ def test_a_shared_definition_is_one_type_in_every_language() -> None:
     union = model.definition("SessionEvent")
     assert isinstance(union, UnionDef)
     assert union.discriminator == "kind"
+
+
+def test_a_schema_the_model_cannot_type_is_a_tool_error(tmp_path: Path) -> None:
+    shutil.copytree(SCHEMAS, tmp_path / "schemas")
+    path = tmp_path / "schemas" / "session-event.schema.json"
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    # Two variants of the event union now share the tag "message".
+    schema["$defs"]["PlanEvent"]["properties"]["kind"]["const"] = "message"
+    path.write_text(json.dumps(schema), encoding="utf-8")
+    with pytest.raises(ToolError) as caught:
+        polyglot.render_all(tmp_path / "schemas")
+    assert [f.code for f in caught.value.findings] == ["polyglot_union_unsupported"]

@@ -292,17 +292,15 @@ def rust_serde(f: Field) -> str:
 
 
 def _string_consts(model: Model) -> list[tuple[str, str]]:
+    """(Rust type name, value) of every string const; two values may not share a name."""
     consts: dict[str, str] = {}
     for definition in model.definitions:
         if isinstance(definition, ObjectDef):
             for f in definition.fields:
                 if isinstance(f.const, str):
-                    consts[rust_const_type(f.const)] = f.const
-    by_value: dict[str, str] = {}
-    for name, value in consts.items():
-        if name in by_value.values() and by_value.get(value) != name:
-            raise _clash(f"two string consts map to {name}")
-        by_value[value] = name
+                    name = rust_const_type(f.const)
+                    if consts.setdefault(name, f.const) != f.const:
+                        raise _clash(f"the consts {consts[name]!r} and {f.const!r} map to {name}")
     return sorted(consts.items())
 
 
