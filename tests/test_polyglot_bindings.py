@@ -8,10 +8,12 @@ test says so and skips; in CI (CI=true) a missing toolchain fails instead.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -287,8 +289,26 @@ def test_polyglot_outputs_are_current() -> None:
     assert polyglot.check(SCHEMAS, GENERATED) == []
 
 
-def test_rendering_is_deterministic() -> None:
-    assert polyglot.render_all(SCHEMAS) == polyglot.render_all(SCHEMAS)
+def test_rendering_is_deterministic_across_runs_and_hash_seeds(tmp_path: Path) -> None:
+    script = (
+        "import sys, hashlib; from pathlib import Path;"
+        "from session_contracts.generator import polyglot;"
+        "files = polyglot.render_all(Path(sys.argv[1]));"
+        "print(hashlib.sha256(repr(files).encode()).hexdigest())"
+    )
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", script, str(SCHEMAS)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=tmp_path,
+            env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"},
+        ).stdout.strip()
+        for seed in ("0", "12345")
+    }
+    here = hashlib.sha256(repr(polyglot.render_all(SCHEMAS)).encode()).hexdigest()
+    assert digests == {here}
 
 
 def test_drift_names_stale_missing_and_orphaned_files(tmp_path: Path) -> None:
