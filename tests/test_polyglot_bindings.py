@@ -24,6 +24,7 @@ from session_contracts.generator.polyglot import ObjectDef, UnionDef
 
 from session_contracts._errors import ToolError
 from session_contracts._validator import default_validator
+from session_contracts.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMAS = REPO / "schemas"
@@ -361,3 +362,17 @@ def test_a_schema_the_model_cannot_type_is_a_tool_error(tmp_path: Path) -> None:
     with pytest.raises(ToolError) as caught:
         polyglot.render_all(tmp_path / "schemas")
     assert [f.code for f in caught.value.findings] == ["polyglot_union_unsupported"]
+
+
+def test_generate_check_names_a_stale_polyglot_file_and_generate_repairs_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copytree(SCHEMAS, tmp_path / "schemas")
+    shutil.copytree(GENERATED, tmp_path / "generated", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'copy'\n", encoding="utf-8")
+    (tmp_path / "generated" / "rust" / "src" / "lib.rs").write_text("// edited\n", encoding="utf-8")
+    assert main(["generate", "--check", "--root", str(tmp_path)]) == 1
+    stale = "generated/rust/src/lib.rs differs from what its schema generates"
+    assert stale in capsys.readouterr().out
+    assert main(["generate", "--root", str(tmp_path)]) == 0
+    assert main(["generate", "--check", "--root", str(tmp_path)]) == 0
