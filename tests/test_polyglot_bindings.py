@@ -81,6 +81,29 @@ def _accepted_cases() -> list[tuple[str, str, str]]:
             json.dumps(_with(fact, None, "turn", "last_stop_class")),
         ),
     ]
+    # JSON Schema's integer is a value, not a spelling: 4.0 and 1e0 are integers.
+    cases.append(
+        ("integer spelled 4.0", "session-health.fact", json.dumps(_with(fact, 4.0, "iteration")))
+    )
+    turn_ids = _example("session-recap.snapshot")["turns"][0]["sourceEventIds"]
+    cases.append(
+        (
+            "integers in an array spelled 1.0 and 2e0",
+            "session-recap.snapshot",
+            json.dumps(
+                _with(
+                    _example("session-recap.snapshot"),
+                    turn_ids[0] * 1.0,
+                    "turns",
+                    0,
+                    "sourceEventIds",
+                    0,
+                )
+            ).replace(
+                f"[{turn_ids[0]:.1f}, {turn_ids[1]}", f"[{turn_ids[0]:.1f}, {turn_ids[1]}e0", 1
+            ),
+        )
+    )
     snapshot = (EXAMPLES / "session-recap.snapshot.json").read_text(encoding="utf-8")
     assert '"extensions": {}' in snapshot
     cases.append(
@@ -110,6 +133,7 @@ def _refused_cases() -> list[tuple[str, str, str]]:
             _with(span, None, "ttft_ms"),
         ),
         ("wrong type", "session-health.fact", _with(fact, "4", "iteration")),
+        ("integer with a fraction", "session-health.fact", _with(fact, 4.5, "iteration")),
         (
             "value outside the enum",
             "session-health.fact",

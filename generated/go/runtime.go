@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"regexp"
+	"strconv"
 )
 
 // DecodeError says where a document breaks the contract (a JSON path), with a stable code.
@@ -99,6 +101,53 @@ func decodeInto[T any](raw json.RawMessage, out *T) error {
 		}
 		return failure("wrong_type", "%v", err)
 	}
+	return nil
+}
+
+// integerText reads a JSON number with an integral value (4, 4.0, 4e0 are all 4) as
+// decimal digits; JSON Schema's integer type accepts each spelling.
+func integerText(raw json.RawMessage) (string, error) {
+	text := string(bytes.TrimSpace(raw))
+	if text == "" || (text[0] != '-' && (text[0] < '0' || text[0] > '9')) {
+		return "", failure("wrong_type", "expected an integer")
+	}
+	if _, err := strconv.ParseInt(text, 10, 64); err == nil {
+		return text, nil
+	}
+	value, _, err := big.ParseFloat(text, 10, 4096, big.ToNearestEven)
+	if err != nil || !value.IsInt() {
+		return "", failure("wrong_type", "expected an integer, found %s", text)
+	}
+	if value.MantExp(nil) > 64 { // far outside 64 bits: never expand 1e999999 into digits
+		return "", failure("integer_out_of_range", "%s is outside 64 bits", text)
+	}
+	integer, _ := value.Int(nil)
+	return integer.String(), nil
+}
+
+func decodeInt64(raw json.RawMessage, out *int64) error {
+	text, err := integerText(raw)
+	if err != nil {
+		return err
+	}
+	value, err := strconv.ParseInt(text, 10, 64)
+	if err != nil {
+		return failure("integer_out_of_range", "%s is outside int64", text)
+	}
+	*out = value
+	return nil
+}
+
+func decodeUint64(raw json.RawMessage, out *uint64) error {
+	text, err := integerText(raw)
+	if err != nil {
+		return err
+	}
+	value, err := strconv.ParseUint(text, 10, 64)
+	if err != nil {
+		return failure("integer_out_of_range", "%s is outside uint64", text)
+	}
+	*out = value
 	return nil
 }
 

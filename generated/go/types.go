@@ -487,16 +487,16 @@ func (x *CertificationReportEvidence) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "judged":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.Judged)
+			err = decodeUint64(m.raw, &x.Judged)
 		case "agreed":
 			seen[1] = true
-			err = decodeInto[uint64](m.raw, &x.Agreed)
+			err = decodeUint64(m.raw, &x.Agreed)
 		case "skipped":
 			seen[2] = true
-			err = decodeInto[uint64](m.raw, &x.Skipped)
+			err = decodeUint64(m.raw, &x.Skipped)
 		case "errored":
 			seen[3] = true
-			err = decodeInto[uint64](m.raw, &x.Errored)
+			err = decodeUint64(m.raw, &x.Errored)
 		default:
 			return at(failure("unknown_member", "%q is not a member of CertificationReportEvidence", m.name), memberStep(m.name))
 		}
@@ -562,10 +562,10 @@ func (x *CheckpointReceipt) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.CheckpointID)
 		case "session_version":
 			seen[3] = true
-			err = decodeInto[uint64](m.raw, &x.SessionVersion)
+			err = decodeUint64(m.raw, &x.SessionVersion)
 		case "reported_at_unix_ms":
 			seen[4] = true
-			err = decodeInto[uint64](m.raw, &x.ReportedAtUnixMs)
+			err = decodeUint64(m.raw, &x.ReportedAtUnixMs)
 		case "replayed":
 			seen[5] = true
 			err = decodeInto[bool](m.raw, &x.Replayed)
@@ -1085,7 +1085,7 @@ func (x *DiagnosticMeasurement) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.SetFingerprint)
 		case "count":
 			seen[1] = true
-			err = decodeInto[uint64](m.raw, &x.Count)
+			err = decodeUint64(m.raw, &x.Count)
 		default:
 			return at(failure("unknown_member", "%q is not a member of DiagnosticMeasurement", m.name), memberStep(m.name))
 		}
@@ -1159,7 +1159,7 @@ func (x *ErroredResponse) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "seq":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.Seq)
+			err = decodeUint64(m.raw, &x.Seq)
 		case "outcome":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.Outcome)
@@ -1325,7 +1325,7 @@ func (x *FlightRecording) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "schema_version":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.SchemaVersion)
+			err = decodeUint64(m.raw, &x.SchemaVersion)
 			if err == nil && x.SchemaVersion != 1 {
 				err = failure("const_mismatch", "must be %s", "1")
 			}
@@ -1350,13 +1350,13 @@ func (x *FlightRecording) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.ContentHash)
 		case "byte_length":
 			seen[5] = true
-			err = decodeInto[uint64](m.raw, &x.ByteLength)
+			err = decodeUint64(m.raw, &x.ByteLength)
 		case "retained_events":
 			seen[6] = true
-			err = decodeInto[uint64](m.raw, &x.RetainedEvents)
+			err = decodeUint64(m.raw, &x.RetainedEvents)
 		case "dropped_events":
 			seen[7] = true
-			err = decodeInto[uint64](m.raw, &x.DroppedEvents)
+			err = decodeUint64(m.raw, &x.DroppedEvents)
 		case "value_policy":
 			seen[8] = true
 			err = decodeInto[FlightRecordingValuePolicy](m.raw, &x.ValuePolicy)
@@ -1499,7 +1499,7 @@ func (x *HealthMeasurements) UnmarshalJSON(data []byte) error {
 			x.EditsSinceVerification.Set = true
 			if !isNull(m.raw) {
 				x.EditsSinceVerification.Value = new(uint64)
-				err = decodeInto[uint64](m.raw, x.EditsSinceVerification.Value)
+				err = decodeUint64(m.raw, x.EditsSinceVerification.Value)
 			}
 		case "diagnostic_trend":
 			x.DiagnosticTrend.Set = true
@@ -1720,10 +1720,10 @@ func (x *HealthRate) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "numerator":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.Numerator)
+			err = decodeUint64(m.raw, &x.Numerator)
 		case "denominator":
 			seen[1] = true
-			err = decodeInto[uint64](m.raw, &x.Denominator)
+			err = decodeUint64(m.raw, &x.Denominator)
 		case "value":
 			seen[2] = true
 			err = decodeInto[float64](m.raw, &x.Value)
@@ -1781,7 +1781,7 @@ func (x *HistoricalMessagesLoaded) UnmarshalJSON(data []byte) error {
 			}
 		case "count":
 			seen[1] = true
-			err = decodeInto[uint64](m.raw, &x.Count)
+			err = decodeUint64(m.raw, &x.Count)
 		default:
 			return at(failure("unknown_member", "%q is not a member of HistoricalMessagesLoaded", m.name), memberStep(m.name))
 		}
@@ -1910,13 +1910,13 @@ func (x *IterationFinished) UnmarshalJSON(data []byte) error {
 			seen[1] = true
 			if !isNull(m.raw) {
 				x.WallTimeMs = new(uint64)
-				err = decodeInto[uint64](m.raw, x.WallTimeMs)
+				err = decodeUint64(m.raw, x.WallTimeMs)
 			}
 		case "prose_characters":
 			seen[2] = true
 			if !isNull(m.raw) {
 				x.ProseCharacters = new(uint64)
-				err = decodeInto[uint64](m.raw, x.ProseCharacters)
+				err = decodeUint64(m.raw, x.ProseCharacters)
 			}
 		default:
 			return at(failure("unknown_member", "%q is not a member of IterationFinished", m.name), memberStep(m.name))
@@ -1973,7 +1973,7 @@ func (x *IterationStarted) UnmarshalJSON(data []byte) error {
 			}
 		case "iteration":
 			seen[1] = true
-			err = decodeInto[uint64](m.raw, &x.Iteration)
+			err = decodeUint64(m.raw, &x.Iteration)
 		default:
 			return at(failure("unknown_member", "%q is not a member of IterationStarted", m.name), memberStep(m.name))
 		}
@@ -2025,7 +2025,7 @@ func (x *LoopCheckpointEvent) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "id":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.ID)
+			err = decodeUint64(m.raw, &x.ID)
 		case "sessionId":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.SessionID)
@@ -2045,7 +2045,7 @@ func (x *LoopCheckpointEvent) UnmarshalJSON(data []byte) error {
 			seen[4] = true
 			if !isNull(m.raw) {
 				x.Iteration = new(uint64)
-				err = decodeInto[uint64](m.raw, x.Iteration)
+				err = decodeUint64(m.raw, x.Iteration)
 			}
 		case "executionId":
 			seen[5] = true
@@ -2058,7 +2058,7 @@ func (x *LoopCheckpointEvent) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.Topic)
 		case "recordedAtUnixMs":
 			seen[7] = true
-			err = decodeInto[uint64](m.raw, &x.RecordedAtUnixMs)
+			err = decodeUint64(m.raw, &x.RecordedAtUnixMs)
 		case "kind":
 			seen[8] = true
 			err = decodeInto[string](m.raw, &x.Kind)
@@ -2150,7 +2150,7 @@ func (x *LoopCheckpointPayload) UnmarshalJSON(data []byte) error {
 			seen[1] = true
 			if !isNull(m.raw) {
 				x.Iteration = new(int64)
-				err = decodeInto[int64](m.raw, x.Iteration)
+				err = decodeInt64(m.raw, x.Iteration)
 			}
 		default:
 			return at(failure("unknown_member", "%q is not a member of LoopCheckpointPayload", m.name), memberStep(m.name))
@@ -2203,7 +2203,7 @@ func (x *MessageEvent) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "id":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.ID)
+			err = decodeUint64(m.raw, &x.ID)
 		case "sessionId":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.SessionID)
@@ -2223,7 +2223,7 @@ func (x *MessageEvent) UnmarshalJSON(data []byte) error {
 			seen[4] = true
 			if !isNull(m.raw) {
 				x.Iteration = new(uint64)
-				err = decodeInto[uint64](m.raw, x.Iteration)
+				err = decodeUint64(m.raw, x.Iteration)
 			}
 		case "executionId":
 			seen[5] = true
@@ -2236,7 +2236,7 @@ func (x *MessageEvent) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.Topic)
 		case "recordedAtUnixMs":
 			seen[7] = true
-			err = decodeInto[uint64](m.raw, &x.RecordedAtUnixMs)
+			err = decodeUint64(m.raw, &x.RecordedAtUnixMs)
 		case "kind":
 			seen[8] = true
 			err = decodeInto[string](m.raw, &x.Kind)
@@ -2657,7 +2657,7 @@ func (x *OtherEvent) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "id":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.ID)
+			err = decodeUint64(m.raw, &x.ID)
 		case "sessionId":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.SessionID)
@@ -2677,7 +2677,7 @@ func (x *OtherEvent) UnmarshalJSON(data []byte) error {
 			seen[4] = true
 			if !isNull(m.raw) {
 				x.Iteration = new(uint64)
-				err = decodeInto[uint64](m.raw, x.Iteration)
+				err = decodeUint64(m.raw, x.Iteration)
 			}
 		case "executionId":
 			seen[5] = true
@@ -2690,7 +2690,7 @@ func (x *OtherEvent) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.Topic)
 		case "recordedAtUnixMs":
 			seen[7] = true
-			err = decodeInto[uint64](m.raw, &x.RecordedAtUnixMs)
+			err = decodeUint64(m.raw, &x.RecordedAtUnixMs)
 		case "kind":
 			seen[8] = true
 			err = decodeInto[string](m.raw, &x.Kind)
@@ -2923,7 +2923,7 @@ func (x *PlanEvent) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "id":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.ID)
+			err = decodeUint64(m.raw, &x.ID)
 		case "sessionId":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.SessionID)
@@ -2943,7 +2943,7 @@ func (x *PlanEvent) UnmarshalJSON(data []byte) error {
 			seen[4] = true
 			if !isNull(m.raw) {
 				x.Iteration = new(uint64)
-				err = decodeInto[uint64](m.raw, x.Iteration)
+				err = decodeUint64(m.raw, x.Iteration)
 			}
 		case "executionId":
 			seen[5] = true
@@ -2956,7 +2956,7 @@ func (x *PlanEvent) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.Topic)
 		case "recordedAtUnixMs":
 			seen[7] = true
-			err = decodeInto[uint64](m.raw, &x.RecordedAtUnixMs)
+			err = decodeUint64(m.raw, &x.RecordedAtUnixMs)
 		case "kind":
 			seen[8] = true
 			err = decodeInto[string](m.raw, &x.Kind)
@@ -3148,7 +3148,7 @@ func (x *PlanFact) UnmarshalJSON(data []byte) error {
 			}
 		case "sourceEventId":
 			seen[6] = true
-			err = decodeInto[uint64](m.raw, &x.SourceEventID)
+			err = decodeUint64(m.raw, &x.SourceEventID)
 		default:
 			return at(failure("unknown_member", "%q is not a member of PlanFact", m.name), memberStep(m.name))
 		}
@@ -3382,7 +3382,7 @@ func (x *ProgressEvent) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "id":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.ID)
+			err = decodeUint64(m.raw, &x.ID)
 		case "sessionId":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.SessionID)
@@ -3402,7 +3402,7 @@ func (x *ProgressEvent) UnmarshalJSON(data []byte) error {
 			seen[4] = true
 			if !isNull(m.raw) {
 				x.Iteration = new(uint64)
-				err = decodeInto[uint64](m.raw, x.Iteration)
+				err = decodeUint64(m.raw, x.Iteration)
 			}
 		case "executionId":
 			seen[5] = true
@@ -3415,7 +3415,7 @@ func (x *ProgressEvent) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.Topic)
 		case "recordedAtUnixMs":
 			seen[7] = true
-			err = decodeInto[uint64](m.raw, &x.RecordedAtUnixMs)
+			err = decodeUint64(m.raw, &x.RecordedAtUnixMs)
 		case "kind":
 			seen[8] = true
 			err = decodeInto[string](m.raw, &x.Kind)
@@ -3514,7 +3514,7 @@ func (x *ProgressFact) UnmarshalJSON(data []byte) error {
 			err = decodeInto[bool](m.raw, &x.Replace)
 		case "sourceEventId":
 			seen[3] = true
-			err = decodeInto[uint64](m.raw, &x.SourceEventID)
+			err = decodeUint64(m.raw, &x.SourceEventID)
 		default:
 			return at(failure("unknown_member", "%q is not a member of ProgressFact", m.name), memberStep(m.name))
 		}
@@ -3815,10 +3815,10 @@ func (x *ProseToolBalance) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "prose_characters":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.ProseCharacters)
+			err = decodeUint64(m.raw, &x.ProseCharacters)
 		case "tool_calls":
 			seen[1] = true
-			err = decodeInto[uint64](m.raw, &x.ToolCalls)
+			err = decodeUint64(m.raw, &x.ToolCalls)
 		case "characters_per_tool_call":
 			seen[2] = true
 			x.CharactersPerToolCall.Set = true
@@ -3940,12 +3940,12 @@ func (x *ProviderCallResponse) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.CallID)
 		case "iteration":
 			seen[1] = true
-			err = decodeInto[uint64](m.raw, &x.Iteration)
+			err = decodeUint64(m.raw, &x.Iteration)
 		case "span_id":
 			seen[2] = true
 			if !isNull(m.raw) {
 				x.SpanID = new(uint64)
-				err = decodeInto[uint64](m.raw, x.SpanID)
+				err = decodeUint64(m.raw, x.SpanID)
 			}
 		case "execution_id":
 			seen[3] = true
@@ -4055,7 +4055,7 @@ func (x *ProviderCallResponseEvent) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "id":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.ID)
+			err = decodeUint64(m.raw, &x.ID)
 		case "sessionId":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.SessionID)
@@ -4075,7 +4075,7 @@ func (x *ProviderCallResponseEvent) UnmarshalJSON(data []byte) error {
 			seen[4] = true
 			if !isNull(m.raw) {
 				x.Iteration = new(uint64)
-				err = decodeInto[uint64](m.raw, x.Iteration)
+				err = decodeUint64(m.raw, x.Iteration)
 			}
 		case "executionId":
 			seen[5] = true
@@ -4091,7 +4091,7 @@ func (x *ProviderCallResponseEvent) UnmarshalJSON(data []byte) error {
 			}
 		case "recordedAtUnixMs":
 			seen[7] = true
-			err = decodeInto[uint64](m.raw, &x.RecordedAtUnixMs)
+			err = decodeUint64(m.raw, &x.RecordedAtUnixMs)
 		case "kind":
 			seen[8] = true
 			err = decodeInto[string](m.raw, &x.Kind)
@@ -4198,13 +4198,13 @@ func (x *QueryEcho) UnmarshalJSON(data []byte) error {
 			seen[3] = true
 			if !isNull(m.raw) {
 				x.FromEventID = new(int64)
-				err = decodeInto[int64](m.raw, x.FromEventID)
+				err = decodeInt64(m.raw, x.FromEventID)
 			}
 		case "limit":
 			seen[4] = true
 			if !isNull(m.raw) {
 				x.Limit = new(int64)
-				err = decodeInto[int64](m.raw, x.Limit)
+				err = decodeInt64(m.raw, x.Limit)
 			}
 		default:
 			return at(failure("unknown_member", "%q is not a member of QueryEcho", m.name), memberStep(m.name))
@@ -4471,16 +4471,16 @@ func (x *RecapCoverage) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "scanned":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.Scanned)
+			err = decodeUint64(m.raw, &x.Scanned)
 		case "matched":
 			seen[1] = true
-			err = decodeInto[uint64](m.raw, &x.Matched)
+			err = decodeUint64(m.raw, &x.Matched)
 		case "pending":
 			seen[2] = true
-			err = decodeInto[uint64](m.raw, &x.Pending)
+			err = decodeUint64(m.raw, &x.Pending)
 		case "unassigned":
 			seen[3] = true
-			err = decodeInto[uint64](m.raw, &x.Unassigned)
+			err = decodeUint64(m.raw, &x.Unassigned)
 		case "truncated":
 			seen[4] = true
 			err = decodeInto[bool](m.raw, &x.Truncated)
@@ -4543,13 +4543,13 @@ func (x *RecapCursor) UnmarshalJSON(data []byte) error {
 			seen[0] = true
 			if !isNull(m.raw) {
 				x.LastEventID = new(int64)
-				err = decodeInto[int64](m.raw, x.LastEventID)
+				err = decodeInt64(m.raw, x.LastEventID)
 			}
 		case "nextEventId":
 			seen[1] = true
 			if !isNull(m.raw) {
 				x.NextEventID = new(int64)
-				err = decodeInto[int64](m.raw, x.NextEventID)
+				err = decodeInt64(m.raw, x.NextEventID)
 			}
 		default:
 			return at(failure("unknown_member", "%q is not a member of RecapCursor", m.name), memberStep(m.name))
@@ -4651,7 +4651,7 @@ func (x *RecapIteration) UnmarshalJSON(data []byte) error {
 			seen[0] = true
 			if !isNull(m.raw) {
 				x.Iteration = new(int64)
-				err = decodeInto[int64](m.raw, x.Iteration)
+				err = decodeInt64(m.raw, x.Iteration)
 			}
 		case "state":
 			seen[1] = true
@@ -4670,7 +4670,7 @@ func (x *RecapIteration) UnmarshalJSON(data []byte) error {
 			err = decodeSlice(decodeInto[ProgressFact])(m.raw, &x.Progress)
 		case "sourceEventIds":
 			seen[6] = true
-			err = decodeSlice(decodeInto[uint64])(m.raw, &x.SourceEventIds)
+			err = decodeSlice(decodeUint64)(m.raw, &x.SourceEventIds)
 		default:
 			return at(failure("unknown_member", "%q is not a member of RecapIteration", m.name), memberStep(m.name))
 		}
@@ -4753,7 +4753,7 @@ func (x *RecapSnapshot) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "schemaVersion":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.SchemaVersion)
+			err = decodeUint64(m.raw, &x.SchemaVersion)
 			if err == nil && x.SchemaVersion != 1 {
 				err = failure("const_mismatch", "must be %s", "1")
 			}
@@ -4863,13 +4863,13 @@ func (x *RecapSource) UnmarshalJSON(data []byte) error {
 			seen[0] = true
 			if !isNull(m.raw) {
 				x.FirstEventID = new(int64)
-				err = decodeInto[int64](m.raw, x.FirstEventID)
+				err = decodeInt64(m.raw, x.FirstEventID)
 			}
 		case "lastEventId":
 			seen[1] = true
 			if !isNull(m.raw) {
 				x.LastEventID = new(int64)
-				err = decodeInto[int64](m.raw, x.LastEventID)
+				err = decodeInt64(m.raw, x.LastEventID)
 			}
 		case "events":
 			seen[2] = true
@@ -4947,7 +4947,7 @@ func (x *RecapTurn) UnmarshalJSON(data []byte) error {
 			}
 		case "sourceEventIds":
 			seen[6] = true
-			err = decodeSlice(decodeInto[uint64])(m.raw, &x.SourceEventIds)
+			err = decodeSlice(decodeUint64)(m.raw, &x.SourceEventIds)
 		default:
 			return at(failure("unknown_member", "%q is not a member of RecapTurn", m.name), memberStep(m.name))
 		}
@@ -5062,7 +5062,7 @@ func (x *RejectedResponse) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "seq":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.Seq)
+			err = decodeUint64(m.raw, &x.Seq)
 		case "outcome":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.Outcome)
@@ -5208,7 +5208,7 @@ func (x *Report) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "report_version":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.ReportVersion)
+			err = decodeUint64(m.raw, &x.ReportVersion)
 			if err == nil && x.ReportVersion != 1 {
 				err = failure("const_mismatch", "must be %s", "1")
 			}
@@ -5311,7 +5311,7 @@ func (x *ReportCheck) UnmarshalJSON(data []byte) error {
 			err = decodeInto[bool](m.raw, &x.Applicable)
 		case "cases":
 			seen[7] = true
-			err = decodeInto[uint64](m.raw, &x.Cases)
+			err = decodeUint64(m.raw, &x.Cases)
 		case "evidence":
 			seen[8] = true
 			err = decodeInto[CertificationReportEvidence](m.raw, &x.Evidence)
@@ -5533,19 +5533,19 @@ func (x *ReportMeta) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.CheckpointID)
 		case "reported_at_unix_ms":
 			seen[1] = true
-			err = decodeInto[uint64](m.raw, &x.ReportedAtUnixMs)
+			err = decodeUint64(m.raw, &x.ReportedAtUnixMs)
 		case "provenance":
 			seen[2] = true
 			err = decodeInto[Provenance](m.raw, &x.Provenance)
 		case "contract_version":
 			seen[3] = true
-			err = decodeInto[uint64](m.raw, &x.ContractVersion)
+			err = decodeUint64(m.raw, &x.ContractVersion)
 		case "contract_match":
 			seen[4] = true
 			err = decodeInto[bool](m.raw, &x.ContractMatch)
 		case "age_ms":
 			seen[5] = true
-			err = decodeInto[uint64](m.raw, &x.AgeMs)
+			err = decodeUint64(m.raw, &x.AgeMs)
 		case "stale":
 			seen[6] = true
 			err = decodeInto[bool](m.raw, &x.Stale)
@@ -5696,10 +5696,10 @@ func (x *ReportSettings) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "examples":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.Examples)
+			err = decodeUint64(m.raw, &x.Examples)
 		case "seed":
 			seen[1] = true
-			err = decodeInto[int64](m.raw, &x.Seed)
+			err = decodeInt64(m.raw, &x.Seed)
 		case "fail_on":
 			seen[2] = true
 			err = decodeInto[ReportSettingsFailOn](m.raw, &x.FailOn)
@@ -5796,22 +5796,22 @@ func (x *ReportSummary) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "passed":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.Passed)
+			err = decodeUint64(m.raw, &x.Passed)
 		case "failed":
 			seen[1] = true
-			err = decodeInto[uint64](m.raw, &x.Failed)
+			err = decodeUint64(m.raw, &x.Failed)
 		case "errored":
 			seen[2] = true
-			err = decodeInto[uint64](m.raw, &x.Errored)
+			err = decodeUint64(m.raw, &x.Errored)
 		case "partial":
 			seen[3] = true
-			err = decodeInto[uint64](m.raw, &x.Partial)
+			err = decodeUint64(m.raw, &x.Partial)
 		case "skipped":
 			seen[4] = true
-			err = decodeInto[uint64](m.raw, &x.Skipped)
+			err = decodeUint64(m.raw, &x.Skipped)
 		case "cases":
 			seen[5] = true
-			err = decodeInto[uint64](m.raw, &x.Cases)
+			err = decodeUint64(m.raw, &x.Cases)
 		case "evidence":
 			seen[6] = true
 			err = decodeInto[CertificationReportEvidence](m.raw, &x.Evidence)
@@ -5820,7 +5820,7 @@ func (x *ReportSummary) UnmarshalJSON(data []byte) error {
 			err = decodeInto[float64](m.raw, &x.Seconds)
 		case "producer_restarts":
 			seen[8] = true
-			err = decodeInto[uint64](m.raw, &x.ProducerRestarts)
+			err = decodeUint64(m.raw, &x.ProducerRestarts)
 		case "certified":
 			seen[9] = true
 			err = decodeInto[bool](m.raw, &x.Certified)
@@ -5907,7 +5907,7 @@ func (x *ResultResponse) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "seq":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.Seq)
+			err = decodeUint64(m.raw, &x.Seq)
 		case "outcome":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.Outcome)
@@ -5971,7 +5971,7 @@ func (x *RunCommand) UnmarshalJSON(data []byte) error {
 			}
 		case "seq":
 			seen[1] = true
-			err = decodeInto[uint64](m.raw, &x.Seq)
+			err = decodeUint64(m.raw, &x.Seq)
 		case "case":
 			seen[2] = true
 			err = decodeInto[Case](m.raw, &x.Case)
@@ -6149,7 +6149,7 @@ func (x *RunRecordEvidence) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "schema_version":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.SchemaVersion)
+			err = decodeUint64(m.raw, &x.SchemaVersion)
 			if err == nil && x.SchemaVersion != 1 {
 				err = failure("const_mismatch", "must be %s", "1")
 			}
@@ -6258,7 +6258,7 @@ func (x *SessionAttributeEvent) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "id":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.ID)
+			err = decodeUint64(m.raw, &x.ID)
 		case "sessionId":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.SessionID)
@@ -6278,7 +6278,7 @@ func (x *SessionAttributeEvent) UnmarshalJSON(data []byte) error {
 			seen[4] = true
 			if !isNull(m.raw) {
 				x.Iteration = new(uint64)
-				err = decodeInto[uint64](m.raw, x.Iteration)
+				err = decodeUint64(m.raw, x.Iteration)
 			}
 		case "executionId":
 			seen[5] = true
@@ -6291,7 +6291,7 @@ func (x *SessionAttributeEvent) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.Topic)
 		case "recordedAtUnixMs":
 			seen[7] = true
-			err = decodeInto[uint64](m.raw, &x.RecordedAtUnixMs)
+			err = decodeUint64(m.raw, &x.RecordedAtUnixMs)
 		case "kind":
 			seen[8] = true
 			err = decodeInto[string](m.raw, &x.Kind)
@@ -6440,7 +6440,7 @@ func (x *SessionCheckpointRequest) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.SessionID)
 		case "session_version":
 			seen[2] = true
-			err = decodeInto[uint64](m.raw, &x.SessionVersion)
+			err = decodeUint64(m.raw, &x.SessionVersion)
 		case "context_hash":
 			seen[3] = true
 			err = decodeInto[string](m.raw, &x.ContextHash)
@@ -6826,7 +6826,7 @@ func (x *SessionFeedbackCapability) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "version":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.Version)
+			err = decodeUint64(m.raw, &x.Version)
 			if err == nil && x.Version != 1 {
 				err = failure("const_mismatch", "must be %s", "1")
 			}
@@ -7023,7 +7023,7 @@ func (x *SessionHealthFact) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "schema_version":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.SchemaVersion)
+			err = decodeUint64(m.raw, &x.SchemaVersion)
 		case "session_id":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.SessionID)
@@ -7032,7 +7032,7 @@ func (x *SessionHealthFact) UnmarshalJSON(data []byte) error {
 			x.Iteration.Set = true
 			if !isNull(m.raw) {
 				x.Iteration.Value = new(uint64)
-				err = decodeInto[uint64](m.raw, x.Iteration.Value)
+				err = decodeUint64(m.raw, x.Iteration.Value)
 			}
 		case "turn":
 			seen[3] = true
@@ -7299,7 +7299,7 @@ func (x *SkippedResponse) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "seq":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.Seq)
+			err = decodeUint64(m.raw, &x.Seq)
 		case "outcome":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.Outcome)
@@ -7363,7 +7363,7 @@ func (x *SourceEvent) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "eventId":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.EventID)
+			err = decodeUint64(m.raw, &x.EventID)
 		case "recordHash":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.RecordHash)
@@ -7427,12 +7427,12 @@ func (x *Span) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.TraceID)
 		case "span_id":
 			seen[1] = true
-			err = decodeInto[uint64](m.raw, &x.SpanID)
+			err = decodeUint64(m.raw, &x.SpanID)
 		case "parent_span_id":
 			seen[2] = true
 			if !isNull(m.raw) {
 				x.ParentSpanID = new(uint64)
-				err = decodeInto[uint64](m.raw, x.ParentSpanID)
+				err = decodeUint64(m.raw, x.ParentSpanID)
 			}
 		case "kind":
 			seen[3] = true
@@ -7442,14 +7442,14 @@ func (x *Span) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.Name)
 		case "start_ms":
 			seen[5] = true
-			err = decodeInto[uint64](m.raw, &x.StartMs)
+			err = decodeUint64(m.raw, &x.StartMs)
 		case "duration_ms":
 			seen[6] = true
-			err = decodeInto[uint64](m.raw, &x.DurationMs)
+			err = decodeUint64(m.raw, &x.DurationMs)
 		case "ttft_ms":
 			seen[7] = true
 			x.TtftMs = new(uint64)
-			err = decodeInto[uint64](m.raw, x.TtftMs)
+			err = decodeUint64(m.raw, x.TtftMs)
 		case "metadata":
 			seen[8] = true
 			err = decodeRaw(m.raw, &x.Metadata)
@@ -7629,7 +7629,7 @@ func (x *StartCommand) UnmarshalJSON(data []byte) error {
 			}
 		case "protocol_version":
 			seen[1] = true
-			err = decodeInto[uint64](m.raw, &x.ProtocolVersion)
+			err = decodeUint64(m.raw, &x.ProtocolVersion)
 			if err == nil && x.ProtocolVersion != 1 {
 				err = failure("const_mismatch", "must be %s", "1")
 			}
@@ -7678,7 +7678,7 @@ func (x *Started) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "protocol_version":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.ProtocolVersion)
+			err = decodeUint64(m.raw, &x.ProtocolVersion)
 			if err == nil && x.ProtocolVersion != 1 {
 				err = failure("const_mismatch", "must be %s", "1")
 			}
@@ -7818,7 +7818,7 @@ func (x *TapeEntry) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "event_id":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.EventID)
+			err = decodeUint64(m.raw, &x.EventID)
 		case "topic":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.Topic)
@@ -7839,7 +7839,7 @@ func (x *TapeEntry) UnmarshalJSON(data []byte) error {
 			}
 		case "emitted_at_unix_ms":
 			seen[5] = true
-			err = decodeInto[uint64](m.raw, &x.EmittedAtUnixMs)
+			err = decodeUint64(m.raw, &x.EmittedAtUnixMs)
 		case "payload":
 			seen[6] = true
 			err = decodeRaw(m.raw, &x.Payload)
@@ -7914,7 +7914,7 @@ func (x *TerminalEvent) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "id":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.ID)
+			err = decodeUint64(m.raw, &x.ID)
 		case "sessionId":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.SessionID)
@@ -7934,7 +7934,7 @@ func (x *TerminalEvent) UnmarshalJSON(data []byte) error {
 			seen[4] = true
 			if !isNull(m.raw) {
 				x.Iteration = new(uint64)
-				err = decodeInto[uint64](m.raw, x.Iteration)
+				err = decodeUint64(m.raw, x.Iteration)
 			}
 		case "executionId":
 			seen[5] = true
@@ -7947,7 +7947,7 @@ func (x *TerminalEvent) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.Topic)
 		case "recordedAtUnixMs":
 			seen[7] = true
-			err = decodeInto[uint64](m.raw, &x.RecordedAtUnixMs)
+			err = decodeUint64(m.raw, &x.RecordedAtUnixMs)
 		case "kind":
 			seen[8] = true
 			err = decodeInto[string](m.raw, &x.Kind)
@@ -8071,7 +8071,7 @@ func (x *TerminalFact) UnmarshalJSON(data []byte) error {
 			}
 		case "sourceEventId":
 			seen[6] = true
-			err = decodeInto[uint64](m.raw, &x.SourceEventID)
+			err = decodeUint64(m.raw, &x.SourceEventID)
 		default:
 			return at(failure("unknown_member", "%q is not a member of TerminalFact", m.name), memberStep(m.name))
 		}
@@ -8389,7 +8389,7 @@ func (x *TextFact) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.Text)
 		case "sourceEventId":
 			seen[1] = true
-			err = decodeInto[uint64](m.raw, &x.SourceEventID)
+			err = decodeUint64(m.raw, &x.SourceEventID)
 		default:
 			return at(failure("unknown_member", "%q is not a member of TextFact", m.name), memberStep(m.name))
 		}
@@ -8440,7 +8440,7 @@ func (x *TimeExpectation) UnmarshalJSON(data []byte) error {
 			err = decodeInto[TimeExpectationSource](m.raw, &x.Source)
 		case "sample_count":
 			seen[2] = true
-			err = decodeInto[uint64](m.raw, &x.SampleCount)
+			err = decodeUint64(m.raw, &x.SampleCount)
 		default:
 			return at(failure("unknown_member", "%q is not a member of TimeExpectation", m.name), memberStep(m.name))
 		}
@@ -8659,7 +8659,7 @@ func (x *ToolCallEvent) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "id":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.ID)
+			err = decodeUint64(m.raw, &x.ID)
 		case "sessionId":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.SessionID)
@@ -8679,7 +8679,7 @@ func (x *ToolCallEvent) UnmarshalJSON(data []byte) error {
 			seen[4] = true
 			if !isNull(m.raw) {
 				x.Iteration = new(uint64)
-				err = decodeInto[uint64](m.raw, x.Iteration)
+				err = decodeUint64(m.raw, x.Iteration)
 			}
 		case "executionId":
 			seen[5] = true
@@ -8692,7 +8692,7 @@ func (x *ToolCallEvent) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.Topic)
 		case "recordedAtUnixMs":
 			seen[7] = true
-			err = decodeInto[uint64](m.raw, &x.RecordedAtUnixMs)
+			err = decodeUint64(m.raw, &x.RecordedAtUnixMs)
 		case "kind":
 			seen[8] = true
 			err = decodeInto[string](m.raw, &x.Kind)
@@ -8878,7 +8878,7 @@ func (x *ToolExchange) UnmarshalJSON(data []byte) error {
 			}
 		case "sourceEventIds":
 			seen[8] = true
-			err = decodeSlice(decodeInto[uint64])(m.raw, &x.SourceEventIds)
+			err = decodeSlice(decodeUint64)(m.raw, &x.SourceEventIds)
 		default:
 			return at(failure("unknown_member", "%q is not a member of ToolExchange", m.name), memberStep(m.name))
 		}
@@ -8961,7 +8961,7 @@ func (x *ToolOutcomeTelemetry) UnmarshalJSON(data []byte) error {
 			x.CommandExitCode.Set = true
 			if !isNull(m.raw) {
 				x.CommandExitCode.Value = new(int64)
-				err = decodeInto[int64](m.raw, x.CommandExitCode.Value)
+				err = decodeInt64(m.raw, x.CommandExitCode.Value)
 			}
 		case "verification":
 			x.Verification.Set = true
@@ -9021,7 +9021,7 @@ func (x *ToolResultEvent) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "id":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.ID)
+			err = decodeUint64(m.raw, &x.ID)
 		case "sessionId":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.SessionID)
@@ -9041,7 +9041,7 @@ func (x *ToolResultEvent) UnmarshalJSON(data []byte) error {
 			seen[4] = true
 			if !isNull(m.raw) {
 				x.Iteration = new(uint64)
-				err = decodeInto[uint64](m.raw, x.Iteration)
+				err = decodeUint64(m.raw, x.Iteration)
 			}
 		case "executionId":
 			seen[5] = true
@@ -9054,7 +9054,7 @@ func (x *ToolResultEvent) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.Topic)
 		case "recordedAtUnixMs":
 			seen[7] = true
-			err = decodeInto[uint64](m.raw, &x.RecordedAtUnixMs)
+			err = decodeUint64(m.raw, &x.RecordedAtUnixMs)
 		case "kind":
 			seen[8] = true
 			err = decodeInto[string](m.raw, &x.Kind)
@@ -9354,7 +9354,7 @@ func (x *TranscriptResetEvent) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "id":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.ID)
+			err = decodeUint64(m.raw, &x.ID)
 		case "sessionId":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.SessionID)
@@ -9374,7 +9374,7 @@ func (x *TranscriptResetEvent) UnmarshalJSON(data []byte) error {
 			seen[4] = true
 			if !isNull(m.raw) {
 				x.Iteration = new(uint64)
-				err = decodeInto[uint64](m.raw, x.Iteration)
+				err = decodeUint64(m.raw, x.Iteration)
 			}
 		case "executionId":
 			seen[5] = true
@@ -9387,7 +9387,7 @@ func (x *TranscriptResetEvent) UnmarshalJSON(data []byte) error {
 			err = decodeInto[string](m.raw, &x.Topic)
 		case "recordedAtUnixMs":
 			seen[7] = true
-			err = decodeInto[uint64](m.raw, &x.RecordedAtUnixMs)
+			err = decodeUint64(m.raw, &x.RecordedAtUnixMs)
 		case "kind":
 			seen[8] = true
 			err = decodeInto[string](m.raw, &x.Kind)
@@ -9502,10 +9502,10 @@ func (x *TurnTimeMeasurement) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "milliseconds":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.Milliseconds)
+			err = decodeUint64(m.raw, &x.Milliseconds)
 		case "sample_count":
 			seen[1] = true
-			err = decodeInto[uint64](m.raw, &x.SampleCount)
+			err = decodeUint64(m.raw, &x.SampleCount)
 		case "expected":
 			seen[2] = true
 			x.Expected.Set = true
@@ -9624,19 +9624,19 @@ func (x *Usage) UnmarshalJSON(data []byte) error {
 			err = decodeInto[UsageCoverage](m.raw, &x.Coverage)
 		case "observed_at_unix_ms":
 			seen[5] = true
-			err = decodeInto[uint64](m.raw, &x.ObservedAtUnixMs)
+			err = decodeUint64(m.raw, &x.ObservedAtUnixMs)
 		case "input_tokens":
 			seen[6] = true
 			x.InputTokens = new(uint64)
-			err = decodeInto[uint64](m.raw, x.InputTokens)
+			err = decodeUint64(m.raw, x.InputTokens)
 		case "output_tokens":
 			seen[7] = true
 			x.OutputTokens = new(uint64)
-			err = decodeInto[uint64](m.raw, x.OutputTokens)
+			err = decodeUint64(m.raw, x.OutputTokens)
 		case "cached_input_tokens":
 			seen[8] = true
 			x.CachedInputTokens = new(uint64)
-			err = decodeInto[uint64](m.raw, x.CachedInputTokens)
+			err = decodeUint64(m.raw, x.CachedInputTokens)
 		default:
 			return at(failure("unknown_member", "%q is not a member of Usage", m.name), memberStep(m.name))
 		}
@@ -9849,7 +9849,7 @@ func (x *Verification) UnmarshalJSON(data []byte) error {
 			err = decodeSlice(decodeInto[string])(m.raw, &x.VerifiedPaths)
 		case "sourceEventId":
 			seen[3] = true
-			err = decodeInto[uint64](m.raw, &x.SourceEventID)
+			err = decodeUint64(m.raw, &x.SourceEventID)
 		default:
 			return at(failure("unknown_member", "%q is not a member of Verification", m.name), memberStep(m.name))
 		}
@@ -9948,7 +9948,7 @@ func (x *WorkObservation) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "observed_at_unix_ms":
 			seen[0] = true
-			err = decodeInto[uint64](m.raw, &x.ObservedAtUnixMs)
+			err = decodeUint64(m.raw, &x.ObservedAtUnixMs)
 		case "session_id":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.SessionID)

@@ -179,6 +179,8 @@ def go_type(t: TypeRef) -> str:
 def go_decoder(t: TypeRef) -> str:
     if t.kind == "opaque":
         return "decodeRaw"
+    if t.kind == "integer":
+        return "decodeUint64" if t.unsigned else "decodeInt64"
     if t.kind in ("array", "map"):
         assert t.item is not None
         helper = "decodeSlice" if t.kind == "array" else "decodeMap"
@@ -276,18 +278,26 @@ def rust_field_type(f: Field) -> str:
     return f"Option<Option<{base}>>" if nullable else f"Option<{base}>"
 
 
+def _holds_integers(t: TypeRef) -> bool:
+    if t.kind == "integer":
+        return True
+    return t.kind == "array" and t.item is not None and _holds_integers(t.item)
+
+
 def rust_serde(f: Field) -> str:
+    """The member's serde attributes: JSON name, absent/null handling, integer reading."""
     parts = [f"rename = {json.dumps(f.json_name)}"]
     nullable = f.nullable and f.type.kind != "opaque"
+    integral = f.const is None and _holds_integers(f.type)
+    suffix = "_integral" if integral else ""
     if not f.required:
         parts += ["default", 'skip_serializing_if = "Option::is_none"']
-        parts.append(
-            'deserialize_with = "de::double_option"'
-            if nullable
-            else 'deserialize_with = "de::present"'
-        )
+        helper = "double_option" if nullable else "present"
+        parts.append(f'deserialize_with = "de::{helper}{suffix}"')
     elif nullable:
-        parts.append('deserialize_with = "de::nullable"')
+        parts.append(f'deserialize_with = "de::nullable{suffix}"')
+    elif integral:
+        parts.append('deserialize_with = "de::integral"')
     return ", ".join(parts)
 
 

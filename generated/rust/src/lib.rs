@@ -27,7 +27,148 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub type Json = Box<serde_json::value::RawValue>;
 
 mod de {
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    use serde::de::{DeserializeSeed, Error, SeqAccess, Visitor};
     use serde::{Deserialize, Deserializer};
+
+    /// Integers as JSON Schema reads them: 4, 4.0 and 4e0 are all the integer 4. A
+    /// fraction or exponent spelling is read through a double, so it must stay within
+    /// 2^53 to be exact; plain digits are exact up to the type's bounds.
+    pub trait Integral: Sized {
+        fn integral<'de, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error>;
+    }
+
+    const EXACT_DOUBLE: f64 = 9_007_199_254_740_992.0; // 2^53
+
+    fn from_double<E: Error>(value: f64) -> Result<i128, E> {
+        if value.fract() != 0.0 || !value.is_finite() {
+            return Err(E::custom(format!("expected an integer, found {value}")));
+        }
+        if value.abs() > EXACT_DOUBLE {
+            return Err(E::custom(format!("{value} is beyond 2^53 and not written as digits")));
+        }
+        Ok(value as i128)
+    }
+
+    macro_rules! integral {
+        ($type:ty, $visitor:ident) => {
+            struct $visitor;
+
+            impl<'de> Visitor<'de> for $visitor {
+                type Value = $type;
+
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str(concat!("an integer within ", stringify!($type)))
+                }
+
+                fn visit_u64<E: Error>(self, v: u64) -> Result<$type, E> {
+                    <$type>::try_from(v).map_err(|_| E::custom(format!("{v} is outside {}", stringify!($type))))
+                }
+
+                fn visit_i64<E: Error>(self, v: i64) -> Result<$type, E> {
+                    <$type>::try_from(v).map_err(|_| E::custom(format!("{v} is outside {}", stringify!($type))))
+                }
+
+                fn visit_f64<E: Error>(self, v: f64) -> Result<$type, E> {
+                    let whole = from_double::<E>(v)?;
+                    <$type>::try_from(whole).map_err(|_| E::custom(format!("{v} is outside {}", stringify!($type))))
+                }
+            }
+
+            impl Integral for $type {
+                fn integral<'de, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                    d.deserialize_any($visitor)
+                }
+            }
+        };
+    }
+
+    integral!(u64, U64Visitor);
+    integral!(i64, I64Visitor);
+
+    struct Seed<T>(PhantomData<T>);
+
+    impl<'de, T: Integral> DeserializeSeed<'de> for Seed<T> {
+        type Value = T;
+
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+            T::integral(d)
+        }
+    }
+
+    impl<T: Integral> Integral for Option<T> {
+        fn integral<'de, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct OptionVisitor<T>(PhantomData<T>);
+
+            impl<'de, T: Integral> Visitor<'de> for OptionVisitor<T> {
+                type Value = Option<T>;
+
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("an integer or null")
+                }
+
+                fn visit_none<E: Error>(self) -> Result<Option<T>, E> {
+                    Ok(None)
+                }
+
+                fn visit_unit<E: Error>(self) -> Result<Option<T>, E> {
+                    Ok(None)
+                }
+
+                fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Option<T>, D::Error> {
+                    T::integral(d).map(Some)
+                }
+            }
+
+            d.deserialize_option(OptionVisitor(PhantomData))
+        }
+    }
+
+    impl<T: Integral> Integral for Vec<T> {
+        fn integral<'de, D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct VecVisitor<T>(PhantomData<T>);
+
+            impl<'de, T: Integral> Visitor<'de> for VecVisitor<T> {
+                type Value = Vec<T>;
+
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("an array of integers")
+                }
+
+                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+                    let mut items = Vec::new();
+                    while let Some(item) = seq.next_element_seed(Seed(PhantomData))? {
+                        items.push(item);
+                    }
+                    Ok(items)
+                }
+            }
+
+            d.deserialize_seq(VecVisitor(PhantomData))
+        }
+    }
+
+    /// A required, non-null member holding integers.
+    pub fn integral<'de, D: Deserializer<'de>, T: Integral>(d: D) -> Result<T, D::Error> {
+        T::integral(d)
+    }
+
+    /// An optional, non-null member holding integers.
+    pub fn present_integral<'de, D: Deserializer<'de>, T: Integral>(d: D) -> Result<Option<T>, D::Error> {
+        T::integral(d).map(Some)
+    }
+
+    /// A required, nullable member holding integers.
+    pub fn nullable_integral<'de, D: Deserializer<'de>, T: Integral>(d: D) -> Result<Option<T>, D::Error> {
+        Option::<T>::integral(d)
+    }
+
+    /// An optional, nullable member holding integers.
+    pub fn double_option_integral<'de, D: Deserializer<'de>, T: Integral>(d: D) -> Result<Option<Option<T>>, D::Error> {
+        Option::<T>::integral(d).map(Some)
+    }
 
     /// An optional member that, when present, must not be null.
     pub fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
@@ -64,7 +205,7 @@ impl<const N: i64> Serialize for ConstInt<N> {
 
 impl<'de, const N: i64> Deserialize<'de> for ConstInt<N> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = i64::deserialize(d)?;
+        let value = <i64 as de::Integral>::integral(d)?;
         if value == N {
             Ok(ConstInt)
         } else {
@@ -331,13 +472,13 @@ impl<'de> Deserialize<'de> for CaseResponse {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CertificationReportEvidence {
-    #[serde(rename = "judged")]
+    #[serde(rename = "judged", deserialize_with = "de::integral")]
     pub judged: u64,
-    #[serde(rename = "agreed")]
+    #[serde(rename = "agreed", deserialize_with = "de::integral")]
     pub agreed: u64,
-    #[serde(rename = "skipped")]
+    #[serde(rename = "skipped", deserialize_with = "de::integral")]
     pub skipped: u64,
-    #[serde(rename = "errored")]
+    #[serde(rename = "errored", deserialize_with = "de::integral")]
     pub errored: u64,
 }
 
@@ -354,9 +495,9 @@ pub struct CheckpointReceipt {
     pub session_id: String,
     #[serde(rename = "checkpoint_id")]
     pub checkpoint_id: String,
-    #[serde(rename = "session_version")]
+    #[serde(rename = "session_version", deserialize_with = "de::integral")]
     pub session_version: u64,
-    #[serde(rename = "reported_at_unix_ms")]
+    #[serde(rename = "reported_at_unix_ms", deserialize_with = "de::integral")]
     pub reported_at_unix_ms: u64,
     #[serde(rename = "replayed")]
     pub replayed: bool,
@@ -538,7 +679,7 @@ pub enum Contract {
 pub struct DiagnosticMeasurement {
     #[serde(rename = "set_fingerprint")]
     pub set_fingerprint: String,
-    #[serde(rename = "count")]
+    #[serde(rename = "count", deserialize_with = "de::integral")]
     pub count: u64,
 }
 
@@ -566,7 +707,7 @@ pub enum DiagnosticTrend {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ErroredResponse {
-    #[serde(rename = "seq")]
+    #[serde(rename = "seq", deserialize_with = "de::integral")]
     pub seq: u64,
     #[serde(rename = "outcome")]
     pub outcome: ConstErrored,
@@ -644,11 +785,11 @@ pub struct FlightRecording {
     pub path: Option<Option<String>>,
     #[serde(rename = "content_hash")]
     pub content_hash: String,
-    #[serde(rename = "byte_length")]
+    #[serde(rename = "byte_length", deserialize_with = "de::integral")]
     pub byte_length: u64,
-    #[serde(rename = "retained_events")]
+    #[serde(rename = "retained_events", deserialize_with = "de::integral")]
     pub retained_events: u64,
-    #[serde(rename = "dropped_events")]
+    #[serde(rename = "dropped_events", deserialize_with = "de::integral")]
     pub dropped_events: u64,
     #[serde(rename = "value_policy")]
     pub value_policy: FlightRecordingValuePolicy,
@@ -684,7 +825,7 @@ pub struct HealthMeasurements {
     pub tool_call_success_rate: Option<Option<HealthRate>>,
     #[serde(rename = "nonzero_command_exit_rate", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
     pub nonzero_command_exit_rate: Option<Option<HealthRate>>,
-    #[serde(rename = "edits_since_verification", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
+    #[serde(rename = "edits_since_verification", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option_integral")]
     pub edits_since_verification: Option<Option<u64>>,
     #[serde(rename = "diagnostic_trend", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
     pub diagnostic_trend: Option<Option<DiagnosticTrend>>,
@@ -774,9 +915,9 @@ pub struct HealthObservationStream {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HealthRate {
-    #[serde(rename = "numerator")]
+    #[serde(rename = "numerator", deserialize_with = "de::integral")]
     pub numerator: u64,
-    #[serde(rename = "denominator")]
+    #[serde(rename = "denominator", deserialize_with = "de::integral")]
     pub denominator: u64,
     #[serde(rename = "value")]
     pub value: f64,
@@ -791,7 +932,7 @@ pub struct HealthRate {
 pub struct HistoricalMessagesLoaded {
     #[serde(rename = "kind")]
     pub kind: ConstHistoricalMessagesLoaded,
-    #[serde(rename = "count")]
+    #[serde(rename = "count", deserialize_with = "de::integral")]
     pub count: u64,
 }
 
@@ -824,9 +965,9 @@ pub struct Implementation {
 pub struct IterationFinished {
     #[serde(rename = "kind")]
     pub kind: ConstIterationFinished,
-    #[serde(rename = "wall_time_ms", deserialize_with = "de::nullable")]
+    #[serde(rename = "wall_time_ms", deserialize_with = "de::nullable_integral")]
     pub wall_time_ms: Option<u64>,
-    #[serde(rename = "prose_characters", deserialize_with = "de::nullable")]
+    #[serde(rename = "prose_characters", deserialize_with = "de::nullable_integral")]
     pub prose_characters: Option<u64>,
 }
 
@@ -840,7 +981,7 @@ pub struct IterationFinished {
 pub struct IterationStarted {
     #[serde(rename = "kind")]
     pub kind: ConstIterationStarted,
-    #[serde(rename = "iteration")]
+    #[serde(rename = "iteration", deserialize_with = "de::integral")]
     pub iteration: u64,
 }
 
@@ -848,7 +989,7 @@ pub struct IterationStarted {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoopCheckpointEvent {
-    #[serde(rename = "id")]
+    #[serde(rename = "id", deserialize_with = "de::integral")]
     pub id: u64,
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -856,13 +997,13 @@ pub struct LoopCheckpointEvent {
     pub run_id: Option<String>,
     #[serde(rename = "turnId", deserialize_with = "de::nullable")]
     pub turn_id: Option<String>,
-    #[serde(rename = "iteration", deserialize_with = "de::nullable")]
+    #[serde(rename = "iteration", deserialize_with = "de::nullable_integral")]
     pub iteration: Option<u64>,
     #[serde(rename = "executionId", deserialize_with = "de::nullable")]
     pub execution_id: Option<String>,
     #[serde(rename = "topic")]
     pub topic: String,
-    #[serde(rename = "recordedAtUnixMs")]
+    #[serde(rename = "recordedAtUnixMs", deserialize_with = "de::integral")]
     pub recorded_at_unix_ms: u64,
     #[serde(rename = "kind")]
     pub kind: ConstLoopCheckpoint,
@@ -880,7 +1021,7 @@ pub struct LoopCheckpointEvent {
 pub struct LoopCheckpointPayload {
     #[serde(rename = "checkpoint")]
     pub checkpoint: String,
-    #[serde(rename = "iteration", deserialize_with = "de::nullable")]
+    #[serde(rename = "iteration", deserialize_with = "de::nullable_integral")]
     pub iteration: Option<i64>,
 }
 
@@ -888,7 +1029,7 @@ pub struct LoopCheckpointPayload {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MessageEvent {
-    #[serde(rename = "id")]
+    #[serde(rename = "id", deserialize_with = "de::integral")]
     pub id: u64,
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -896,13 +1037,13 @@ pub struct MessageEvent {
     pub run_id: Option<String>,
     #[serde(rename = "turnId", deserialize_with = "de::nullable")]
     pub turn_id: Option<String>,
-    #[serde(rename = "iteration", deserialize_with = "de::nullable")]
+    #[serde(rename = "iteration", deserialize_with = "de::nullable_integral")]
     pub iteration: Option<u64>,
     #[serde(rename = "executionId", deserialize_with = "de::nullable")]
     pub execution_id: Option<String>,
     #[serde(rename = "topic")]
     pub topic: String,
-    #[serde(rename = "recordedAtUnixMs")]
+    #[serde(rename = "recordedAtUnixMs", deserialize_with = "de::integral")]
     pub recorded_at_unix_ms: u64,
     #[serde(rename = "kind")]
     pub kind: ConstMessage,
@@ -1049,7 +1190,7 @@ pub enum Operation {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OtherEvent {
-    #[serde(rename = "id")]
+    #[serde(rename = "id", deserialize_with = "de::integral")]
     pub id: u64,
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -1057,13 +1198,13 @@ pub struct OtherEvent {
     pub run_id: Option<String>,
     #[serde(rename = "turnId", deserialize_with = "de::nullable")]
     pub turn_id: Option<String>,
-    #[serde(rename = "iteration", deserialize_with = "de::nullable")]
+    #[serde(rename = "iteration", deserialize_with = "de::nullable_integral")]
     pub iteration: Option<u64>,
     #[serde(rename = "executionId", deserialize_with = "de::nullable")]
     pub execution_id: Option<String>,
     #[serde(rename = "topic")]
     pub topic: String,
-    #[serde(rename = "recordedAtUnixMs")]
+    #[serde(rename = "recordedAtUnixMs", deserialize_with = "de::integral")]
     pub recorded_at_unix_ms: u64,
     #[serde(rename = "kind")]
     pub kind: ConstOther,
@@ -1113,7 +1254,7 @@ pub enum PlanDocumentEventKind {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlanEvent {
-    #[serde(rename = "id")]
+    #[serde(rename = "id", deserialize_with = "de::integral")]
     pub id: u64,
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -1121,13 +1262,13 @@ pub struct PlanEvent {
     pub run_id: Option<String>,
     #[serde(rename = "turnId", deserialize_with = "de::nullable")]
     pub turn_id: Option<String>,
-    #[serde(rename = "iteration", deserialize_with = "de::nullable")]
+    #[serde(rename = "iteration", deserialize_with = "de::nullable_integral")]
     pub iteration: Option<u64>,
     #[serde(rename = "executionId", deserialize_with = "de::nullable")]
     pub execution_id: Option<String>,
     #[serde(rename = "topic")]
     pub topic: String,
-    #[serde(rename = "recordedAtUnixMs")]
+    #[serde(rename = "recordedAtUnixMs", deserialize_with = "de::integral")]
     pub recorded_at_unix_ms: u64,
     #[serde(rename = "kind")]
     pub kind: ConstPlan,
@@ -1174,7 +1315,7 @@ pub struct PlanFact {
     pub steps: Vec<SessionRecapPlanStep>,
     #[serde(rename = "event", deserialize_with = "de::nullable")]
     pub event: Option<PlanEventFact>,
-    #[serde(rename = "sourceEventId")]
+    #[serde(rename = "sourceEventId", deserialize_with = "de::integral")]
     pub source_event_id: u64,
 }
 
@@ -1223,7 +1364,7 @@ pub struct Progress {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProgressEvent {
-    #[serde(rename = "id")]
+    #[serde(rename = "id", deserialize_with = "de::integral")]
     pub id: u64,
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -1231,13 +1372,13 @@ pub struct ProgressEvent {
     pub run_id: Option<String>,
     #[serde(rename = "turnId", deserialize_with = "de::nullable")]
     pub turn_id: Option<String>,
-    #[serde(rename = "iteration", deserialize_with = "de::nullable")]
+    #[serde(rename = "iteration", deserialize_with = "de::nullable_integral")]
     pub iteration: Option<u64>,
     #[serde(rename = "executionId", deserialize_with = "de::nullable")]
     pub execution_id: Option<String>,
     #[serde(rename = "topic")]
     pub topic: String,
-    #[serde(rename = "recordedAtUnixMs")]
+    #[serde(rename = "recordedAtUnixMs", deserialize_with = "de::integral")]
     pub recorded_at_unix_ms: u64,
     #[serde(rename = "kind")]
     pub kind: ConstProgress,
@@ -1255,7 +1396,7 @@ pub struct ProgressFact {
     pub entries: Vec<SessionRecapProgressEntry>,
     #[serde(rename = "replace")]
     pub replace: bool,
-    #[serde(rename = "sourceEventId")]
+    #[serde(rename = "sourceEventId", deserialize_with = "de::integral")]
     pub source_event_id: u64,
 }
 
@@ -1368,9 +1509,9 @@ pub enum ProgressStatus {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProseToolBalance {
-    #[serde(rename = "prose_characters")]
+    #[serde(rename = "prose_characters", deserialize_with = "de::integral")]
     pub prose_characters: u64,
-    #[serde(rename = "tool_calls")]
+    #[serde(rename = "tool_calls", deserialize_with = "de::integral")]
     pub tool_calls: u64,
     #[serde(rename = "characters_per_tool_call", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
     pub characters_per_tool_call: Option<Option<f64>>,
@@ -1401,9 +1542,9 @@ pub struct Provenance {
 pub struct ProviderCallResponse {
     #[serde(rename = "call_id")]
     pub call_id: String,
-    #[serde(rename = "iteration")]
+    #[serde(rename = "iteration", deserialize_with = "de::integral")]
     pub iteration: u64,
-    #[serde(rename = "span_id", deserialize_with = "de::nullable")]
+    #[serde(rename = "span_id", deserialize_with = "de::nullable_integral")]
     pub span_id: Option<u64>,
     #[serde(rename = "execution_id", deserialize_with = "de::nullable")]
     pub execution_id: Option<String>,
@@ -1427,7 +1568,7 @@ pub struct ProviderCallResponse {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderCallResponseEvent {
-    #[serde(rename = "id")]
+    #[serde(rename = "id", deserialize_with = "de::integral")]
     pub id: u64,
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -1435,13 +1576,13 @@ pub struct ProviderCallResponseEvent {
     pub run_id: Option<String>,
     #[serde(rename = "turnId", deserialize_with = "de::nullable")]
     pub turn_id: Option<String>,
-    #[serde(rename = "iteration", deserialize_with = "de::nullable")]
+    #[serde(rename = "iteration", deserialize_with = "de::nullable_integral")]
     pub iteration: Option<u64>,
     #[serde(rename = "executionId", deserialize_with = "de::nullable")]
     pub execution_id: Option<String>,
     #[serde(rename = "topic")]
     pub topic: ConstAgentTranscriptLlm,
-    #[serde(rename = "recordedAtUnixMs")]
+    #[serde(rename = "recordedAtUnixMs", deserialize_with = "de::integral")]
     pub recorded_at_unix_ms: u64,
     #[serde(rename = "kind")]
     pub kind: ConstProviderCallResponse,
@@ -1463,9 +1604,9 @@ pub struct QueryEcho {
     pub run_id: Option<String>,
     #[serde(rename = "turnId", deserialize_with = "de::nullable")]
     pub turn_id: Option<String>,
-    #[serde(rename = "fromEventId", deserialize_with = "de::nullable")]
+    #[serde(rename = "fromEventId", deserialize_with = "de::nullable_integral")]
     pub from_event_id: Option<i64>,
-    #[serde(rename = "limit", deserialize_with = "de::nullable")]
+    #[serde(rename = "limit", deserialize_with = "de::nullable_integral")]
     pub limit: Option<i64>,
 }
 
@@ -1543,13 +1684,13 @@ pub struct RecapAvailable {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecapCoverage {
-    #[serde(rename = "scanned")]
+    #[serde(rename = "scanned", deserialize_with = "de::integral")]
     pub scanned: u64,
-    #[serde(rename = "matched")]
+    #[serde(rename = "matched", deserialize_with = "de::integral")]
     pub matched: u64,
-    #[serde(rename = "pending")]
+    #[serde(rename = "pending", deserialize_with = "de::integral")]
     pub pending: u64,
-    #[serde(rename = "unassigned")]
+    #[serde(rename = "unassigned", deserialize_with = "de::integral")]
     pub unassigned: u64,
     #[serde(rename = "truncated")]
     pub truncated: bool,
@@ -1563,9 +1704,9 @@ pub struct RecapCoverage {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecapCursor {
-    #[serde(rename = "lastEventId", deserialize_with = "de::nullable")]
+    #[serde(rename = "lastEventId", deserialize_with = "de::nullable_integral")]
     pub last_event_id: Option<i64>,
-    #[serde(rename = "nextEventId", deserialize_with = "de::nullable")]
+    #[serde(rename = "nextEventId", deserialize_with = "de::nullable_integral")]
     pub next_event_id: Option<i64>,
 }
 
@@ -1609,7 +1750,7 @@ impl<'de> Deserialize<'de> for RecapEnvelope {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecapIteration {
-    #[serde(rename = "iteration", deserialize_with = "de::nullable")]
+    #[serde(rename = "iteration", deserialize_with = "de::nullable_integral")]
     pub iteration: Option<i64>,
     #[serde(rename = "state")]
     pub state: CompletionState,
@@ -1621,7 +1762,7 @@ pub struct RecapIteration {
     pub plans: Vec<PlanFact>,
     #[serde(rename = "progress")]
     pub progress: Vec<ProgressFact>,
-    #[serde(rename = "sourceEventIds")]
+    #[serde(rename = "sourceEventIds", deserialize_with = "de::integral")]
     pub source_event_ids: Vec<u64>,
 }
 
@@ -1673,9 +1814,9 @@ pub struct RecapSnapshot {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecapSource {
-    #[serde(rename = "firstEventId", deserialize_with = "de::nullable")]
+    #[serde(rename = "firstEventId", deserialize_with = "de::nullable_integral")]
     pub first_event_id: Option<i64>,
-    #[serde(rename = "lastEventId", deserialize_with = "de::nullable")]
+    #[serde(rename = "lastEventId", deserialize_with = "de::nullable_integral")]
     pub last_event_id: Option<i64>,
     #[serde(rename = "events")]
     pub events: Vec<SourceEvent>,
@@ -1699,7 +1840,7 @@ pub struct RecapTurn {
     pub iterations: Vec<RecapIteration>,
     #[serde(rename = "terminal", deserialize_with = "de::nullable")]
     pub terminal: Option<TerminalFact>,
-    #[serde(rename = "sourceEventIds")]
+    #[serde(rename = "sourceEventIds", deserialize_with = "de::integral")]
     pub source_event_ids: Vec<u64>,
 }
 
@@ -1717,7 +1858,7 @@ pub struct RecapUnavailable {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RejectedResponse {
-    #[serde(rename = "seq")]
+    #[serde(rename = "seq", deserialize_with = "de::integral")]
     pub seq: u64,
     #[serde(rename = "outcome")]
     pub outcome: ConstRejected,
@@ -1799,7 +1940,7 @@ pub struct ReportCheck {
     pub status: Status,
     #[serde(rename = "applicable")]
     pub applicable: bool,
-    #[serde(rename = "cases")]
+    #[serde(rename = "cases", deserialize_with = "de::integral")]
     pub cases: u64,
     #[serde(rename = "evidence")]
     pub evidence: CertificationReportEvidence,
@@ -1863,15 +2004,15 @@ pub struct ReportHttpTarget {
 pub struct ReportMeta {
     #[serde(rename = "checkpoint_id")]
     pub checkpoint_id: String,
-    #[serde(rename = "reported_at_unix_ms")]
+    #[serde(rename = "reported_at_unix_ms", deserialize_with = "de::integral")]
     pub reported_at_unix_ms: u64,
     #[serde(rename = "provenance")]
     pub provenance: Provenance,
-    #[serde(rename = "contract_version")]
+    #[serde(rename = "contract_version", deserialize_with = "de::integral")]
     pub contract_version: u64,
     #[serde(rename = "contract_match")]
     pub contract_match: bool,
-    #[serde(rename = "age_ms")]
+    #[serde(rename = "age_ms", deserialize_with = "de::integral")]
     pub age_ms: u64,
     #[serde(rename = "stale")]
     pub stale: bool,
@@ -1899,9 +2040,9 @@ pub struct ReportProducer {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReportSettings {
-    #[serde(rename = "examples")]
+    #[serde(rename = "examples", deserialize_with = "de::integral")]
     pub examples: u64,
-    #[serde(rename = "seed")]
+    #[serde(rename = "seed", deserialize_with = "de::integral")]
     pub seed: i64,
     #[serde(rename = "fail_on")]
     pub fail_on: ReportSettingsFailOn,
@@ -1924,23 +2065,23 @@ pub enum ReportSettingsFailOn {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReportSummary {
-    #[serde(rename = "passed")]
+    #[serde(rename = "passed", deserialize_with = "de::integral")]
     pub passed: u64,
-    #[serde(rename = "failed")]
+    #[serde(rename = "failed", deserialize_with = "de::integral")]
     pub failed: u64,
-    #[serde(rename = "errored")]
+    #[serde(rename = "errored", deserialize_with = "de::integral")]
     pub errored: u64,
-    #[serde(rename = "partial")]
+    #[serde(rename = "partial", deserialize_with = "de::integral")]
     pub partial: u64,
-    #[serde(rename = "skipped")]
+    #[serde(rename = "skipped", deserialize_with = "de::integral")]
     pub skipped: u64,
-    #[serde(rename = "cases")]
+    #[serde(rename = "cases", deserialize_with = "de::integral")]
     pub cases: u64,
     #[serde(rename = "evidence")]
     pub evidence: CertificationReportEvidence,
     #[serde(rename = "seconds")]
     pub seconds: f64,
-    #[serde(rename = "producer_restarts")]
+    #[serde(rename = "producer_restarts", deserialize_with = "de::integral")]
     pub producer_restarts: u64,
     #[serde(rename = "certified")]
     pub certified: bool,
@@ -1952,7 +2093,7 @@ pub struct ReportSummary {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResultResponse {
-    #[serde(rename = "seq")]
+    #[serde(rename = "seq", deserialize_with = "de::integral")]
     pub seq: u64,
     #[serde(rename = "outcome")]
     pub outcome: ConstResult,
@@ -1966,7 +2107,7 @@ pub struct ResultResponse {
 pub struct RunCommand {
     #[serde(rename = "cmd")]
     pub cmd: ConstRun,
-    #[serde(rename = "seq")]
+    #[serde(rename = "seq", deserialize_with = "de::integral")]
     pub seq: u64,
     #[serde(rename = "case")]
     pub case: Case,
@@ -2041,7 +2182,7 @@ pub enum RunRecordKind {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SessionAttributeEvent {
-    #[serde(rename = "id")]
+    #[serde(rename = "id", deserialize_with = "de::integral")]
     pub id: u64,
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -2049,13 +2190,13 @@ pub struct SessionAttributeEvent {
     pub run_id: Option<String>,
     #[serde(rename = "turnId", deserialize_with = "de::nullable")]
     pub turn_id: Option<String>,
-    #[serde(rename = "iteration", deserialize_with = "de::nullable")]
+    #[serde(rename = "iteration", deserialize_with = "de::nullable_integral")]
     pub iteration: Option<u64>,
     #[serde(rename = "executionId", deserialize_with = "de::nullable")]
     pub execution_id: Option<String>,
     #[serde(rename = "topic")]
     pub topic: String,
-    #[serde(rename = "recordedAtUnixMs")]
+    #[serde(rename = "recordedAtUnixMs", deserialize_with = "de::integral")]
     pub recorded_at_unix_ms: u64,
     #[serde(rename = "kind")]
     pub kind: ConstSessionAttribute,
@@ -2089,7 +2230,7 @@ pub struct SessionCheckpointRequest {
     pub request_id: String,
     #[serde(rename = "session_id")]
     pub session_id: String,
-    #[serde(rename = "session_version")]
+    #[serde(rename = "session_version", deserialize_with = "de::integral")]
     pub session_version: u64,
     #[serde(rename = "context_hash")]
     pub context_hash: String,
@@ -2287,11 +2428,11 @@ pub struct SessionHealthAcpNotification {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SessionHealthFact {
-    #[serde(rename = "schema_version")]
+    #[serde(rename = "schema_version", deserialize_with = "de::integral")]
     pub schema_version: u64,
     #[serde(rename = "session_id")]
     pub session_id: String,
-    #[serde(rename = "iteration", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
+    #[serde(rename = "iteration", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option_integral")]
     pub iteration: Option<Option<u64>>,
     #[serde(rename = "turn")]
     pub turn: HealthMeasurements,
@@ -2362,7 +2503,7 @@ pub struct SessionStartRequest {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SkippedResponse {
-    #[serde(rename = "seq")]
+    #[serde(rename = "seq", deserialize_with = "de::integral")]
     pub seq: u64,
     #[serde(rename = "outcome")]
     pub outcome: ConstSkipped,
@@ -2378,7 +2519,7 @@ pub struct SkippedResponse {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourceEvent {
-    #[serde(rename = "eventId")]
+    #[serde(rename = "eventId", deserialize_with = "de::integral")]
     pub event_id: u64,
     #[serde(rename = "recordHash")]
     pub record_hash: String,
@@ -2396,19 +2537,19 @@ pub struct SourceEvent {
 pub struct Span {
     #[serde(rename = "trace_id")]
     pub trace_id: String,
-    #[serde(rename = "span_id")]
+    #[serde(rename = "span_id", deserialize_with = "de::integral")]
     pub span_id: u64,
-    #[serde(rename = "parent_span_id", deserialize_with = "de::nullable")]
+    #[serde(rename = "parent_span_id", deserialize_with = "de::nullable_integral")]
     pub parent_span_id: Option<u64>,
     #[serde(rename = "kind")]
     pub kind: String,
     #[serde(rename = "name")]
     pub name: String,
-    #[serde(rename = "start_ms")]
+    #[serde(rename = "start_ms", deserialize_with = "de::integral")]
     pub start_ms: u64,
-    #[serde(rename = "duration_ms")]
+    #[serde(rename = "duration_ms", deserialize_with = "de::integral")]
     pub duration_ms: u64,
-    #[serde(rename = "ttft_ms", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    #[serde(rename = "ttft_ms", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present_integral")]
     pub ttft_ms: Option<u64>,
     #[serde(rename = "metadata")]
     pub metadata: Json,
@@ -2504,7 +2645,7 @@ pub struct StopCommand {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TapeEntry {
-    #[serde(rename = "event_id")]
+    #[serde(rename = "event_id", deserialize_with = "de::integral")]
     pub event_id: u64,
     #[serde(rename = "topic")]
     pub topic: String,
@@ -2514,7 +2655,7 @@ pub struct TapeEntry {
     pub session_id: Option<String>,
     #[serde(rename = "execution_id", deserialize_with = "de::nullable")]
     pub execution_id: Option<String>,
-    #[serde(rename = "emitted_at_unix_ms")]
+    #[serde(rename = "emitted_at_unix_ms", deserialize_with = "de::integral")]
     pub emitted_at_unix_ms: u64,
     #[serde(rename = "payload")]
     pub payload: Json,
@@ -2524,7 +2665,7 @@ pub struct TapeEntry {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TerminalEvent {
-    #[serde(rename = "id")]
+    #[serde(rename = "id", deserialize_with = "de::integral")]
     pub id: u64,
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -2532,13 +2673,13 @@ pub struct TerminalEvent {
     pub run_id: Option<String>,
     #[serde(rename = "turnId", deserialize_with = "de::nullable")]
     pub turn_id: Option<String>,
-    #[serde(rename = "iteration", deserialize_with = "de::nullable")]
+    #[serde(rename = "iteration", deserialize_with = "de::nullable_integral")]
     pub iteration: Option<u64>,
     #[serde(rename = "executionId", deserialize_with = "de::nullable")]
     pub execution_id: Option<String>,
     #[serde(rename = "topic")]
     pub topic: String,
-    #[serde(rename = "recordedAtUnixMs")]
+    #[serde(rename = "recordedAtUnixMs", deserialize_with = "de::integral")]
     pub recorded_at_unix_ms: u64,
     #[serde(rename = "kind")]
     pub kind: ConstTerminal,
@@ -2565,7 +2706,7 @@ pub struct TerminalFact {
     pub owner: Option<String>,
     #[serde(rename = "reason", deserialize_with = "de::nullable")]
     pub reason: Option<String>,
-    #[serde(rename = "sourceEventId")]
+    #[serde(rename = "sourceEventId", deserialize_with = "de::integral")]
     pub source_event_id: u64,
 }
 
@@ -2664,7 +2805,7 @@ pub struct TestReport {
 pub struct TextFact {
     #[serde(rename = "text")]
     pub text: String,
-    #[serde(rename = "sourceEventId")]
+    #[serde(rename = "sourceEventId", deserialize_with = "de::integral")]
     pub source_event_id: u64,
 }
 
@@ -2676,7 +2817,7 @@ pub struct TimeExpectation {
     pub milliseconds: f64,
     #[serde(rename = "source")]
     pub source: TimeExpectationSource,
-    #[serde(rename = "sample_count")]
+    #[serde(rename = "sample_count", deserialize_with = "de::integral")]
     pub sample_count: u64,
 }
 
@@ -2729,7 +2870,7 @@ pub struct ToolCallCompleted {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolCallEvent {
-    #[serde(rename = "id")]
+    #[serde(rename = "id", deserialize_with = "de::integral")]
     pub id: u64,
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -2737,13 +2878,13 @@ pub struct ToolCallEvent {
     pub run_id: Option<String>,
     #[serde(rename = "turnId", deserialize_with = "de::nullable")]
     pub turn_id: Option<String>,
-    #[serde(rename = "iteration", deserialize_with = "de::nullable")]
+    #[serde(rename = "iteration", deserialize_with = "de::nullable_integral")]
     pub iteration: Option<u64>,
     #[serde(rename = "executionId", deserialize_with = "de::nullable")]
     pub execution_id: Option<String>,
     #[serde(rename = "topic")]
     pub topic: String,
-    #[serde(rename = "recordedAtUnixMs")]
+    #[serde(rename = "recordedAtUnixMs", deserialize_with = "de::integral")]
     pub recorded_at_unix_ms: u64,
     #[serde(rename = "kind")]
     pub kind: ConstToolCall,
@@ -2790,7 +2931,7 @@ pub struct ToolExchange {
     pub output: Json,
     #[serde(rename = "verification", deserialize_with = "de::nullable")]
     pub verification: Option<Verification>,
-    #[serde(rename = "sourceEventIds")]
+    #[serde(rename = "sourceEventIds", deserialize_with = "de::integral")]
     pub source_event_ids: Vec<u64>,
 }
 
@@ -2805,7 +2946,7 @@ pub struct ToolExchange {
 pub struct ToolOutcomeTelemetry {
     #[serde(rename = "command_id", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
     pub command_id: Option<Option<String>>,
-    #[serde(rename = "command_exit_code", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
+    #[serde(rename = "command_exit_code", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option_integral")]
     pub command_exit_code: Option<Option<i64>>,
     #[serde(rename = "verification", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
     pub verification: Option<Option<VerificationTelemetry>>,
@@ -2815,7 +2956,7 @@ pub struct ToolOutcomeTelemetry {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolResultEvent {
-    #[serde(rename = "id")]
+    #[serde(rename = "id", deserialize_with = "de::integral")]
     pub id: u64,
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -2823,13 +2964,13 @@ pub struct ToolResultEvent {
     pub run_id: Option<String>,
     #[serde(rename = "turnId", deserialize_with = "de::nullable")]
     pub turn_id: Option<String>,
-    #[serde(rename = "iteration", deserialize_with = "de::nullable")]
+    #[serde(rename = "iteration", deserialize_with = "de::nullable_integral")]
     pub iteration: Option<u64>,
     #[serde(rename = "executionId", deserialize_with = "de::nullable")]
     pub execution_id: Option<String>,
     #[serde(rename = "topic")]
     pub topic: String,
-    #[serde(rename = "recordedAtUnixMs")]
+    #[serde(rename = "recordedAtUnixMs", deserialize_with = "de::integral")]
     pub recorded_at_unix_ms: u64,
     #[serde(rename = "kind")]
     pub kind: ConstToolResult,
@@ -2901,7 +3042,7 @@ pub struct TranscriptReset {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TranscriptResetEvent {
-    #[serde(rename = "id")]
+    #[serde(rename = "id", deserialize_with = "de::integral")]
     pub id: u64,
     #[serde(rename = "sessionId")]
     pub session_id: String,
@@ -2909,13 +3050,13 @@ pub struct TranscriptResetEvent {
     pub run_id: Option<String>,
     #[serde(rename = "turnId", deserialize_with = "de::nullable")]
     pub turn_id: Option<String>,
-    #[serde(rename = "iteration", deserialize_with = "de::nullable")]
+    #[serde(rename = "iteration", deserialize_with = "de::nullable_integral")]
     pub iteration: Option<u64>,
     #[serde(rename = "executionId", deserialize_with = "de::nullable")]
     pub execution_id: Option<String>,
     #[serde(rename = "topic")]
     pub topic: String,
-    #[serde(rename = "recordedAtUnixMs")]
+    #[serde(rename = "recordedAtUnixMs", deserialize_with = "de::integral")]
     pub recorded_at_unix_ms: u64,
     #[serde(rename = "kind")]
     pub kind: ConstTranscriptReset,
@@ -2941,9 +3082,9 @@ pub struct TranscriptResetPayload {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TurnTimeMeasurement {
-    #[serde(rename = "milliseconds")]
+    #[serde(rename = "milliseconds", deserialize_with = "de::integral")]
     pub milliseconds: u64,
-    #[serde(rename = "sample_count")]
+    #[serde(rename = "sample_count", deserialize_with = "de::integral")]
     pub sample_count: u64,
     #[serde(rename = "expected", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
     pub expected: Option<Option<TimeExpectation>>,
@@ -2986,13 +3127,13 @@ pub struct Usage {
     pub scope: ConstHostSession,
     #[serde(rename = "coverage")]
     pub coverage: UsageCoverage,
-    #[serde(rename = "observed_at_unix_ms")]
+    #[serde(rename = "observed_at_unix_ms", deserialize_with = "de::integral")]
     pub observed_at_unix_ms: u64,
-    #[serde(rename = "input_tokens", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    #[serde(rename = "input_tokens", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present_integral")]
     pub input_tokens: Option<u64>,
-    #[serde(rename = "output_tokens", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    #[serde(rename = "output_tokens", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present_integral")]
     pub output_tokens: Option<u64>,
-    #[serde(rename = "cached_input_tokens", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    #[serde(rename = "cached_input_tokens", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present_integral")]
     pub cached_input_tokens: Option<u64>,
 }
 
@@ -3064,7 +3205,7 @@ pub struct Verification {
     pub status: ConstPassed,
     #[serde(rename = "verifiedPaths")]
     pub verified_paths: Vec<String>,
-    #[serde(rename = "sourceEventId")]
+    #[serde(rename = "sourceEventId", deserialize_with = "de::integral")]
     pub source_event_id: u64,
 }
 
@@ -3086,7 +3227,7 @@ pub struct VerificationTelemetry {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkObservation {
-    #[serde(rename = "observed_at_unix_ms")]
+    #[serde(rename = "observed_at_unix_ms", deserialize_with = "de::integral")]
     pub observed_at_unix_ms: u64,
     #[serde(rename = "session_id")]
     pub session_id: String,
