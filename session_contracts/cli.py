@@ -141,13 +141,19 @@ def _cmd_roundtrip(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_generate(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts._paths import find_checkout
-    from session_contracts.generator import check, write
+    from session_contracts.generator import (
+        Drift,
+        check,
+        polyglot,  # TypeScript, Go and Rust types
+        write,
+    )
 
     root = Path(args.root) if args.root else find_checkout()
     schemas, generated = root / "schemas", root / "generated"
     started = time.perf_counter()
+    drifts: list[Drift | polyglot.PolyglotDrift]
     if args.check:
-        drifts = check(schemas, generated)
+        drifts = [*check(schemas, generated), *polyglot.check(schemas, generated)]
         for drift in drifts:
             out.write(drift.render() + "\n")
         if drifts:
@@ -157,7 +163,7 @@ def _cmd_generate(args: argparse.Namespace, out: TextIO) -> int:
             return EXIT_FINDINGS
         out.write("generated/ is current\n")
         return EXIT_OK
-    drifts = write(schemas, generated)
+    drifts = [*write(schemas, generated), *polyglot.write(schemas, generated)]
     for drift in drifts:
         out.write(f"updated {drift.render()}\n")
     out.write(

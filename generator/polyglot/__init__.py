@@ -1,0 +1,35 @@
+"""Types in TypeScript, Go and Rust from the contract schemas (one model, our jinja2 templates).
+
+Outputs live in generated/typescript/, generated/go/ and generated/rust/; `session-contracts
+generate` writes them and `generate --check` reports each stale, missing or orphaned file.
+"""
+
+from session_contracts.generator.polyglot._files import PolyglotDrift, check, write
+from session_contracts.generator.polyglot._model import (
+    EnumDef,
+    Field,
+    Model,
+    ObjectDef,
+    OpaqueDef,
+    TypeRef,
+    UnionDef,
+    build_model,
+)
+from session_contracts.generator.polyglot._render import LANGUAGES, PolyglotFile, render_all
+
+__all__ = [
+    "LANGUAGES",
+    "EnumDef",
+    "Field",
+    "Model",
+    "ObjectDef",
+    "OpaqueDef",
+    "PolyglotDrift",
+    "PolyglotFile",
+    "TypeRef",
+    "UnionDef",
+    "build_model",
+    "check",
+    "render_all",
+    "write",
+]
