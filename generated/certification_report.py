@@ -69,11 +69,12 @@ class Contract(StrEnum):
 
 class Operation(StrEnum):
     """
-    recap.project: project a recap envelope from journal events and a query. health.reduce: the facts for an observation stream. feedback.run: process start/checkpoint/observe calls in order with the given server clock. runrecord.project: a run record from a run description and journal events. runrecord.provider_call_response: the provider_call_response payload for a model response. document.roundtrip: decode a document with typed bindings and encode it again (closed contract, extensions kept).
+    recap.project: project a recap envelope from journal events and a query, optionally under a runtime condition (journal unavailable, admission refused, damaged rows). health.reduce: the facts for an observation stream. health.a2a_status_update: the A2A status update carrying a fact for a live task. feedback.run: process start/checkpoint/observe calls in order with the given server clock. runrecord.project: a run record from a run description and journal events. runrecord.provider_call_response: the provider_call_response payload for a model response. document.roundtrip: decode a document with typed bindings and encode it again (closed contract, extensions kept).
     """
 
     RECAP_PROJECT = "recap.project"
     HEALTH_REDUCE = "health.reduce"
+    HEALTH_A2A_STATUS_UPDATE = "health.a2a_status_update"
     FEEDBACK_RUN = "feedback.run"
     RUNRECORD_PROJECT = "runrecord.project"
     RUNRECORD_PROVIDER_CALL_RESPONSE = "runrecord.provider_call_response"

@@ -719,3 +719,70 @@ def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dic
 def snake_case_query(query: Mapping[str, Any]) -> dict[str, Any]:
     """The same query in the snake-case alias spelling."""
     return {_SNAKE.get(key, key): value for key, value in query.items()}
+
+
+# -- runtime conditions the protocol can present (issue 11, item 6) ------------------------------
+_A2A_STATES = (
+    "submitted",
+    "working",
+    "input-required",
+    "completed",
+    "canceled",
+    "failed",
+    "rejected",
+    "auth-required",
+    "unknown",
+)
+
+
+@st.composite
+def a2a_cases(draw: st.DrawFn) -> dict[str, Any]:
+    """A fact the reference reducer emitted (or the bundled one) and a live task to carry it."""
+    from session_contracts.conformance.reference.health import reduce
+
+    from session_contracts._errors import InvalidDocument
+
+    stream = draw(_session_observations())
+    try:
+        facts = reduce(str(stream["session_id"]), stream["observations"])
+    except InvalidDocument:
+        facts = []
+    fact = draw(st.sampled_from(facts)) if facts else bundled_examples()["session-health.fact"]
+    status: dict[str, Any] = {"state": draw(st.sampled_from(_A2A_STATES))}
+    if draw(st.booleans()):
+        status["timestamp"] = draw(
+            st.sampled_from(["2026-12-01T15:04:05Z", "2026-12-01T15:04:05.123+02:00"])
+        )
+    task = {
+        "id": draw(st.text(min_size=1, max_size=12)),
+        "contextId": draw(st.text(min_size=1, max_size=12)),
+        "status": status,
+    }
+    if draw(st.integers(0, 9)) == 0:  # a task the update cannot be built for
+        del task[draw(st.sampled_from(["id", "contextId"]))]
+    return {"fact": copy.deepcopy(fact), "task": task}
+
+
+@st.composite
+def recap_condition_cases(draw: st.DrawFn) -> dict[str, Any]:
+    """A recap case under one runtime condition: the journal is not available, the
+    runtime refuses the read, or stored rows are damaged (read by the query or not)."""
+    case = dict(draw(recap_cases()))
+    condition = draw(st.sampled_from(["journal", "admission", "damaged", "damaged-elsewhere"]))
+    if condition == "journal":
+        case["journal"] = "unavailable"
+    elif condition == "admission":
+        case["admission"] = "refused"
+    else:
+        ids = [event["id"] for event in case.get("events", []) if isinstance(event, dict)]
+        session = case["query"].get("sessionId", case["query"].get("session_id"))
+        if condition == "damaged":
+            mine = [e["id"] for e in case.get("events", []) if e.get("sessionId") == session]
+            pool = mine or ids or [1]
+        else:
+            others = [e["id"] for e in case.get("events", []) if e.get("sessionId") != session]
+            pool = others or [max(ids, default=0) + 1]
+        case["damagedEventIds"] = sorted(
+            set(draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3)))
+        )
+    return case

@@ -578,6 +578,14 @@ PLANS: dict[str, _Plan] = {
     "feedback.usage-never-summed": _Plan(
         judge_usage_not_summed, lambda c, o: _trials("feedback.run", _cases.feedback_steps())
     ),
+    "health.a2a-preserves-state": _Plan(
+        judge_semantics,
+        lambda c, o: _trials("health.a2a_status_update", _cases.a2a_cases()),
+    ),
+    "recap.unavailable-states": _Plan(
+        judge_semantics,
+        lambda c, o: _trials("recap.project", _cases.recap_condition_cases()),
+    ),
 }
 
 

@@ -183,6 +183,26 @@ CHECKS: tuple[Check, ...] = (
         "work.observe reports the latest usage snapshot, never a sum",
         "001: AWR retains snapshots but does not sum them",
     ),
+    Check(
+        "health.a2a-preserves-state",
+        "required",
+        "session-health",
+        "health.a2a_status_update",
+        "an A2A status update carries the fact verbatim and keeps the task's current state",
+        "000: A2A task streams carry the same fact in metadata.harn.sessionHealth on a standard "
+        "status update, preserving the current task state",
+    ),
+    Check(
+        "recap.unavailable-states",
+        "required",
+        "session-recap",
+        "recap.project",
+        "a journal that is not available, a runtime that refuses the read and a damaged row "
+        "read by the query give the seed's unavailable reasons",
+        "002: journal_unavailable: The canonical session journal isn't available. "
+        "projection_failed: Harn couldn't derive the deterministic projection. "
+        "admission_terminal: The owning runtime couldn't admit the read.",
+    ),
 )
 
 

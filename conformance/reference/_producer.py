@@ -16,6 +16,7 @@ from session_contracts.conformance.protocol import Handler, Rejected, serve
 
 from session_contracts import __version__
 from session_contracts._errors import InvalidDocument
+from session_contracts._validator import default_validator
 
 __all__ = ["HANDLERS", "main"]
 
@@ -67,6 +68,21 @@ def health_reduce(case: Mapping[str, Any]) -> Any:
         return {"facts": reduce(str(case["session_id"]), case["observations"])}
     except InvalidDocument as exc:
         raise _reject(exc) from None
+
+
+def health_a2a_status_update(case: Mapping[str, Any]) -> Any:
+    """Seed 000: "A2A task streams carry the same fact in metadata.harn.sessionHealth on a
+    standard status update, preserving the current task state"."""
+    from session_contracts.conformance.reference.health import a2a_status_update
+
+    fact = case.get("fact")
+    findings = default_validator().validate("session-health.fact", fact)
+    if findings:
+        raise _reject(InvalidDocument(findings), "$.fact")
+    try:
+        return a2a_status_update(fact, case.get("task"))
+    except InvalidDocument as exc:
+        raise _reject(exc, "$.task") from None
 
 
 def _reader_version(step: Mapping[str, Any], index: int) -> int:
@@ -181,17 +197,62 @@ def recap_project(case: Mapping[str, Any]) -> Any:
     from session_contracts.conformance.reference.recap import RecapService
 
     events = _each(case.get("events", []), SessionEvent.from_json, "$.events")
+    journal_state, admission, damaged = _recap_conditions(case)
     with tempfile.TemporaryDirectory(prefix="sc-recap-") as folder:
         path = Path(folder) / "journal.sqlite"
         with SqliteJournal.open(path, create=True) as journal:
             if events:
                 journal.append(events)
+        if damaged:
+            _damage_rows(path, damaged)
+        if journal_state == "unavailable":
+            path = Path(folder) / "no-journal-here" / "journal.sqlite"
         with RecapService(path) as service:
+            if admission == "refused":
+                service.close()
             try:
                 outcome = service.query(case["query"])
             except InvalidDocument as exc:
                 raise _reject(exc, "$.query") from None
     return outcome.envelope
+
+
+def _recap_conditions(case: Mapping[str, Any]) -> tuple[str, str, list[int]]:
+    """The runtime conditions a recap case may present (docs/protocol.md, recap.project)."""
+    journal_state = case.get("journal", "available")
+    if journal_state not in ("available", "unavailable"):
+        raise Rejected("enum", "$.journal", "journal is 'available' or 'unavailable'")
+    admission = case.get("admission", "open")
+    if admission not in ("open", "refused"):
+        raise Rejected("enum", "$.admission", "admission is 'open' or 'refused'")
+    damaged = case.get("damagedEventIds", [])
+    if not isinstance(damaged, list):
+        raise Rejected("wrong_type", "$.damagedEventIds", "damagedEventIds is an array")
+    for index, event_id in enumerate(damaged):
+        if isinstance(event_id, bool) or not isinstance(event_id, int) or event_id < 1:
+            raise Rejected(
+                "wrong_type", f"$.damagedEventIds[{index}]", "an event id is a positive integer"
+            )
+    return journal_state, admission, damaged
+
+
+# What a damaged row holds instead of its canonical event: not JSON at all.
+DAMAGED_ROW = '{"id": 1, "damaged'
+
+
+def _damage_rows(path: Path, event_ids: list[int]) -> None:
+    """Overwrite the stored bytes of these events, as a torn write or bit rot would."""
+    import sqlite3
+
+    connection = sqlite3.connect(path)
+    try:
+        with connection:
+            connection.executemany(
+                "UPDATE session_events SET event = ? WHERE id = ?",
+                [(DAMAGED_ROW, event_id) for event_id in event_ids],
+            )
+    finally:
+        connection.close()
 
 
 HANDLERS: dict[str, Handler] = {
@@ -200,6 +261,7 @@ HANDLERS: dict[str, Handler] = {
     "runrecord.provider_call_response": runrecord_provider_call_response,
     "document.roundtrip": document_roundtrip,
     "health.reduce": health_reduce,
+    "health.a2a_status_update": health_a2a_status_update,
     "feedback.run": feedback_run,
 }
 

@@ -2,7 +2,7 @@
 // One TypeScript type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
-//   schemas/producer-protocol.schema.json sha256:3cc52eb8e37957b666c142c435d0a22c27e7171307a58a603871b53eea02aec0
+//   schemas/producer-protocol.schema.json sha256:1b4641ec130dbd6ccc44b233cd3942a7f91fa8751df923683d719688a8f1cd2f
 //   schemas/run-record.schema.json sha256:65866a3e5d729f2592d496c8e00d660d102f6ce4b66309c77077a30c65a53a10
 //   schemas/session-event.schema.json sha256:012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899
 //   schemas/session-feedback.schema.json sha256:36d510d0c9b4b10bac53c1feebf82c6f4f6207ae0dfa7ae465b5df50db802c0a
@@ -2128,18 +2128,20 @@ export function decodeModelSource(node: JsonNode, path: string, source: string):
 export const encodeModelSource: Encoder<ModelSource> = encodeString;
 
 /**
- * recap.project: project a recap envelope from journal events and a query. health.reduce:
- * the facts for an observation stream. feedback.run: process start/checkpoint/observe calls
- * in order with the given server clock. runrecord.project: a run record from a run
- * description and journal events. runrecord.provider_call_response: the
- * provider_call_response payload for a model response. document.roundtrip: decode a document
- * with typed bindings and encode it again (closed contract, extensions kept).
+ * recap.project: project a recap envelope from journal events and a query, optionally under
+ * a runtime condition (journal unavailable, admission refused, damaged rows). health.reduce:
+ * the facts for an observation stream. health.a2a_status_update: the A2A status update
+ * carrying a fact for a live task. feedback.run: process start/checkpoint/observe calls in
+ * order with the given server clock. runrecord.project: a run record from a run description
+ * and journal events. runrecord.provider_call_response: the provider_call_response payload
+ * for a model response. document.roundtrip: decode a document with typed bindings and encode
+ * it again (closed contract, extensions kept).
  *
  * Schema: producer-protocol.schema.json#/$defs/Operation
  */
-export type Operation = "recap.project" | "health.reduce" | "feedback.run" | "runrecord.project" | "runrecord.provider_call_response" | "document.roundtrip";
+export type Operation = "recap.project" | "health.reduce" | "health.a2a_status_update" | "feedback.run" | "runrecord.project" | "runrecord.provider_call_response" | "document.roundtrip";
 
-export const OperationValues: ReadonlyArray<Operation> = ["recap.project", "health.reduce", "feedback.run", "runrecord.project", "runrecord.provider_call_response", "document.roundtrip"];
+export const OperationValues: ReadonlyArray<Operation> = ["recap.project", "health.reduce", "health.a2a_status_update", "feedback.run", "runrecord.project", "runrecord.provider_call_response", "document.roundtrip"];
 
 export function decodeOperation(node: JsonNode, path: string, source: string): Operation {
   const value = decodeString(node, path, source);
