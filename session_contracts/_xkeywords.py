@@ -325,7 +325,11 @@ def each_same_value(specs: Sequence[Mapping[str, str]], instance: Any) -> Iterat
             value = resolve_pointer(item, spec["member"])
             if value is _ABSENT or json_equal(value, owner):
                 continue
-            where = (*_parts(spec["items"]), index, *_parts(spec["member"]))
+            where: tuple[str | int, ...] = (
+                *_parts(spec["items"]),
+                index,
+                *_parts(spec["member"]),
+            )
             yield Violation(
                 where,
                 "same_value",

@@ -75,12 +75,13 @@ def health_a2a_status_update(case: Mapping[str, Any]) -> Any:
     standard status update, preserving the current task state"."""
     from session_contracts.conformance.reference.health import a2a_status_update
 
-    fact = case.get("fact")
+    fact: Any = case.get("fact")
     findings = default_validator().validate("session-health.fact", fact)
     if findings:
         raise _reject(InvalidDocument(findings), "$.fact")
+    task: Any = case.get("task")
     try:
-        return a2a_status_update(fact, case.get("task"))
+        return a2a_status_update(fact, task)
     except InvalidDocument as exc:
         raise _reject(exc, "$.task") from None
 
