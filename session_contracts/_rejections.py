@@ -147,7 +147,7 @@ def answered_findings(rejection: Mapping[str, Any] | None) -> tuple[RejectionFin
     kept as their JSON text so that the judge can name them."""
     if not rejection:
         return ()
-    entries: list[Any] = [rejection]
+    entries: list[Any] = [rejection] if "code" in rejection or "path" in rejection else []
     listed = rejection.get("findings")
     if isinstance(listed, list):
         entries.extend(listed)
@@ -230,8 +230,8 @@ def agreement(
             return Agreement(
                 False,
                 "rejection_class_differs",
-                f"answered {finding.render()} (class {kind}); the reference found "
-                f"{found}: class {wanted} at {finding.path}",
+                f"answered {finding.render()}, of class {kind}; the reference found {found} "
+                f"(class {wanted} at {finding.path})",
                 "answer a code of the class the reference found there "
                 "(docs/protocol.md, Rejection codes)",
             )
