@@ -108,11 +108,10 @@ def _literal_codes(path: Path) -> set[str]:
             name = getattr(node.func, "id", None) or getattr(node.func, "attr", "")
             position = {"Finding": 1, "Violation": 1}.get(name, 0)
             helper = name in ("Rejected", "_error", "_refusal", "_store_error", "unavailable")
-            if name in ("Finding", "Violation") or helper:
-                if len(node.args) > position:
-                    arg = node.args[position]
-                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                        found.add(arg.value)
+            if (name in ("Finding", "Violation") or helper) and len(node.args) > position:
+                arg = node.args[position]
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    found.add(arg.value)
         elif isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Constant):
             value = node.value.value
             target = getattr(node.target, "id", "")
@@ -208,7 +207,13 @@ def test_a_rejection_agrees_by_path_and_class(
 def test_answered_findings_reads_old_and_new_answers() -> None:
     old = {"code": "required", "path": "$.query.sessionId", "message": "missing"}
     assert answered_findings(old) == (RejectionFinding("required", "$.query.sessionId"),)
-    new = dict(old, findings=[{"code": "required", "path": "$.query.sessionId"}, {"code": "minimum", "path": "$.query.limit"}])  # fmt: skip
+    new = dict(
+        old,
+        findings=[
+            {"code": "required", "path": "$.query.sessionId"},
+            {"code": "minimum", "path": "$.query.limit"},
+        ],
+    )
     assert [f.code for f in answered_findings(new)] == ["required", "minimum"]
     assert rejection_class("max_length") == rejection_class("max_utf8_bytes") == "limit"
     assert rejection_class("bogus") is None
@@ -216,7 +221,11 @@ def test_answered_findings_reads_old_and_new_answers() -> None:
 
 def test_the_protocol_schema_takes_old_answers_and_refuses_codes_outside_the_vocabulary() -> None:
     validator = default_validator()
-    old = {"seq": 1, "outcome": "rejected", "rejection": {"code": "required", "path": "$.a", "message": ""}}  # fmt: skip
+    old = {
+        "seq": 1,
+        "outcome": "rejected",
+        "rejection": {"code": "required", "path": "$.a", "message": ""},
+    }
     assert validator.validate("producer-protocol.response", old) == []
     listed = json.loads(json.dumps(old))
     listed["rejection"]["findings"] = [{"code": "required", "path": "$.a"}]
@@ -232,7 +241,10 @@ PATH_VECTORS = [
     ((), "$"),
     (("query", "limit"), "$.query.limit"),
     (("events", 12, "id"), "$.events[12].id"),
-    (("run", "spans", 0, "metadata", "harn.execution.id"), "$.run.spans[0].metadata['harn.execution.id']"),  # fmt: skip
+    (
+        ("run", "spans", 0, "metadata", "harn.execution.id"),
+        "$.run.spans[0].metadata['harn.execution.id']",
+    ),
     (("document", "extensions", "my-key"), "$.document.extensions['my-key']"),
     (("document", "extensions", "1st"), "$.document.extensions['1st']"),
     (("document", "extensions", "it's"), "$.document.extensions['it\\'s']"),
@@ -301,7 +313,10 @@ def test_non_increasing_event_ids_are_rejected_not_errored(ids: list[int], opera
 def test_an_unsafe_integer_in_an_open_payload_is_rejected_at_the_number() -> None:
     case = {"events": [_event(1, kind="other", payload={"n": 2**60})], "query": {"sessionId": "s1"}}
     rejection = _rejection("recap.project", case)
-    assert (rejection["code"], rejection["path"]) == ("canonical_unsafe_integer", "$.events[0].payload.n")  # fmt: skip
+    assert (rejection["code"], rejection["path"]) == (
+        "canonical_unsafe_integer",
+        "$.events[0].payload.n",
+    )
     assert rejection_class(rejection["code"]) == rejection_class("unsafe_integer")
 
 
