@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from session_contracts.conformance.protocol import Rejected
-from session_contracts.conformance.reference._producer import HANDLERS
+from session_contracts.conformance.reference._producer import HANDLERS, MAX_REJECTION_FINDINGS
 
 from session_contracts._errors import json_path
 from session_contracts._rejections import (
@@ -344,3 +344,13 @@ def test_a_query_comes_back_in_canonical_camel_case() -> None:
         "fromEventId": 1,
         "limit": None,
     }
+
+
+def test_a_rejection_of_many_findings_stays_within_the_protocol() -> None:
+    # 1,200 bad events: the answer lists the first 1,000 findings by path, as the
+    # schema allows, and still validates as a protocol response.
+    events = [_event(i, bogus=1) for i in range(1200)]
+    rejection = _rejection("recap.project", {"events": events, "query": {"sessionId": "s1"}})
+    assert len(rejection["findings"]) == MAX_REJECTION_FINDINGS
+    response = {"seq": 0, "outcome": "rejected", "rejection": rejection}
+    assert default_validator().validate("producer-protocol.response", response) == []

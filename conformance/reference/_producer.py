@@ -17,12 +17,13 @@ from session_contracts.conformance.protocol import Handler, Rejected, serve
 from session_contracts import __version__
 from session_contracts._errors import Finding, InvalidDocument
 
-__all__ = ["HANDLERS", "main"]
+__all__ = ["HANDLERS", "MAX_REJECTION_FINDINGS", "main"]
+
+# The protocol's bound on a rejection's findings list (producer-protocol.schema.json).
+MAX_REJECTION_FINDINGS = 1000
 
 
-def _rebase(
-    path: str, prefix: str = "$", renames: Mapping[str, str] | None = None
-) -> str:
+def _rebase(path: str, prefix: str = "$", renames: Mapping[str, str] | None = None) -> str:
     """A library finding's path as a path into the case input: ``prefix`` is where
     the checked value sits in the input, ``renames`` maps an output path (the library
     reports a run record's own paths) to the input member it came from."""
@@ -35,14 +36,19 @@ def _rebase(
 def _rejected(findings: Sequence[Finding]) -> Rejected:
     """Every finding of an input as one rejection: ``code`` and ``path`` name the
     first (findings are sorted by path, then code), ``findings`` lists them all."""
-    unique = sorted({(f.path, f.code): f for f in findings}.values())
+    unique = sorted({(f.path, f.code): f for f in findings}.values())[:MAX_REJECTION_FINDINGS]
     first = unique[0]
     return Rejected(
         first.code,
         first.path,
-        first.message,
-        [{"code": f.code, "path": f.path, "message": f.message} for f in unique],
+        _fit(first.message),
+        [{"code": f.code, "path": f.path, "message": _fit(f.message)} for f in unique],
     )
+
+
+def _fit(message: str) -> str:
+    """A message within the protocol's 4,096 UTF-8 bytes (cut at a character)."""
+    return message.encode("utf-8")[:4096].decode("utf-8", "ignore")
 
 
 def _reject(
@@ -50,10 +56,7 @@ def _reject(
 ) -> Rejected:
     """An invalid input's findings as a rejection whose paths point into the case input."""
     return _rejected(
-        [
-            Finding(_rebase(f.path, prefix, renames), f.code, f.message, f.hint)
-            for f in exc.findings
-        ]
+        [Finding(_rebase(f.path, prefix, renames), f.code, f.message, f.hint) for f in exc.findings]
     )
 
 
@@ -273,8 +276,7 @@ def recap_project(case: Mapping[str, Any]) -> Any:
             query_echo(case["query"])
         except InvalidDocument as exc:
             findings.extend(
-                Finding(_rebase(f.path, "$.query"), f.code, f.message, f.hint)
-                for f in exc.findings
+                Finding(_rebase(f.path, "$.query"), f.code, f.message, f.hint) for f in exc.findings
             )
     if findings:
         raise _rejected(findings)
