@@ -378,3 +378,19 @@ def test_a_case_input_the_reference_cannot_take_errors_without_a_traceback(
     assert "reference_failed" in update.stderr
     assert "Traceback" not in check.stderr + update.stderr
     assert not list(root.rglob("*.expected.json"))
+
+
+def test_an_expected_rejection_without_findings_is_outdated(corpus: Path) -> None:
+    # An expected file written before rejections were judged by their reason
+    # (no findings) cannot judge one: it fails and says to update, never passes.
+    from session_contracts.conformance.judge._golden import judge, load_corpus, reference_outcome
+
+    from session_contracts._canonical import content_hash
+
+    assert golden("update", "--fixtures", str(corpus)).returncode == 0
+    (case,) = [c for c in load_corpus(corpus).cases if c.name == "documents/span-without-trace"]
+    old = {"case": case.name, "operation": case.operation, "outcome": "rejected"}
+    old["sha256"] = content_hash({"outcome": "rejected"})
+    case.expected_path.write_text(json.dumps(old))
+    result = judge(case, reference_outcome(case.operation, case.input), root=corpus)
+    assert (result.status, result.code) == ("failed", "expected_outdated")

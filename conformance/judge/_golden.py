@@ -551,7 +551,18 @@ def _judge_rejection(
 ) -> FixtureResult:
     """A rejection agrees when each finding the producer answers names the path of
     one of the reference's findings with a code of that finding's class."""
-    verdict = agreement(_reference_findings(wanted), answered_findings(outcome.rejection))
+    reference = _reference_findings(wanted)
+    if not reference:
+        return FixtureResult(
+            case.name,
+            "failed",
+            "expected_outdated",
+            "the expected file lists no findings of the rejection (written before "
+            "rejections were judged by their reason)",
+            "run `session-contracts golden update` and review the new file",
+            file=file,
+        )
+    verdict = agreement(reference, answered_findings(outcome.rejection))
     if verdict.agreed:
         return FixtureResult(case.name, "passed", file=file, seconds=outcome.seconds)
     return FixtureResult(
