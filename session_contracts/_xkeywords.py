@@ -401,4 +401,5 @@ ANNOTATION_KEYWORDS: frozenset[str] = frozenset({
     "x-redacted",
     "x-documentTypes",
     "x-schemaVersion",
+    "x-rejectionClasses",
 })  # fmt: skip

@@ -63,6 +63,8 @@ MATRIX = {
     "ignores_snake_aliases": "recap.query-aliases",
     "leaks_recap_secrets": "redaction.recap-canaries",
     "redacts_lookalikes": "redaction.lookalikes-survive",
+    "rejection_wrong_path": "closed.unknown-field-rejected",
+    "rejection_wrong_class": "closed.unknown-field-rejected",
 }
 
 
@@ -76,6 +78,29 @@ def test_each_defect_is_caught_by_its_check(defect: str, check_id: str, tmp_path
     assert result.status == "failed", (defect, result)
     assert result.saved_to is not None
     assert Path(result.saved_to).is_file()
+
+
+@pytest.mark.parametrize(
+    ("defect", "reason"),
+    [
+        ("bogus_rejections", 'rejection.code: "bogus" is not one of'),
+        ("rejection_wrong_path", "[rejection_path_differs]"),
+        ("rejection_wrong_class", "[rejection_class_differs]"),
+    ],
+)
+def test_rejections_are_judged_by_their_reason(defect: str, reason: str, tmp_path: Path) -> None:
+    # Default examples and seed: the right verdict for the wrong reason is not certified.
+    result = cli(
+        "certify",
+        "--producer",
+        shlex.join(faulty(defect)),
+        "--check",
+        "closed.unknown-field-rejected",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "NOT CERTIFIED" in result.stdout
+    assert reason in result.stdout
 
 
 def test_the_reference_producer_passes_every_check(tmp_path: Path) -> None:

@@ -86,7 +86,10 @@ def test_update_writes_expected_files_and_check_passes(corpus: Path) -> None:
     assert expected["sha256"].startswith("sha256:")
     rejected = json.loads((corpus / "documents" / "span-without-trace.expected.json").read_text())
     assert rejected["outcome"] == "rejected"
-    assert rejected["reference_rejection"]["code"] == "required"
+    # Every finding of the input, sorted by path: each missing member of the span.
+    assert {"code": "required", "path": "$.document.trace_id"} in rejected["findings"]
+    assert {f["code"] for f in rejected["findings"]} == {"required"}
+    assert rejected["findings"] == sorted(rejected["findings"], key=lambda f: f["path"])
 
     check = golden("check", "--fixtures", str(corpus))
     assert check.returncode == 0, check.stdout + check.stderr
@@ -205,6 +208,25 @@ def test_a_producer_process_is_judged_like_the_reference(corpus: Path) -> None:
     assert bad.returncode == 1
     assert "FAILED health/one-iteration [answer_differs]" in bad.stdout
     assert "rolling.nonzero_command_exit_rate: got" in bad.stdout
+
+
+@pytest.mark.parametrize(
+    ("defect", "code"),
+    [
+        ("bogus_rejections", "[invalid_response]"),
+        ("rejection_wrong_path", "[rejection_path_differs]"),
+        ("rejection_wrong_class", "[rejection_class_differs]"),
+    ],
+)
+def test_rejections_are_judged_by_their_reason(defect: str, code: str, corpus: Path) -> None:
+    # Only the verdict right is not enough: the path and the class of the code count.
+    assert golden("update", "--fixtures", str(corpus)).returncode == 0
+    faulty = shlex.join([sys.executable, str(PRODUCERS / "faulty.py"), defect])
+    bad = golden("check", "--fixtures", str(corpus), "--producer", faulty)
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert f"documents/span-without-trace {code}" in bad.stdout
+    if defect != "bogus_rejections":
+        assert "the reference found required at $.document.duration_ms" in bad.stdout
 
 
 def test_a_crashing_producer_errors_and_missing_operations_skip(corpus: Path) -> None:
@@ -356,3 +378,19 @@ def test_a_case_input_the_reference_cannot_take_errors_without_a_traceback(
     assert "reference_failed" in update.stderr
     assert "Traceback" not in check.stderr + update.stderr
     assert not list(root.rglob("*.expected.json"))
+
+
+def test_an_expected_rejection_without_findings_is_outdated(corpus: Path) -> None:
+    # An expected file written before rejections were judged by their reason
+    # (no findings) cannot judge one: it fails and says to update, never passes.
+    from session_contracts.conformance.judge._golden import judge, load_corpus, reference_outcome
+
+    from session_contracts._canonical import content_hash
+
+    assert golden("update", "--fixtures", str(corpus)).returncode == 0
+    (case,) = [c for c in load_corpus(corpus).cases if c.name == "documents/span-without-trace"]
+    old = {"case": case.name, "operation": case.operation, "outcome": "rejected"}
+    old["sha256"] = content_hash({"outcome": "rejected"})
+    case.expected_path.write_text(json.dumps(old))
+    result = judge(case, reference_outcome(case.operation, case.input), root=corpus)
+    assert (result.status, result.code) == ("failed", "expected_outdated")

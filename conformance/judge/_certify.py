@@ -28,6 +28,7 @@ from session_contracts.conformance.protocol import Rejected
 from session_contracts.conformance.reference._producer import HANDLERS
 
 from session_contracts._canonical import canonical_bytes
+from session_contracts._rejections import agreement, answered_findings
 from session_contracts._validator import default_validator
 from session_contracts._xkeywords import json_equal
 
@@ -37,6 +38,7 @@ __all__ = [
     "Runner",
     "Trial",
     "certify",
+    "judge_rejection",
     "judge_trial",
     "replay_trial",
     "run_check",
@@ -160,12 +162,25 @@ def _output_findings(operation: str, case_input: Mapping[str, Any], output: Any)
 
 
 def _reference(trial: Trial) -> tuple[str, Any]:
-    """The reference producer's answer, in-process: ("result", output) or ("rejected", code)."""
+    """The reference producer's answer, in-process: ("result", output) or
+    ("rejected", its rejection: code, path and every finding)."""
     handler = HANDLERS[trial.operation]
     try:
         return "result", handler(trial.input)
     except Rejected as rejected:
-        return "rejected", {"code": rejected.code, "path": rejected.path}
+        return "rejected", rejected.to_json()
+
+
+def judge_rejection(reference: Mapping[str, Any], outcome: CaseOutcome) -> None:
+    """A producer's rejection agrees with the reference's when each finding it answers
+    (its code and path, and each entry of its findings) names the path of one of the
+    reference's findings with a code of that finding's class (docs/protocol.md)."""
+    verdict = agreement(answered_findings(reference), answered_findings(outcome.rejection))
+    if not verdict.agreed:
+        raise _Failed(
+            f"the rejection disagrees with the reference [{verdict.code}]: "
+            f"{verdict.message}; hint: {verdict.hint}"
+        )
 
 
 def _numbers_close(a: Any, b: Any) -> bool:
@@ -264,6 +279,9 @@ def judge_unknown_field(runner: Runner, trial: Trial) -> None:
             f"[{p}]" if isinstance(p, int) else f".{p}" for p in trial.input["injected_at"]
         )
         raise _Failed(f"accepted an unknown field at ${where}.{_cases.UNKNOWN_KEY}")
+    kind, expected = _reference(trial)
+    if kind == "rejected":
+        judge_rejection(expected, outcome)
 
 
 def judge_extensions(runner: Runner, trial: Trial) -> None:
@@ -287,21 +305,20 @@ def judge_schema(runner: Runner, trial: Trial) -> None:
         raise _Failed("output breaks the contract: " + "; ".join(problems[:3]))
 
 
+def _without_messages(rejection: Mapping[str, Any] | None) -> Any:
+    """A rejection's codes and paths: its messages are people's text, not compared."""
+    if not rejection:
+        return rejection
+    return [finding.to_json() for finding in answered_findings(rejection)]
+
+
 def judge_determinism(runner: Runner, trial: Trial) -> None:
     first, second = _run(runner, trial), _run(runner, trial)
     one = canonical_bytes(
-        {
-            "o": first.outcome,
-            "v": first.output,
-            "r": first.rejection and dict(first.rejection, message=""),
-        }
+        {"o": first.outcome, "v": first.output, "r": _without_messages(first.rejection)}
     )
     two = canonical_bytes(
-        {
-            "o": second.outcome,
-            "v": second.output,
-            "r": second.rejection and dict(second.rejection, message=""),
-        }
+        {"o": second.outcome, "v": second.output, "r": _without_messages(second.rejection)}
     )
     if one != two:
         raise _Failed(
@@ -315,10 +332,9 @@ def judge_semantics(runner: Runner, trial: Trial) -> None:
     kind, expected = _reference(trial)
     if kind == "rejected":
         if outcome.outcome != "rejected":
-            raise _Failed(
-                "accepted an input the reference rejects "
-                f"({expected['code']} at {expected['path']})"
-            )
+            found = ", ".join(f.render() for f in answered_findings(expected)[:6])
+            raise _Failed(f"accepted an input the reference rejects ({found})")
+        judge_rejection(expected, outcome)
         return
     actual = _expect_result(outcome)
     if trial.operation == "feedback.run":

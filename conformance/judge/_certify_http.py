@@ -247,14 +247,22 @@ class HttpTarget:
         key = hashlib.sha256(canonical_bytes(list(raw_events))).digest()
         if key in self._seeded or not raw_events:
             return None
-        try:
-            events = [SessionEvent.from_json(event) for event in raw_events]
-        except InvalidDocument as exc:
+        events: list[SessionEvent] = []
+        findings: list[dict[str, str]] = []
+        for index, raw_event in enumerate(raw_events):
+            try:
+                events.append(SessionEvent.from_json(raw_event))
+            except InvalidDocument as exc:
+                findings.extend(
+                    {"code": f.code, "path": f"$.events[{index}]{f.path[1:]}", "message": f.message}
+                    for f in exc.findings
+                )
+        if findings:
             # The journal refuses such events before any adapter could read them,
-            # exactly as the reference producer does.
-            first = exc.findings[0]
-            rejection = {"code": first.code, "path": "$.events" + first.path[1:]}
-            return CaseOutcome(seq, "rejected", rejection={**rejection, "message": first.message})
+            # exactly as the reference producer does: every finding, the first on top.
+            findings.sort(key=lambda f: (f["path"], f["code"]))
+            rejection = {**findings[0], "findings": findings}
+            return CaseOutcome(seq, "rejected", rejection=rejection)
         try:
             self._journal.append(events)
         except JournalWriteError as exc:
@@ -455,8 +463,10 @@ def _is_uint(value: Any) -> bool:
 
 
 def _rejection(body: bytes) -> dict[str, Any]:
-    """A 400's ``{"error": {code, path, message}}``, its path rebased into the case
-    input (``$.limit`` is the case's ``$.query.limit``), as the stdio protocol has it."""
+    """A 400's ``{"error": {code, path, message, findings?}}``, its paths rebased into
+    the case input (``$.limit`` is the case's ``$.query.limit``), as the stdio protocol
+    has it; the judge then holds it to the rejection vocabulary (a code outside it, such
+    as the ``http_400`` of a body without one, is ``rejection_code_unknown``)."""
     try:
         error = loads_strict(body, max_bytes=MAX_BODY_BYTES).get("error")
     except (InvalidDocument, AttributeError):
@@ -469,7 +479,21 @@ def _rejection(body: bytes) -> dict[str, Any]:
     message = error.get("message")
     if not isinstance(message, str):
         message = body[:200].decode("utf-8", "replace")
-    return {"code": code, "path": where, "message": message}
+    rejection: dict[str, Any] = {"code": code, "path": where, "message": message}
+    listed = error.get("findings")
+    if isinstance(listed, list):
+        # An adapter may list every finding, each rebased like the first.
+        rejection["findings"] = [
+            {
+                "code": item.get("code"),
+                "path": "$.query" + item["path"][1:]
+                if isinstance(item.get("path"), str) and item["path"].startswith("$")
+                else item.get("path"),
+            }
+            for item in listed
+            if isinstance(item, dict)
+        ]
+    return rejection
 
 
 def _open_journal(path: Path) -> SqliteJournal:

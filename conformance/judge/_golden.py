@@ -28,6 +28,7 @@ from session_contracts.conformance.protocol import Rejected, Skipped
 from session_contracts._canonical import content_hash
 from session_contracts._errors import Finding, InvalidDocument, json_path
 from session_contracts._jsonload import loads_strict
+from session_contracts._rejections import RejectionFinding, agreement, answered_findings
 from session_contracts._xkeywords import json_equal
 
 __all__ = [
@@ -60,7 +61,7 @@ EXPECTED_SUFFIX = ".expected.json"
 AREAS = ("documents", "feedback", "health", "recap", "runrecord")
 _CASE_KEYS = {"description", "covers", "tags", "operation", "input"}
 _MAX_DIFFERENCES = 5
-_COMPARED = ("outcome", "output")
+_COMPARED = ("outcome", "output", "findings")
 
 
 def default_fixtures_dir() -> Path:
@@ -239,11 +240,7 @@ def reference_outcome(operation: str, case_input: Any, seq: int = 0) -> CaseOutc
     try:
         output = HANDLERS[operation](case_input)
     except Rejected as rejected:
-        return CaseOutcome(
-            seq,
-            "rejected",
-            rejection={"code": rejected.code, "path": rejected.path, "message": rejected.message},
-        )
+        return CaseOutcome(seq, "rejected", rejection=rejected.to_json())
     except Skipped as skipped:
         return CaseOutcome(seq, "skipped", reason=skipped.reason)
     except Exception as exc:
@@ -271,25 +268,23 @@ def _normalize(operation: str, output: Any) -> Any:
 def answer_of(operation: str, outcome: CaseOutcome) -> dict[str, Any]:
     """The comparable part of an answer.
 
-    For a rejected input only the verdict is compared: the protocol leaves a
-    rejection's code, path and message to the producer (the first of several
-    violations depends on the order it checks them in).  Rejections that the
-    contracts define, such as feedback's usage rejections, are part of an
+    A rejection is its findings, each ``{"code", "path"}`` (messages are people's
+    text): the reference's are every finding of the input, a producer's are judged
+    against them by path and class (:func:`judge`, docs/protocol.md).  Rejections
+    that the contracts define, such as feedback's usage rejections, are part of an
     output and compared in full.
     """
     if outcome.outcome == "rejected":
-        return {"outcome": "rejected"}
+        found = answered_findings(outcome.rejection)
+        return {"outcome": "rejected", "findings": [finding.to_json() for finding in found]}
     return {"outcome": "result", "output": _normalize(operation, outcome.output)}
 
 
-def expected_bytes(
-    case: GoldenCase, answer: Mapping[str, Any], rejection: Mapping[str, Any] | None = None
-) -> bytes:
+def expected_bytes(case: GoldenCase, answer: Mapping[str, Any]) -> bytes:
     """The expected file: the answer and the hash of its RFC 8785 form.
 
-    A rejection's code and path are kept for readers under ``reference_rejection``
-    and not compared.  Sorted keys and two-space indentation keep diffs in review
-    readable and the bytes stable, so ``golden update`` rewrites only what changed.
+    Sorted keys and two-space indentation keep diffs in review readable and the
+    bytes stable, so ``golden update`` rewrites only what changed.
     """
     document = {
         "case": case.name,
@@ -297,11 +292,6 @@ def expected_bytes(
         **answer,
         "sha256": content_hash(dict(answer)),
     }
-    if rejection is not None:
-        document["reference_rejection"] = {
-            "code": rejection.get("code"),
-            "path": rejection.get("path"),
-        }
     return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
 
 
@@ -502,6 +492,8 @@ def judge(case: GoldenCase, outcome: CaseOutcome, *, root: Path) -> FixtureResul
             "never edit expected files: run `session-contracts golden update`",
             file=file,
         )
+    if outcome.outcome == "rejected" and wanted.get("outcome") == "rejected":
+        return _judge_rejection(case, wanted, outcome, root=root, file=file)
     actual = answer_of(case.operation, outcome)
     try:
         actual_hash = content_hash(actual)
@@ -517,10 +509,9 @@ def judge(case: GoldenCase, outcome: CaseOutcome, *, root: Path) -> FixtureResul
                 f"{rejection.get('message')}); expected a result"
             )
         else:
-            reference = expected.get("reference_rejection") or {}
             message = (
-                "answered with a result; expected a rejection (the reference: "
-                f"{reference.get('code')} at {reference.get('path')})"
+                "answered with a result; expected a rejection (the reference found "
+                f"{_show_findings(wanted)})"
             )
         return FixtureResult(
             case.name,
@@ -540,6 +531,46 @@ def judge(case: GoldenCase, outcome: CaseOutcome, *, root: Path) -> FixtureResul
         f"expected {str(expected['sha256'])[7:19]}…)",
         _case_hint(case, root),
         found,
+        file=file,
+        seconds=outcome.seconds,
+    )
+
+
+def _reference_findings(wanted: Mapping[str, Any]) -> tuple[RejectionFinding, ...]:
+    listed = wanted.get("findings")
+    return answered_findings({"findings": listed}) if isinstance(listed, list) else ()
+
+
+def _show_findings(wanted: Mapping[str, Any]) -> str:
+    shown = [finding.render() for finding in _reference_findings(wanted)]
+    return ", ".join(shown[:6]) + (f" (and {len(shown) - 6} more)" if len(shown) > 6 else "")
+
+
+def _judge_rejection(
+    case: GoldenCase, wanted: Mapping[str, Any], outcome: CaseOutcome, *, root: Path, file: str
+) -> FixtureResult:
+    """A rejection agrees when each finding the producer answers names the path of
+    one of the reference's findings with a code of that finding's class."""
+    reference = _reference_findings(wanted)
+    if not reference:
+        return FixtureResult(
+            case.name,
+            "failed",
+            "expected_outdated",
+            "the expected file lists no findings of the rejection (written before "
+            "rejections were judged by their reason)",
+            "run `session-contracts golden update` and review the new file",
+            file=file,
+        )
+    verdict = agreement(reference, answered_findings(outcome.rejection))
+    if verdict.agreed:
+        return FixtureResult(case.name, "passed", file=file, seconds=outcome.seconds)
+    return FixtureResult(
+        case.name,
+        "failed",
+        verdict.code,
+        verdict.message,
+        f"{verdict.hint}. {_case_hint(case, root)}",
         file=file,
         seconds=outcome.seconds,
     )
@@ -570,7 +601,7 @@ def plan_update(
             continue
         new = answer_of(case.operation, outcome)
         try:
-            content = expected_bytes(case, new, outcome.rejection)
+            content = expected_bytes(case, new)
         except InvalidDocument as exc:
             # The reference broke: errored, as a producer that broke would be.
             yield _not_canonical(case, exc, "errored", _relative(corpus.root, case.path))

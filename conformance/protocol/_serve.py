@@ -32,11 +32,31 @@ Handler = Callable[[Mapping[str, Any]], Any]
 
 
 class Rejected(Exception):
-    """Raise from a handler when the input breaks the contract."""
+    """Raise from a handler when the input breaks the contract.
 
-    def __init__(self, code: str, path: str, message: str) -> None:
+    ``code`` and ``path`` name one finding (a code of the rejection vocabulary
+    at a JSON path into the case input, docs/protocol.md); ``findings``, when
+    given, lists every finding of the input, each ``{"code", "path",
+    "message"?}``, and is answered as the rejection's ``findings`` member.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        path: str,
+        message: str,
+        findings: Sequence[Mapping[str, str]] = (),
+    ) -> None:
         super().__init__(message)
         self.code, self.path, self.message = code, path, message
+        self.findings: tuple[Mapping[str, str], ...] = tuple(findings)
+
+    def to_json(self) -> dict[str, Any]:
+        """The rejection as the protocol answers it."""
+        answer: dict[str, Any] = {"code": self.code, "path": self.path, "message": self.message}
+        if self.findings:
+            answer["findings"] = [dict(finding) for finding in self.findings]
+        return answer
 
 
 class Skipped(Exception):
@@ -60,11 +80,7 @@ def _answer(seq: Any, handler: Handler | None, case_input: Any, operation: Any) 
         return {
             "seq": seq,
             "outcome": "rejected",
-            "rejection": {
-                "code": rejected.code,
-                "path": rejected.path,
-                "message": rejected.message,
-            },
+            "rejection": rejected.to_json(),
         }
     except Skipped as skipped:
         answer: dict[str, Any] = {"seq": seq, "outcome": "skipped", "reason": skipped.reason}

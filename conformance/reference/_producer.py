@@ -8,43 +8,123 @@ of one contract; docs/protocol.md specifies inputs and outputs.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from session_contracts.conformance.protocol import Handler, Rejected, serve
 
 from session_contracts import __version__
-from session_contracts._errors import InvalidDocument
+from session_contracts._errors import Finding, InvalidDocument
 from session_contracts._validator import default_validator
 
-__all__ = ["HANDLERS", "main"]
+__all__ = ["HANDLERS", "MAX_REJECTION_FINDINGS", "main"]
+
+# The protocol's bound on a rejection's findings list (producer-protocol.schema.json).
+MAX_REJECTION_FINDINGS = 1000
+
+
+def _rebase(path: str, prefix: str = "$", renames: Mapping[str, str] | None = None) -> str:
+    """A library finding's path as a path into the case input: ``prefix`` is where
+    the checked value sits in the input, ``renames`` maps an output path (the library
+    reports a run record's own paths) to the input member it came from."""
+    for output_path, input_path in (renames or {}).items():
+        if path == output_path or path.startswith((output_path + ".", output_path + "[")):
+            return input_path + path[len(output_path) :]
+    return prefix + path[1:]
+
+
+def _rejected(findings: Sequence[Finding]) -> Rejected:
+    """Every finding of an input as one rejection: ``code`` and ``path`` name the
+    first (findings are sorted by path, then code), ``findings`` lists them all."""
+    unique = sorted({(f.path, f.code): f for f in findings}.values())[:MAX_REJECTION_FINDINGS]
+    first = unique[0]
+    return Rejected(
+        first.code,
+        first.path,
+        _fit(first.message),
+        [{"code": f.code, "path": f.path, "message": _fit(f.message)} for f in unique],
+    )
+
+
+def _fit(message: str) -> str:
+    """A message within the protocol's 4,096 UTF-8 bytes (cut at a character)."""
+    return message.encode("utf-8")[:4096].decode("utf-8", "ignore")
 
 
 def _reject(
     exc: InvalidDocument, prefix: str = "$", renames: Mapping[str, str] | None = None
 ) -> Rejected:
-    """The first finding as a rejection whose path points into the case input:
-    ``prefix`` is where the checked value sits in the input, ``renames`` maps
-    an output path (the library reports a run record's own paths) to the input
-    member it came from."""
-    first = exc.findings[0]
-    path = first.path
-    for output_path, input_path in (renames or {}).items():
-        if path == output_path or path.startswith((output_path + ".", output_path + "[")):
-            return Rejected(first.code, input_path + path[len(output_path) :], first.message)
-    return Rejected(first.code, prefix + path[1:], first.message)
+    """An invalid input's findings as a rejection whose paths point into the case input."""
+    return _rejected(
+        [Finding(_rebase(f.path, prefix, renames), f.code, f.message, f.hint) for f in exc.findings]
+    )
 
 
-def _each(items: Any, parse: Any, prefix: str) -> list[Any]:
-    """Parse every item of an input list; a rejection names the item's index."""
-    parsed = []
+def _parse_each(items: Any, parse: Any, prefix: str) -> tuple[list[Any], list[Finding]]:
+    """Parse every item of an input list: the parsed items and the findings of every
+    item that failed (each located at its index), so that one bad item never hides
+    the next."""
+    parsed: list[Any] = []
+    findings: list[Finding] = []
+    if not isinstance(items, list):
+        return parsed, [
+            Finding(prefix, "wrong_type", f"{prefix[2:]} is a JSON array", "send an array")
+        ]
     for index, item in enumerate(items):
         try:
             parsed.append(parse(item))
         except InvalidDocument as exc:
-            raise _reject(exc, f"{prefix}[{index}]") from None
+            findings.extend(
+                Finding(_rebase(f.path, f"{prefix}[{index}]"), f.code, f.message, f.hint)
+                for f in exc.findings
+            )
+    return parsed, findings
+
+
+def _each(items: Any, parse: Any, prefix: str) -> list[Any]:
+    """Parse every item of an input list; a rejection names every failing item's index."""
+    parsed, findings = _parse_each(items, parse, prefix)
+    if findings:
+        raise _rejected(findings)
     return parsed
+
+
+def _events(case: Mapping[str, Any]) -> tuple[list[Any], list[Finding]]:
+    """A case's journal events and the findings against them: each event's own, and
+    each id that does not increase on the one before (the journal holds each id once,
+    in increasing order: such a list is a rejected input, not an error of ours)."""
+    from session_contracts.conformance.reference.journal import (
+        SessionEvent,
+        canonical_event_bytes,
+    )
+
+    def storable(raw_event: Any) -> Any:
+        # The journal stores each event as RFC 8785 bytes: a number those cannot
+        # hold exactly (an integer beyond 2**53 - 1 in an open payload) is refused
+        # as the event is written, a rejected input like any other finding.
+        event = SessionEvent.from_json(raw_event)
+        canonical_event_bytes(event)
+        return event
+
+    events, findings = _parse_each(case.get("events", []), storable, "$.events")
+    raw = case.get("events")
+    previous: int | None = None
+    for index, event in enumerate(raw if isinstance(raw, list) else []):
+        event_id = event.get("id") if isinstance(event, Mapping) else None
+        if isinstance(event_id, bool) or not isinstance(event_id, int):
+            continue
+        if previous is not None and event_id <= previous:
+            findings.append(
+                Finding(
+                    f"$.events[{index}].id",
+                    "events_not_increasing",
+                    f"event id {event_id} does not follow the previous id {previous}",
+                    "event ids are unique and increase in journal order; sort the events by id",
+                )
+            )
+        previous = event_id
+    return events, findings
 
 
 def document_roundtrip(case: Mapping[str, Any]) -> Any:
@@ -165,10 +245,11 @@ _RUN_RECORD_TO_INPUT = {
 
 
 def runrecord_project(case: Mapping[str, Any]) -> Any:
-    from session_contracts.conformance.reference.journal import SessionEvent
     from session_contracts.conformance.reference.runrecord import project_run_record
 
-    events = _each(case.get("events", []), SessionEvent.from_json, "$.events")
+    events, findings = _events(case)
+    if findings:
+        raise _rejected(findings)
     try:
         return project_run_record(_run_spec(case["run"]), events)
     except InvalidDocument as exc:
@@ -194,10 +275,28 @@ def runrecord_provider_call_response(case: Mapping[str, Any]) -> Any:
 def recap_project(case: Mapping[str, Any]) -> Any:
     """Write the case's events to a fresh journal and ask the recap service:
     the same path the HTTP, ACP and CLI adapters take."""
-    from session_contracts.conformance.reference.journal import SessionEvent, SqliteJournal
-    from session_contracts.conformance.reference.recap import RecapService
+    from session_contracts.conformance.reference.journal import SqliteJournal
+    from session_contracts.conformance.reference.recap import RecapService, query_echo
 
-    events = _each(case.get("events", []), SessionEvent.from_json, "$.events")
+    events, findings = _events(case)
+    if "query" not in case:
+        findings.append(
+            Finding(
+                "$.query",
+                "required",
+                "the case has no query",
+                'send the recap query, such as {"sessionId": "sess-1"}',
+            )
+        )
+    else:
+        try:
+            query_echo(case["query"])
+        except InvalidDocument as exc:
+            findings.extend(
+                Finding(_rebase(f.path, "$.query"), f.code, f.message, f.hint) for f in exc.findings
+            )
+    if findings:
+        raise _rejected(findings)
     journal_state, admission, damaged = _recap_conditions(case)
     with tempfile.TemporaryDirectory(prefix="sc-recap-") as folder:
         path = Path(folder) / "journal.sqlite"
@@ -222,10 +321,10 @@ def _recap_conditions(case: Mapping[str, Any]) -> tuple[str, str, list[int]]:
     """The runtime conditions a recap case may present (docs/protocol.md, recap.project)."""
     journal_state = case.get("journal", "available")
     if journal_state not in ("available", "unavailable"):
-        raise Rejected("enum", "$.journal", "journal is 'available' or 'unavailable'")
+        raise Rejected("not_allowed_value", "$.journal", "journal is 'available' or 'unavailable'")
     admission = case.get("admission", "open")
     if admission not in ("open", "refused"):
-        raise Rejected("enum", "$.admission", "admission is 'open' or 'refused'")
+        raise Rejected("not_allowed_value", "$.admission", "admission is 'open' or 'refused'")
     damaged = case.get("damagedEventIds", [])
     if not isinstance(damaged, list):
         raise Rejected("wrong_type", "$.damagedEventIds", "damagedEventIds is an array")

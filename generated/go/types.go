@@ -2,7 +2,7 @@
 // One Go type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
-//   schemas/producer-protocol.schema.json sha256:1b4641ec130dbd6ccc44b233cd3942a7f91fa8751df923683d719688a8f1cd2f
+//   schemas/producer-protocol.schema.json sha256:2bf66811fa733b3a5890ad5fbf50ff896df4ff4205a5bac8a118b369f0c9769c
 //   schemas/run-record.schema.json sha256:65866a3e5d729f2592d496c8e00d660d102f6ce4b66309c77077a30c65a53a10
 //   schemas/session-event.schema.json sha256:012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899
 //   schemas/session-feedback.schema.json sha256:36d510d0c9b4b10bac53c1feebf82c6f4f6207ae0dfa7ae465b5df50db802c0a
@@ -612,10 +612,10 @@ func (x CheckpointReceipt) MarshalJSON() ([]byte, error) {
 // CheckpointRejection is a closed object.
 // Schema: session-feedback.schema.json#/$defs/CheckpointRejection
 type CheckpointRejection struct {
-	RequestID *string       // "request_id" (required) (nullable)
-	Code      RejectionCode // "code" (required)
-	Path      string        // "path" (required)
-	Message   string        // "message" (required)
+	RequestID *string                      // "request_id" (required) (nullable)
+	Code      SessionFeedbackRejectionCode // "code" (required)
+	Path      string                       // "path" (required)
+	Message   string                       // "message" (required)
 }
 
 // UnmarshalJSON decodes a closed CheckpointRejection: unknown members are refused.
@@ -636,7 +636,7 @@ func (x *CheckpointRejection) UnmarshalJSON(data []byte) error {
 			}
 		case "code":
 			seen[1] = true
-			err = decodeInto[RejectionCode](m.raw, &x.Code)
+			err = decodeInto[SessionFeedbackRejectionCode](m.raw, &x.Code)
 		case "path":
 			seen[2] = true
 			err = decodeInto[string](m.raw, &x.Path)
@@ -3279,6 +3279,92 @@ func (x PlanPayload) MarshalJSON() ([]byte, error) {
 	return w.finish()
 }
 
+// The rejection vocabulary: every code a producer may answer in a rejection. Each code
+// belongs to one class (x-rejectionClasses at this schema's root: unknown_field, required,
+// type, variant, limit, range, format, enum, cross_field, alias_conflict, identity,
+// json_text, case_input); the harness accepts any code of the class the reference found at
+// the same path (docs/protocol.md, Rejections).
+// Schema: producer-protocol.schema.json#/$defs/RejectionCode
+type ProducerProtocolRejectionCode string
+
+const (
+	ProducerProtocolRejectionCodeUnknownField              ProducerProtocolRejectionCode = "unknown_field"
+	ProducerProtocolRejectionCodeRequired                  ProducerProtocolRejectionCode = "required"
+	ProducerProtocolRejectionCodeRequireAnyOf              ProducerProtocolRejectionCode = "require_any_of"
+	ProducerProtocolRejectionCodeWrongType                 ProducerProtocolRejectionCode = "wrong_type"
+	ProducerProtocolRejectionCodeIntegerLiteralRequired    ProducerProtocolRejectionCode = "integer_literal_required"
+	ProducerProtocolRejectionCodeNoMatchingVariant         ProducerProtocolRejectionCode = "no_matching_variant"
+	ProducerProtocolRejectionCodeAmbiguousVariant          ProducerProtocolRejectionCode = "ambiguous_variant"
+	ProducerProtocolRejectionCodeMaxUtf8Bytes              ProducerProtocolRejectionCode = "max_utf8_bytes"
+	ProducerProtocolRejectionCodeMaxLength                 ProducerProtocolRejectionCode = "max_length"
+	ProducerProtocolRejectionCodeMinLength                 ProducerProtocolRejectionCode = "min_length"
+	ProducerProtocolRejectionCodeMaxItems                  ProducerProtocolRejectionCode = "max_items"
+	ProducerProtocolRejectionCodeMinItems                  ProducerProtocolRejectionCode = "min_items"
+	ProducerProtocolRejectionCodeMaxProperties             ProducerProtocolRejectionCode = "max_properties"
+	ProducerProtocolRejectionCodeMinProperties             ProducerProtocolRejectionCode = "min_properties"
+	ProducerProtocolRejectionCodeMinimum                   ProducerProtocolRejectionCode = "minimum"
+	ProducerProtocolRejectionCodeMaximum                   ProducerProtocolRejectionCode = "maximum"
+	ProducerProtocolRejectionCodeExclusiveMinimum          ProducerProtocolRejectionCode = "exclusive_minimum"
+	ProducerProtocolRejectionCodeExclusiveMaximum          ProducerProtocolRejectionCode = "exclusive_maximum"
+	ProducerProtocolRejectionCodeMultipleOf                ProducerProtocolRejectionCode = "multiple_of"
+	ProducerProtocolRejectionCodeUnsafeInteger             ProducerProtocolRejectionCode = "unsafe_integer"
+	ProducerProtocolRejectionCodeCanonicalUnsafeInteger    ProducerProtocolRejectionCode = "canonical_unsafe_integer"
+	ProducerProtocolRejectionCodePattern                   ProducerProtocolRejectionCode = "pattern"
+	ProducerProtocolRejectionCodeFormat                    ProducerProtocolRejectionCode = "format"
+	ProducerProtocolRejectionCodeNotAllowedValue           ProducerProtocolRejectionCode = "not_allowed_value"
+	ProducerProtocolRejectionCodeSameValue                 ProducerProtocolRejectionCode = "same_value"
+	ProducerProtocolRejectionCodeNotGreaterThan            ProducerProtocolRejectionCode = "not_greater_than"
+	ProducerProtocolRejectionCodeRatioMismatch             ProducerProtocolRejectionCode = "ratio_mismatch"
+	ProducerProtocolRejectionCodeRatioMissing              ProducerProtocolRejectionCode = "ratio_missing"
+	ProducerProtocolRejectionCodeRatioMustBeNull           ProducerProtocolRejectionCode = "ratio_must_be_null"
+	ProducerProtocolRejectionCodeRatioMustBeAbsent         ProducerProtocolRejectionCode = "ratio_must_be_absent"
+	ProducerProtocolRejectionCodeRatioUndefined            ProducerProtocolRejectionCode = "ratio_undefined"
+	ProducerProtocolRejectionCodePreferReference           ProducerProtocolRejectionCode = "prefer_reference"
+	ProducerProtocolRejectionCodeNot                       ProducerProtocolRejectionCode = "not"
+	ProducerProtocolRejectionCodeContains                  ProducerProtocolRejectionCode = "contains"
+	ProducerProtocolRejectionCodeExecutionIDRelabelled     ProducerProtocolRejectionCode = "execution_id_relabelled"
+	ProducerProtocolRejectionCodeSpanExecutionMismatch     ProducerProtocolRejectionCode = "span_execution_mismatch"
+	ProducerProtocolRejectionCodeStaleInconsistent         ProducerProtocolRejectionCode = "stale_inconsistent"
+	ProducerProtocolRejectionCodeStaleReasonsInconsistent  ProducerProtocolRejectionCode = "stale_reasons_inconsistent"
+	ProducerProtocolRejectionCodeAliasConflict             ProducerProtocolRejectionCode = "alias_conflict"
+	ProducerProtocolRejectionCodeEventsNotIncreasing       ProducerProtocolRejectionCode = "events_not_increasing"
+	ProducerProtocolRejectionCodeSpanIDDuplicate           ProducerProtocolRejectionCode = "span_id_duplicate"
+	ProducerProtocolRejectionCodeSpanCycle                 ProducerProtocolRejectionCode = "span_cycle"
+	ProducerProtocolRejectionCodeUniqueItems               ProducerProtocolRejectionCode = "unique_items"
+	ProducerProtocolRejectionCodeJSONTooLarge              ProducerProtocolRejectionCode = "json_too_large"
+	ProducerProtocolRejectionCodeJSONNotUtf8               ProducerProtocolRejectionCode = "json_not_utf8"
+	ProducerProtocolRejectionCodeJSONSyntax                ProducerProtocolRejectionCode = "json_syntax"
+	ProducerProtocolRejectionCodeJSONDuplicateKey          ProducerProtocolRejectionCode = "json_duplicate_key"
+	ProducerProtocolRejectionCodeJSONNonFiniteNumber       ProducerProtocolRejectionCode = "json_non_finite_number"
+	ProducerProtocolRejectionCodeJSONNumberOutOfRange      ProducerProtocolRejectionCode = "json_number_out_of_range"
+	ProducerProtocolRejectionCodeJSONLoneSurrogate         ProducerProtocolRejectionCode = "json_lone_surrogate"
+	ProducerProtocolRejectionCodeJSONTooDeep               ProducerProtocolRejectionCode = "json_too_deep"
+	ProducerProtocolRejectionCodeJSONTrailingData          ProducerProtocolRejectionCode = "json_trailing_data"
+	ProducerProtocolRejectionCodeCanonicalLoneSurrogate    ProducerProtocolRejectionCode = "canonical_lone_surrogate"
+	ProducerProtocolRejectionCodeCanonicalNonFinite        ProducerProtocolRejectionCode = "canonical_non_finite"
+	ProducerProtocolRejectionCodeCanonicalNumberOutOfRange ProducerProtocolRejectionCode = "canonical_number_out_of_range"
+	ProducerProtocolRejectionCodeCanonicalTooDeep          ProducerProtocolRejectionCode = "canonical_too_deep"
+	ProducerProtocolRejectionCodeCanonicalUnsupportedType  ProducerProtocolRejectionCode = "canonical_unsupported_type"
+	ProducerProtocolRejectionCodeInvalidCase               ProducerProtocolRejectionCode = "invalid_case"
+	ProducerProtocolRejectionCodeInvalidStep               ProducerProtocolRejectionCode = "invalid_step"
+	ProducerProtocolRejectionCodeInvalidRun                ProducerProtocolRejectionCode = "invalid_run"
+	ProducerProtocolRejectionCodeInvalidRequest            ProducerProtocolRejectionCode = "invalid_request"
+)
+
+// UnmarshalJSON refuses a string outside the enum.
+func (x *ProducerProtocolRejectionCode) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return failure("wrong_type", "expected a string")
+	}
+	switch ProducerProtocolRejectionCode(s) {
+	case ProducerProtocolRejectionCodeUnknownField, ProducerProtocolRejectionCodeRequired, ProducerProtocolRejectionCodeRequireAnyOf, ProducerProtocolRejectionCodeWrongType, ProducerProtocolRejectionCodeIntegerLiteralRequired, ProducerProtocolRejectionCodeNoMatchingVariant, ProducerProtocolRejectionCodeAmbiguousVariant, ProducerProtocolRejectionCodeMaxUtf8Bytes, ProducerProtocolRejectionCodeMaxLength, ProducerProtocolRejectionCodeMinLength, ProducerProtocolRejectionCodeMaxItems, ProducerProtocolRejectionCodeMinItems, ProducerProtocolRejectionCodeMaxProperties, ProducerProtocolRejectionCodeMinProperties, ProducerProtocolRejectionCodeMinimum, ProducerProtocolRejectionCodeMaximum, ProducerProtocolRejectionCodeExclusiveMinimum, ProducerProtocolRejectionCodeExclusiveMaximum, ProducerProtocolRejectionCodeMultipleOf, ProducerProtocolRejectionCodeUnsafeInteger, ProducerProtocolRejectionCodeCanonicalUnsafeInteger, ProducerProtocolRejectionCodePattern, ProducerProtocolRejectionCodeFormat, ProducerProtocolRejectionCodeNotAllowedValue, ProducerProtocolRejectionCodeSameValue, ProducerProtocolRejectionCodeNotGreaterThan, ProducerProtocolRejectionCodeRatioMismatch, ProducerProtocolRejectionCodeRatioMissing, ProducerProtocolRejectionCodeRatioMustBeNull, ProducerProtocolRejectionCodeRatioMustBeAbsent, ProducerProtocolRejectionCodeRatioUndefined, ProducerProtocolRejectionCodePreferReference, ProducerProtocolRejectionCodeNot, ProducerProtocolRejectionCodeContains, ProducerProtocolRejectionCodeExecutionIDRelabelled, ProducerProtocolRejectionCodeSpanExecutionMismatch, ProducerProtocolRejectionCodeStaleInconsistent, ProducerProtocolRejectionCodeStaleReasonsInconsistent, ProducerProtocolRejectionCodeAliasConflict, ProducerProtocolRejectionCodeEventsNotIncreasing, ProducerProtocolRejectionCodeSpanIDDuplicate, ProducerProtocolRejectionCodeSpanCycle, ProducerProtocolRejectionCodeUniqueItems, ProducerProtocolRejectionCodeJSONTooLarge, ProducerProtocolRejectionCodeJSONNotUtf8, ProducerProtocolRejectionCodeJSONSyntax, ProducerProtocolRejectionCodeJSONDuplicateKey, ProducerProtocolRejectionCodeJSONNonFiniteNumber, ProducerProtocolRejectionCodeJSONNumberOutOfRange, ProducerProtocolRejectionCodeJSONLoneSurrogate, ProducerProtocolRejectionCodeJSONTooDeep, ProducerProtocolRejectionCodeJSONTrailingData, ProducerProtocolRejectionCodeCanonicalLoneSurrogate, ProducerProtocolRejectionCodeCanonicalNonFinite, ProducerProtocolRejectionCodeCanonicalNumberOutOfRange, ProducerProtocolRejectionCodeCanonicalTooDeep, ProducerProtocolRejectionCodeCanonicalUnsupportedType, ProducerProtocolRejectionCodeInvalidCase, ProducerProtocolRejectionCodeInvalidStep, ProducerProtocolRejectionCodeInvalidRun, ProducerProtocolRejectionCodeInvalidRequest:
+		*x = ProducerProtocolRejectionCode(s)
+		return nil
+	}
+	return failure("enum_mismatch", "%q is not a ProducerProtocolRejectionCode", s)
+}
+
 // Nonterminal progress batched with an ordinary session.checkpoint: concise, redacted
 // business facts. Raw logs, private prompts and credentials do not belong here. No member is
 // required: seed 001 shows them as an example ("For example, add:") and requires none.
@@ -5099,12 +5185,16 @@ func (x RejectedResponse) MarshalJSON() ([]byte, error) {
 }
 
 // The producer refused the input as breaking the contract (an unknown field, a limit, a
-// rule). path is a JSON path into the case input.
+// rule). code and path name one finding (a code of the rejection vocabulary at a JSON path
+// into the case input); findings, when present, lists every finding the producer reports,
+// that one included. Each reported finding must name a path where the reference found a
+// fault, with a code of the class the reference found there (docs/protocol.md, Rejections).
 // Schema: producer-protocol.schema.json#/$defs/Rejection
 type Rejection struct {
-	Code    string // "code" (required)
-	Path    string // "path" (required)
-	Message string // "message" (required)
+	Code     ProducerProtocolRejectionCode // "code" (required)
+	Path     string                        // "path" (required)
+	Message  string                        // "message" (required)
+	Findings *[]RejectionFinding           // "findings"
 }
 
 // UnmarshalJSON decodes a closed Rejection: unknown members are refused.
@@ -5114,18 +5204,22 @@ func (x *Rejection) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*x = Rejection{}
-	var seen [3]bool
+	var seen [4]bool
 	for _, m := range members {
 		switch m.name {
 		case "code":
 			seen[0] = true
-			err = decodeInto[string](m.raw, &x.Code)
+			err = decodeInto[ProducerProtocolRejectionCode](m.raw, &x.Code)
 		case "path":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.Path)
 		case "message":
 			seen[2] = true
 			err = decodeInto[string](m.raw, &x.Message)
+		case "findings":
+			seen[3] = true
+			x.Findings = new([]RejectionFinding)
+			err = decodeSlice(decodeInto[RejectionFinding])(m.raw, x.Findings)
 		default:
 			return at(failure("unknown_member", "%q is not a member of Rejection", m.name), memberStep(m.name))
 		}
@@ -5151,37 +5245,66 @@ func (x Rejection) MarshalJSON() ([]byte, error) {
 	w.member("code", x.Code)
 	w.member("path", x.Path)
 	w.member("message", x.Message)
+	if x.Findings != nil {
+		w.member("findings", x.Findings)
+	}
 	return w.finish()
 }
 
-// Why a checkpoint was rejected. Nothing of a rejected checkpoint is stored.
-// Schema: session-feedback.schema.json#/$defs/RejectionCode
-type RejectionCode string
+// One finding of a rejected input: a code of the vocabulary at the path of the member at
+// fault.
+// Schema: producer-protocol.schema.json#/$defs/RejectionFinding
+type RejectionFinding struct {
+	Code    ProducerProtocolRejectionCode // "code" (required)
+	Path    string                        // "path" (required)
+	Message *string                       // "message"
+}
 
-const (
-	RejectionCodeInvalidRequest         RejectionCode = "invalid_request"
-	RejectionCodeLimitExceeded          RejectionCode = "limit_exceeded"
-	RejectionCodeSessionMissing         RejectionCode = "session_missing"
-	RejectionCodeSessionVersionConflict RejectionCode = "session_version_conflict"
-	RejectionCodeRequestConflict        RejectionCode = "request_conflict"
-	RejectionCodeUsageOlderObservation  RejectionCode = "usage_older_observation"
-	RejectionCodeUsageConflictingSample RejectionCode = "usage_conflicting_sample"
-	RejectionCodeUsageCounterDecreased  RejectionCode = "usage_counter_decreased"
-	RejectionCodeUsageFutureTimestamp   RejectionCode = "usage_future_timestamp"
-)
+// UnmarshalJSON decodes a closed RejectionFinding: unknown members are refused.
+func (x *RejectionFinding) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = RejectionFinding{}
+	var seen [3]bool
+	for _, m := range members {
+		switch m.name {
+		case "code":
+			seen[0] = true
+			err = decodeInto[ProducerProtocolRejectionCode](m.raw, &x.Code)
+		case "path":
+			seen[1] = true
+			err = decodeInto[string](m.raw, &x.Path)
+		case "message":
+			seen[2] = true
+			x.Message = new(string)
+			err = decodeInto[string](m.raw, x.Message)
+		default:
+			return at(failure("unknown_member", "%q is not a member of RejectionFinding", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "code")
+	}
+	if !seen[1] {
+		return failure("missing_member", "the required member %q is missing", "path")
+	}
+	return nil
+}
 
-// UnmarshalJSON refuses a string outside the enum.
-func (x *RejectionCode) UnmarshalJSON(data []byte) error {
-	var s string
-	if err := json.Unmarshal(data, &s); err != nil {
-		return failure("wrong_type", "expected a string")
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x RejectionFinding) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("code", x.Code)
+	w.member("path", x.Path)
+	if x.Message != nil {
+		w.member("message", x.Message)
 	}
-	switch RejectionCode(s) {
-	case RejectionCodeInvalidRequest, RejectionCodeLimitExceeded, RejectionCodeSessionMissing, RejectionCodeSessionVersionConflict, RejectionCodeRequestConflict, RejectionCodeUsageOlderObservation, RejectionCodeUsageConflictingSample, RejectionCodeUsageCounterDecreased, RejectionCodeUsageFutureTimestamp:
-		*x = RejectionCode(s)
-		return nil
-	}
-	return failure("enum_mismatch", "%q is not a RejectionCode", s)
+	return w.finish()
 }
 
 // Report is a closed object.
@@ -6851,6 +6974,36 @@ func (x SessionFeedbackCapability) MarshalJSON() ([]byte, error) {
 	var w objectWriter
 	w.member("version", x.Version)
 	return w.finish()
+}
+
+// Why a checkpoint was rejected. Nothing of a rejected checkpoint is stored.
+// Schema: session-feedback.schema.json#/$defs/RejectionCode
+type SessionFeedbackRejectionCode string
+
+const (
+	SessionFeedbackRejectionCodeInvalidRequest         SessionFeedbackRejectionCode = "invalid_request"
+	SessionFeedbackRejectionCodeLimitExceeded          SessionFeedbackRejectionCode = "limit_exceeded"
+	SessionFeedbackRejectionCodeSessionMissing         SessionFeedbackRejectionCode = "session_missing"
+	SessionFeedbackRejectionCodeSessionVersionConflict SessionFeedbackRejectionCode = "session_version_conflict"
+	SessionFeedbackRejectionCodeRequestConflict        SessionFeedbackRejectionCode = "request_conflict"
+	SessionFeedbackRejectionCodeUsageOlderObservation  SessionFeedbackRejectionCode = "usage_older_observation"
+	SessionFeedbackRejectionCodeUsageConflictingSample SessionFeedbackRejectionCode = "usage_conflicting_sample"
+	SessionFeedbackRejectionCodeUsageCounterDecreased  SessionFeedbackRejectionCode = "usage_counter_decreased"
+	SessionFeedbackRejectionCodeUsageFutureTimestamp   SessionFeedbackRejectionCode = "usage_future_timestamp"
+)
+
+// UnmarshalJSON refuses a string outside the enum.
+func (x *SessionFeedbackRejectionCode) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return failure("wrong_type", "expected a string")
+	}
+	switch SessionFeedbackRejectionCode(s) {
+	case SessionFeedbackRejectionCodeInvalidRequest, SessionFeedbackRejectionCodeLimitExceeded, SessionFeedbackRejectionCodeSessionMissing, SessionFeedbackRejectionCodeSessionVersionConflict, SessionFeedbackRejectionCodeRequestConflict, SessionFeedbackRejectionCodeUsageOlderObservation, SessionFeedbackRejectionCodeUsageConflictingSample, SessionFeedbackRejectionCodeUsageCounterDecreased, SessionFeedbackRejectionCodeUsageFutureTimestamp:
+		*x = SessionFeedbackRejectionCode(s)
+		return nil
+	}
+	return failure("enum_mismatch", "%q is not a SessionFeedbackRejectionCode", s)
 }
 
 // A standard A2A task status update carrying the fact in metadata.harn.sessionHealth. It

@@ -2,7 +2,7 @@
 // One TypeScript type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
-//   schemas/producer-protocol.schema.json sha256:1b4641ec130dbd6ccc44b233cd3942a7f91fa8751df923683d719688a8f1cd2f
+//   schemas/producer-protocol.schema.json sha256:2bf66811fa733b3a5890ad5fbf50ff896df4ff4205a5bac8a118b369f0c9769c
 //   schemas/run-record.schema.json sha256:65866a3e5d729f2592d496c8e00d660d102f6ce4b66309c77077a30c65a53a10
 //   schemas/session-event.schema.json sha256:012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899
 //   schemas/session-feedback.schema.json sha256:36d510d0c9b4b10bac53c1feebf82c6f4f6207ae0dfa7ae465b5df50db802c0a
@@ -693,7 +693,7 @@ export function encodeCheckpointReceipt(value: CheckpointReceipt): string {
  */
 export interface CheckpointRejection {
   request_id: string | null;
-  code: RejectionCode;
+  code: SessionFeedbackRejectionCode;
   path: string;
   message: string;
 }
@@ -708,7 +708,7 @@ export function decodeCheckpointRejection(node: JsonNode, path: string, source: 
         out["request_id"] = child.kind === "null" ? null : decodeString(child, at, source);
         break;
       case "code":
-        out["code"] = decodeRejectionCode(child, at, source);
+        out["code"] = decodeSessionFeedbackRejectionCode(child, at, source);
         break;
       case "path":
         out["path"] = decodeString(child, at, source);
@@ -730,7 +730,7 @@ export function decodeCheckpointRejection(node: JsonNode, path: string, source: 
 export function encodeCheckpointRejection(value: CheckpointRejection): string {
   const parts: string[] = [];
   { const member = value["request_id"]; parts.push("\"request_id\":" + (member === null ? "null" : encodeString(member))); }
-  parts.push("\"code\":" + encodeRejectionCode(value["code"]));
+  parts.push("\"code\":" + encodeSessionFeedbackRejectionCode(value["code"]));
   parts.push("\"path\":" + encodeString(value["path"]));
   parts.push("\"message\":" + encodeString(value["message"]));
   return "{" + parts.join(",") + "}";
@@ -2619,6 +2619,29 @@ export function encodePlanPayload(value: PlanPayload): string {
 }
 
 /**
+ * The rejection vocabulary: every code a producer may answer in a rejection. Each code
+ * belongs to one class (x-rejectionClasses at this schema's root: unknown_field, required,
+ * type, variant, limit, range, format, enum, cross_field, alias_conflict, identity,
+ * json_text, case_input); the harness accepts any code of the class the reference found at
+ * the same path (docs/protocol.md, Rejections).
+ *
+ * Schema: producer-protocol.schema.json#/$defs/RejectionCode
+ */
+export type ProducerProtocolRejectionCode = "unknown_field" | "required" | "require_any_of" | "wrong_type" | "integer_literal_required" | "no_matching_variant" | "ambiguous_variant" | "max_utf8_bytes" | "max_length" | "min_length" | "max_items" | "min_items" | "max_properties" | "min_properties" | "minimum" | "maximum" | "exclusive_minimum" | "exclusive_maximum" | "multiple_of" | "unsafe_integer" | "canonical_unsafe_integer" | "pattern" | "format" | "not_allowed_value" | "same_value" | "not_greater_than" | "ratio_mismatch" | "ratio_missing" | "ratio_must_be_null" | "ratio_must_be_absent" | "ratio_undefined" | "prefer_reference" | "not" | "contains" | "execution_id_relabelled" | "span_execution_mismatch" | "stale_inconsistent" | "stale_reasons_inconsistent" | "alias_conflict" | "events_not_increasing" | "span_id_duplicate" | "span_cycle" | "unique_items" | "json_too_large" | "json_not_utf8" | "json_syntax" | "json_duplicate_key" | "json_non_finite_number" | "json_number_out_of_range" | "json_lone_surrogate" | "json_too_deep" | "json_trailing_data" | "canonical_lone_surrogate" | "canonical_non_finite" | "canonical_number_out_of_range" | "canonical_too_deep" | "canonical_unsupported_type" | "invalid_case" | "invalid_step" | "invalid_run" | "invalid_request";
+
+export const ProducerProtocolRejectionCodeValues: ReadonlyArray<ProducerProtocolRejectionCode> = ["unknown_field", "required", "require_any_of", "wrong_type", "integer_literal_required", "no_matching_variant", "ambiguous_variant", "max_utf8_bytes", "max_length", "min_length", "max_items", "min_items", "max_properties", "min_properties", "minimum", "maximum", "exclusive_minimum", "exclusive_maximum", "multiple_of", "unsafe_integer", "canonical_unsafe_integer", "pattern", "format", "not_allowed_value", "same_value", "not_greater_than", "ratio_mismatch", "ratio_missing", "ratio_must_be_null", "ratio_must_be_absent", "ratio_undefined", "prefer_reference", "not", "contains", "execution_id_relabelled", "span_execution_mismatch", "stale_inconsistent", "stale_reasons_inconsistent", "alias_conflict", "events_not_increasing", "span_id_duplicate", "span_cycle", "unique_items", "json_too_large", "json_not_utf8", "json_syntax", "json_duplicate_key", "json_non_finite_number", "json_number_out_of_range", "json_lone_surrogate", "json_too_deep", "json_trailing_data", "canonical_lone_surrogate", "canonical_non_finite", "canonical_number_out_of_range", "canonical_too_deep", "canonical_unsupported_type", "invalid_case", "invalid_step", "invalid_run", "invalid_request"];
+
+export function decodeProducerProtocolRejectionCode(node: JsonNode, path: string, source: string): ProducerProtocolRejectionCode {
+  const value = decodeString(node, path, source);
+  if (!(ProducerProtocolRejectionCodeValues as ReadonlyArray<string>).includes(value)) {
+    throw new DecodeError(path, "enum_mismatch", `${JSON.stringify(value)} is not a ProducerProtocolRejectionCode`);
+  }
+  return value as ProducerProtocolRejectionCode;
+}
+
+export const encodeProducerProtocolRejectionCode: Encoder<ProducerProtocolRejectionCode> = encodeString;
+
+/**
  * Nonterminal progress batched with an ordinary session.checkpoint: concise, redacted
  * business facts. Raw logs, private prompts and credentials do not belong here. No member is
  * required: seed 001 shows them as an example ("For example, add:") and requires none.
@@ -3939,14 +3962,18 @@ export function encodeRejectedResponse(value: RejectedResponse): string {
 
 /**
  * The producer refused the input as breaking the contract (an unknown field, a limit, a
- * rule). path is a JSON path into the case input.
+ * rule). code and path name one finding (a code of the rejection vocabulary at a JSON path
+ * into the case input); findings, when present, lists every finding the producer reports,
+ * that one included. Each reported finding must name a path where the reference found a
+ * fault, with a code of the class the reference found there (docs/protocol.md, Rejections).
  *
  * Schema: producer-protocol.schema.json#/$defs/Rejection
  */
 export interface Rejection {
-  code: string;
+  code: ProducerProtocolRejectionCode;
   path: string;
   message: string;
+  findings?: Array<RejectionFinding>;
 }
 
 export function decodeRejection(node: JsonNode, path: string, source: string): Rejection {
@@ -3956,13 +3983,16 @@ export function decodeRejection(node: JsonNode, path: string, source: string): R
     const at = memberPath(path, name);
     switch (name) {
       case "code":
-        out["code"] = decodeString(child, at, source);
+        out["code"] = decodeProducerProtocolRejectionCode(child, at, source);
         break;
       case "path":
         out["path"] = decodeString(child, at, source);
         break;
       case "message":
         out["message"] = decodeString(child, at, source);
+        break;
+      case "findings":
+        out["findings"] = decodeArrayOf(decodeRejectionFinding)(child, at, source);
         break;
       default:
         unknownMember(path, name, "Rejection");
@@ -3976,30 +4006,56 @@ export function decodeRejection(node: JsonNode, path: string, source: string): R
 
 export function encodeRejection(value: Rejection): string {
   const parts: string[] = [];
-  parts.push("\"code\":" + encodeString(value["code"]));
+  parts.push("\"code\":" + encodeProducerProtocolRejectionCode(value["code"]));
   parts.push("\"path\":" + encodeString(value["path"]));
   parts.push("\"message\":" + encodeString(value["message"]));
+  { const member = value["findings"]; if (member !== undefined) parts.push("\"findings\":" + encodeArrayOf(encodeRejectionFinding)(member)); }
   return "{" + parts.join(",") + "}";
 }
 
 /**
- * Why a checkpoint was rejected. Nothing of a rejected checkpoint is stored.
+ * One finding of a rejected input: a code of the vocabulary at the path of the member at
+ * fault.
  *
- * Schema: session-feedback.schema.json#/$defs/RejectionCode
+ * Schema: producer-protocol.schema.json#/$defs/RejectionFinding
  */
-export type RejectionCode = "invalid_request" | "limit_exceeded" | "session_missing" | "session_version_conflict" | "request_conflict" | "usage_older_observation" | "usage_conflicting_sample" | "usage_counter_decreased" | "usage_future_timestamp";
-
-export const RejectionCodeValues: ReadonlyArray<RejectionCode> = ["invalid_request", "limit_exceeded", "session_missing", "session_version_conflict", "request_conflict", "usage_older_observation", "usage_conflicting_sample", "usage_counter_decreased", "usage_future_timestamp"];
-
-export function decodeRejectionCode(node: JsonNode, path: string, source: string): RejectionCode {
-  const value = decodeString(node, path, source);
-  if (!(RejectionCodeValues as ReadonlyArray<string>).includes(value)) {
-    throw new DecodeError(path, "enum_mismatch", `${JSON.stringify(value)} is not a RejectionCode`);
-  }
-  return value as RejectionCode;
+export interface RejectionFinding {
+  code: ProducerProtocolRejectionCode;
+  path: string;
+  message?: string;
 }
 
-export const encodeRejectionCode: Encoder<RejectionCode> = encodeString;
+export function decodeRejectionFinding(node: JsonNode, path: string, source: string): RejectionFinding {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "code":
+        out["code"] = decodeProducerProtocolRejectionCode(child, at, source);
+        break;
+      case "path":
+        out["path"] = decodeString(child, at, source);
+        break;
+      case "message":
+        out["message"] = decodeString(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "RejectionFinding");
+    }
+  }
+  if (!has(out, "code")) missingMember(path, "code");
+  if (!has(out, "path")) missingMember(path, "path");
+  return out as unknown as RejectionFinding;
+}
+
+export function encodeRejectionFinding(value: RejectionFinding): string {
+  const parts: string[] = [];
+  parts.push("\"code\":" + encodeProducerProtocolRejectionCode(value["code"]));
+  parts.push("\"path\":" + encodeString(value["path"]));
+  { const member = value["message"]; if (member !== undefined) parts.push("\"message\":" + encodeString(member)); }
+  return "{" + parts.join(",") + "}";
+}
 
 /**
  * Schema: certification-report.schema.json#/$defs/Report
@@ -5229,6 +5285,25 @@ export function encodeSessionFeedbackCapability(value: SessionFeedbackCapability
   parts.push("\"version\":" + encodeNumber(value["version"]));
   return "{" + parts.join(",") + "}";
 }
+
+/**
+ * Why a checkpoint was rejected. Nothing of a rejected checkpoint is stored.
+ *
+ * Schema: session-feedback.schema.json#/$defs/RejectionCode
+ */
+export type SessionFeedbackRejectionCode = "invalid_request" | "limit_exceeded" | "session_missing" | "session_version_conflict" | "request_conflict" | "usage_older_observation" | "usage_conflicting_sample" | "usage_counter_decreased" | "usage_future_timestamp";
+
+export const SessionFeedbackRejectionCodeValues: ReadonlyArray<SessionFeedbackRejectionCode> = ["invalid_request", "limit_exceeded", "session_missing", "session_version_conflict", "request_conflict", "usage_older_observation", "usage_conflicting_sample", "usage_counter_decreased", "usage_future_timestamp"];
+
+export function decodeSessionFeedbackRejectionCode(node: JsonNode, path: string, source: string): SessionFeedbackRejectionCode {
+  const value = decodeString(node, path, source);
+  if (!(SessionFeedbackRejectionCodeValues as ReadonlyArray<string>).includes(value)) {
+    throw new DecodeError(path, "enum_mismatch", `${JSON.stringify(value)} is not a SessionFeedbackRejectionCode`);
+  }
+  return value as SessionFeedbackRejectionCode;
+}
+
+export const encodeSessionFeedbackRejectionCode: Encoder<SessionFeedbackRejectionCode> = encodeString;
 
 /**
  * A standard A2A task status update carrying the fact in metadata.harn.sessionHealth. It

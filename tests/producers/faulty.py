@@ -277,6 +277,35 @@ def markup_in_answers(case: Mapping[str, Any]) -> Any:
     return output
 
 
+# -- rejections judged by their reason (docs/protocol.md, Rejections) -------------------------
+def bogus_rejections(case: Mapping[str, Any]) -> Any:
+    # Refuses what the reference refuses, always as "bogus" at "$": a code outside
+    # the vocabulary, a path that names nothing.
+    try:
+        return HANDLERS["document.roundtrip"](case)
+    except Rejected as rejected:
+        raise Rejected("bogus", "$", rejected.message) from None
+
+
+def rejection_wrong_path(case: Mapping[str, Any]) -> Any:
+    # The right code, but at the root instead of the member at fault.
+    try:
+        return HANDLERS["document.roundtrip"](case)
+    except Rejected as rejected:
+        raise Rejected(rejected.code, "$", rejected.message) from None
+
+
+def rejection_wrong_class(case: Mapping[str, Any]) -> Any:
+    # The right path, but a code of another class (a type error for an unknown field).
+    from session_contracts._rejections import rejection_class
+
+    try:
+        return HANDLERS["document.roundtrip"](case)
+    except Rejected as rejected:
+        other = "unknown_field" if rejection_class(rejected.code) == "type" else "wrong_type"
+        raise Rejected(other, rejected.path, rejected.message) from None
+
+
 DEFECTS = {
     "redacts_lookalikes": ("recap.project", redacts_lookalikes),
     "hashes_with_extensions": ("recap.project", hashes_with_extensions),
@@ -305,6 +334,9 @@ DEFECTS = {
     "invalid_output": ("health.reduce", invalid_output),
     "skips_everything": ("", None),
     "markup_in_answers": ("health.reduce", markup_in_answers),
+    "bogus_rejections": ("document.roundtrip", bogus_rejections),
+    "rejection_wrong_path": ("document.roundtrip", rejection_wrong_path),
+    "rejection_wrong_class": ("document.roundtrip", rejection_wrong_class),
 }
 
 

@@ -2,7 +2,7 @@
 // One Rust type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
-//   schemas/producer-protocol.schema.json sha256:1b4641ec130dbd6ccc44b233cd3942a7f91fa8751df923683d719688a8f1cd2f
+//   schemas/producer-protocol.schema.json sha256:2bf66811fa733b3a5890ad5fbf50ff896df4ff4205a5bac8a118b369f0c9769c
 //   schemas/run-record.schema.json sha256:65866a3e5d729f2592d496c8e00d660d102f6ce4b66309c77077a30c65a53a10
 //   schemas/session-event.schema.json sha256:012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899
 //   schemas/session-feedback.schema.json sha256:36d510d0c9b4b10bac53c1feebf82c6f4f6207ae0dfa7ae465b5df50db802c0a
@@ -510,7 +510,7 @@ pub struct CheckpointRejection {
     #[serde(rename = "request_id", deserialize_with = "de::nullable")]
     pub request_id: Option<String>,
     #[serde(rename = "code")]
-    pub code: RejectionCode,
+    pub code: SessionFeedbackRejectionCode,
     #[serde(rename = "path")]
     pub path: String,
     #[serde(rename = "message")]
@@ -1344,6 +1344,139 @@ pub struct PlanPayload {
     pub event: Option<PlanDocumentEvent>,
 }
 
+/// The rejection vocabulary: every code a producer may answer in a rejection. Each code
+/// belongs to one class (x-rejectionClasses at this schema's root: unknown_field, required,
+/// type, variant, limit, range, format, enum, cross_field, alias_conflict, identity,
+/// json_text, case_input); the harness accepts any code of the class the reference found at
+/// the same path (docs/protocol.md, Rejections).
+///
+/// Schema: `producer-protocol.schema.json#/$defs/RejectionCode`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ProducerProtocolRejectionCode {
+    #[serde(rename = "unknown_field")]
+    UnknownField,
+    #[serde(rename = "required")]
+    Required,
+    #[serde(rename = "require_any_of")]
+    RequireAnyOf,
+    #[serde(rename = "wrong_type")]
+    WrongType,
+    #[serde(rename = "integer_literal_required")]
+    IntegerLiteralRequired,
+    #[serde(rename = "no_matching_variant")]
+    NoMatchingVariant,
+    #[serde(rename = "ambiguous_variant")]
+    AmbiguousVariant,
+    #[serde(rename = "max_utf8_bytes")]
+    MaxUtf8Bytes,
+    #[serde(rename = "max_length")]
+    MaxLength,
+    #[serde(rename = "min_length")]
+    MinLength,
+    #[serde(rename = "max_items")]
+    MaxItems,
+    #[serde(rename = "min_items")]
+    MinItems,
+    #[serde(rename = "max_properties")]
+    MaxProperties,
+    #[serde(rename = "min_properties")]
+    MinProperties,
+    #[serde(rename = "minimum")]
+    Minimum,
+    #[serde(rename = "maximum")]
+    Maximum,
+    #[serde(rename = "exclusive_minimum")]
+    ExclusiveMinimum,
+    #[serde(rename = "exclusive_maximum")]
+    ExclusiveMaximum,
+    #[serde(rename = "multiple_of")]
+    MultipleOf,
+    #[serde(rename = "unsafe_integer")]
+    UnsafeInteger,
+    #[serde(rename = "canonical_unsafe_integer")]
+    CanonicalUnsafeInteger,
+    #[serde(rename = "pattern")]
+    Pattern,
+    #[serde(rename = "format")]
+    Format,
+    #[serde(rename = "not_allowed_value")]
+    NotAllowedValue,
+    #[serde(rename = "same_value")]
+    SameValue,
+    #[serde(rename = "not_greater_than")]
+    NotGreaterThan,
+    #[serde(rename = "ratio_mismatch")]
+    RatioMismatch,
+    #[serde(rename = "ratio_missing")]
+    RatioMissing,
+    #[serde(rename = "ratio_must_be_null")]
+    RatioMustBeNull,
+    #[serde(rename = "ratio_must_be_absent")]
+    RatioMustBeAbsent,
+    #[serde(rename = "ratio_undefined")]
+    RatioUndefined,
+    #[serde(rename = "prefer_reference")]
+    PreferReference,
+    #[serde(rename = "not")]
+    Not,
+    #[serde(rename = "contains")]
+    Contains,
+    #[serde(rename = "execution_id_relabelled")]
+    ExecutionIdRelabelled,
+    #[serde(rename = "span_execution_mismatch")]
+    SpanExecutionMismatch,
+    #[serde(rename = "stale_inconsistent")]
+    StaleInconsistent,
+    #[serde(rename = "stale_reasons_inconsistent")]
+    StaleReasonsInconsistent,
+    #[serde(rename = "alias_conflict")]
+    AliasConflict,
+    #[serde(rename = "events_not_increasing")]
+    EventsNotIncreasing,
+    #[serde(rename = "span_id_duplicate")]
+    SpanIdDuplicate,
+    #[serde(rename = "span_cycle")]
+    SpanCycle,
+    #[serde(rename = "unique_items")]
+    UniqueItems,
+    #[serde(rename = "json_too_large")]
+    JsonTooLarge,
+    #[serde(rename = "json_not_utf8")]
+    JsonNotUtf8,
+    #[serde(rename = "json_syntax")]
+    JsonSyntax,
+    #[serde(rename = "json_duplicate_key")]
+    JsonDuplicateKey,
+    #[serde(rename = "json_non_finite_number")]
+    JsonNonFiniteNumber,
+    #[serde(rename = "json_number_out_of_range")]
+    JsonNumberOutOfRange,
+    #[serde(rename = "json_lone_surrogate")]
+    JsonLoneSurrogate,
+    #[serde(rename = "json_too_deep")]
+    JsonTooDeep,
+    #[serde(rename = "json_trailing_data")]
+    JsonTrailingData,
+    #[serde(rename = "canonical_lone_surrogate")]
+    CanonicalLoneSurrogate,
+    #[serde(rename = "canonical_non_finite")]
+    CanonicalNonFinite,
+    #[serde(rename = "canonical_number_out_of_range")]
+    CanonicalNumberOutOfRange,
+    #[serde(rename = "canonical_too_deep")]
+    CanonicalTooDeep,
+    #[serde(rename = "canonical_unsupported_type")]
+    CanonicalUnsupportedType,
+    #[serde(rename = "invalid_case")]
+    InvalidCase,
+    #[serde(rename = "invalid_step")]
+    InvalidStep,
+    #[serde(rename = "invalid_run")]
+    InvalidRun,
+    #[serde(rename = "invalid_request")]
+    InvalidRequest,
+}
+
 /// Nonterminal progress batched with an ordinary session.checkpoint: concise, redacted
 /// business facts. Raw logs, private prompts and credentials do not belong here. No member is
 /// required: seed 001 shows them as an example ("For example, add:") and requires none.
@@ -1873,43 +2006,38 @@ pub struct RejectedResponse {
 }
 
 /// The producer refused the input as breaking the contract (an unknown field, a limit, a
-/// rule). path is a JSON path into the case input.
+/// rule). code and path name one finding (a code of the rejection vocabulary at a JSON path
+/// into the case input); findings, when present, lists every finding the producer reports,
+/// that one included. Each reported finding must name a path where the reference found a
+/// fault, with a code of the class the reference found there (docs/protocol.md, Rejections).
 ///
 /// Schema: `producer-protocol.schema.json#/$defs/Rejection`
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rejection {
     #[serde(rename = "code")]
-    pub code: String,
+    pub code: ProducerProtocolRejectionCode,
     #[serde(rename = "path")]
     pub path: String,
     #[serde(rename = "message")]
     pub message: String,
+    #[serde(rename = "findings", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub findings: Option<Vec<RejectionFinding>>,
 }
 
-/// Why a checkpoint was rejected. Nothing of a rejected checkpoint is stored.
+/// One finding of a rejected input: a code of the vocabulary at the path of the member at
+/// fault.
 ///
-/// Schema: `session-feedback.schema.json#/$defs/RejectionCode`
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum RejectionCode {
-    #[serde(rename = "invalid_request")]
-    InvalidRequest,
-    #[serde(rename = "limit_exceeded")]
-    LimitExceeded,
-    #[serde(rename = "session_missing")]
-    SessionMissing,
-    #[serde(rename = "session_version_conflict")]
-    SessionVersionConflict,
-    #[serde(rename = "request_conflict")]
-    RequestConflict,
-    #[serde(rename = "usage_older_observation")]
-    UsageOlderObservation,
-    #[serde(rename = "usage_conflicting_sample")]
-    UsageConflictingSample,
-    #[serde(rename = "usage_counter_decreased")]
-    UsageCounterDecreased,
-    #[serde(rename = "usage_future_timestamp")]
-    UsageFutureTimestamp,
+/// Schema: `producer-protocol.schema.json#/$defs/RejectionFinding`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RejectionFinding {
+    #[serde(rename = "code")]
+    pub code: ProducerProtocolRejectionCode,
+    #[serde(rename = "path")]
+    pub path: String,
+    #[serde(rename = "message", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub message: Option<String>,
 }
 
 /// Schema: `certification-report.schema.json#/$defs/Report`
@@ -2390,6 +2518,31 @@ pub struct SessionFeedbackCapabilities {
 pub struct SessionFeedbackCapability {
     #[serde(rename = "version")]
     pub version: ConstInt<1>,
+}
+
+/// Why a checkpoint was rejected. Nothing of a rejected checkpoint is stored.
+///
+/// Schema: `session-feedback.schema.json#/$defs/RejectionCode`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SessionFeedbackRejectionCode {
+    #[serde(rename = "invalid_request")]
+    InvalidRequest,
+    #[serde(rename = "limit_exceeded")]
+    LimitExceeded,
+    #[serde(rename = "session_missing")]
+    SessionMissing,
+    #[serde(rename = "session_version_conflict")]
+    SessionVersionConflict,
+    #[serde(rename = "request_conflict")]
+    RequestConflict,
+    #[serde(rename = "usage_older_observation")]
+    UsageOlderObservation,
+    #[serde(rename = "usage_conflicting_sample")]
+    UsageConflictingSample,
+    #[serde(rename = "usage_counter_decreased")]
+    UsageCounterDecreased,
+    #[serde(rename = "usage_future_timestamp")]
+    UsageFutureTimestamp,
 }
 
 /// A standard A2A task status update carrying the fact in metadata.harn.sessionHealth. It
