@@ -25,6 +25,8 @@ from pydantic import (
     StrictStr,
 )
 
+from session_contracts.generated import producer_protocol as _producer_protocol
+
 
 class CertificationReport(RootModel[Any]):
     root: Annotated[
@@ -46,216 +48,6 @@ class Status(StrEnum):
     ERRORED = "errored"
     PARTIAL = "partial"
     SKIPPED = "skipped"
-
-
-class Implementation(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    name: Annotated[StrictStr, Field(min_length=1)]
-    version: Annotated[StrictStr, Field(min_length=1)]
-    language: Annotated[StrictStr, Field(min_length=1)]
-    homepage: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
-    issues: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
-
-
-class Contract(StrEnum):
-    SESSION_HEALTH = "session-health"
-    SESSION_FEEDBACK = "session-feedback"
-    SESSION_RECAP = "session-recap"
-    RUN_RECORD = "run-record"
-
-
-class Operation(StrEnum):
-    """
-    recap.project: project a recap envelope from journal events and a query. health.reduce: the facts for an observation stream. feedback.run: process start/checkpoint/observe calls in order with the given server clock. runrecord.project: a run record from a run description and journal events. runrecord.provider_call_response: the provider_call_response payload for a model response. document.roundtrip: decode a document with typed bindings and encode it again (closed contract, extensions kept).
-    """
-
-    RECAP_PROJECT = "recap.project"
-    HEALTH_REDUCE = "health.reduce"
-    FEEDBACK_RUN = "feedback.run"
-    RUNRECORD_PROJECT = "runrecord.project"
-    RUNRECORD_PROVIDER_CALL_RESPONSE = "runrecord.provider_call_response"
-    DOCUMENT_ROUNDTRIP = "document.roundtrip"
-
-
-class StartCommand(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    cmd: Literal["start"]
-    protocol_version: Literal[1]
-
-
-class Case(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    operation: Operation
-    input: Annotated[
-        dict[str, Any],
-        Field(
-            description="The operation's input; its shape per operation is given in docs/protocol.md and checked by the harness before sending."
-        ),
-    ]
-
-
-class RunCommand(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    cmd: Literal["run"]
-    seq: Annotated[
-        StrictInt,
-        Field(
-            description="The case number; a response echoes its command's seq.",
-            ge=0,
-            le=9007199254740991,
-            title="Seq",
-        ),
-    ]
-    case: Case
-
-
-class StopCommand(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    cmd: Literal["stop"]
-
-
-class Command(RootModel[StartCommand | RunCommand | StopCommand]):
-    root: Annotated[
-        StartCommand | RunCommand | StopCommand,
-        Field(discriminator="cmd", title="Command"),
-    ]
-
-
-class Started(BaseModel):
-    """
-    The producer's answer to start.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    protocol_version: Literal[1]
-    implementation: Implementation
-    contracts: list[Contract]
-    operations: list[Operation]
-
-
-class Rejection(BaseModel):
-    """
-    The producer refused the input as breaking the contract (an unknown field, a limit, a rule). path is a JSON path into the case input.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    code: Annotated[StrictStr, Field(min_length=1)]
-    path: Annotated[StrictStr, Field(pattern="^\\$")]
-    message: StrictStr
-
-
-class ResultResponse(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    seq: Annotated[
-        StrictInt,
-        Field(
-            description="The case number; a response echoes its command's seq.",
-            ge=0,
-            le=9007199254740991,
-            title="Seq",
-        ),
-    ]
-    outcome: Literal["result"]
-    output: Annotated[
-        Any, Field(description="The operation's output (docs/protocol.md).")
-    ]
-
-
-class RejectedResponse(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    seq: Annotated[
-        StrictInt,
-        Field(
-            description="The case number; a response echoes its command's seq.",
-            ge=0,
-            le=9007199254740991,
-            title="Seq",
-        ),
-    ]
-    outcome: Literal["rejected"]
-    rejection: Rejection
-
-
-class ErroredResponse(BaseModel):
-    """
-    The producer caught an error of its own while running the case (not a verdict on the input).
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    seq: Annotated[
-        StrictInt,
-        Field(
-            description="The case number; a response echoes its command's seq.",
-            ge=0,
-            le=9007199254740991,
-            title="Seq",
-        ),
-    ]
-    outcome: Literal["errored"]
-    message: StrictStr
-    context: dict[str, Any] | MISSING = MISSING
-
-
-class SkippedResponse(BaseModel):
-    """
-    The producer knowingly does not support this case.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    seq: Annotated[
-        StrictInt,
-        Field(
-            description="The case number; a response echoes its command's seq.",
-            ge=0,
-            le=9007199254740991,
-            title="Seq",
-        ),
-    ]
-    outcome: Literal["skipped"]
-    reason: Annotated[StrictStr, Field(min_length=1)]
-    issue_url: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
-
-
-class CaseResponse(
-    RootModel[ResultResponse | RejectedResponse | ErroredResponse | SkippedResponse]
-):
-    root: Annotated[
-        ResultResponse | RejectedResponse | ErroredResponse | SkippedResponse,
-        Field(discriminator="outcome", title="CaseResponse"),
-    ]
 
 
 class ReportHttpTarget(BaseModel):
@@ -387,9 +179,9 @@ class ReportProducer(BaseModel):
         ),
     ]
     http: ReportHttpTarget | MISSING = MISSING
-    implementation: Implementation
-    contracts: list[Contract]
-    operations: list[Operation]
+    implementation: _producer_protocol.Implementation
+    contracts: list[_producer_protocol.Contract]
+    operations: list[_producer_protocol.Operation]
 
 
 class Report(BaseModel):
@@ -403,6 +195,26 @@ class Report(BaseModel):
     summary: ReportSummary
     checks: list[ReportCheck]
 
+
+# Definitions of the schemas this one references: one class each, declared in
+# the module of the schema that owns it, re-exported here under the same name.
+from session_contracts.generated.producer_protocol import (  # noqa: E402
+    Case as Case,
+    CaseResponse as CaseResponse,
+    Command as Command,
+    Contract as Contract,
+    ErroredResponse as ErroredResponse,
+    Implementation as Implementation,
+    Operation as Operation,
+    RejectedResponse as RejectedResponse,
+    Rejection as Rejection,
+    ResultResponse as ResultResponse,
+    RunCommand as RunCommand,
+    SkippedResponse as SkippedResponse,
+    StartCommand as StartCommand,
+    Started as Started,
+    StopCommand as StopCommand,
+)
 
 from pydantic import BaseModel as _BaseModel  # noqa: E402
 
