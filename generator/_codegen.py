@@ -355,6 +355,8 @@ def render_all(schemas_dir: Path) -> list[GeneratedFile]:
     closure = _referenced_closure(schemas_dir, contracts, loaded)
     names = sorted(closure)
     module_of = {name: _module_name(Path(name)) for name in names}
+    # Modules that import each other at load time cannot express a cycle: refuse it early.
+    _check_acyclic({module_of[n]: [module_of[t] for t in closure[n]] for n in names})
     bodies = _run_codegen(schemas_dir, names)
     stem_to_module = {
         name.replace("-", "_").replace(".json", "").replace(".", "_"): module_of[name]
@@ -365,7 +367,6 @@ def render_all(schemas_dir: Path) -> list[GeneratedFile]:
     for name in names:
         body, imported = _link_imports(_strip_codegen_header(bodies[name]), stem_to_module)
         linked[module_of[name]], imports[module_of[name]] = body, imported
-    _check_acyclic(imports)
     classes = {module: _class_names(body) for module, body in linked.items()}
     roots = {module_of[n]: str(loaded[n].get("title", "")) for n in names}
     modules: list[dict[str, Any]] = []

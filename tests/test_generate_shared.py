@@ -18,10 +18,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 from session_contracts.generated import run_record, session_event
 from session_contracts.generator import CODEGEN_ARGUMENTS, render_all
 
 from session_contracts.bindings import decode, encode
+from session_contracts.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 _ALIAS = re.compile(r"\b_[a-z0-9_]+\.")
@@ -146,3 +148,43 @@ def test_names_users_imported_stay_importable() -> None:
         assert getattr(session_event, name) is getattr(run_record, name)
     for name in ("Implementation", "Contract", "Operation", "CaseResponse", "Command"):
         assert getattr(certification_report, name) is getattr(producer_protocol, name)
+
+
+def _checkout_with(tmp_path: Path, edit: dict[str, tuple[str, str]]) -> Path:
+    """A copy of schemas/ where each file's definition gets one member pointing at a $ref."""
+    import shutil
+
+    shutil.copytree(REPO / "schemas", tmp_path / "schemas")
+    (tmp_path / "generated").mkdir()
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'copy'\n")
+    for file_name, (definition, ref) in edit.items():
+        path = tmp_path / "schemas" / file_name
+        schema = json.loads(path.read_text())
+        schema["$defs"][definition]["properties"]["probe"] = {"$ref": ref}
+        path.write_text(json.dumps(schema))
+    return tmp_path
+
+
+def test_a_reference_to_a_missing_file_is_a_tool_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    checkout = _checkout_with(
+        tmp_path, {"run-record.schema.json": ("Span", "nope.schema.json#/$defs/Id")}
+    )
+    assert main(["generate", "--root", str(checkout)]) == 2
+    assert "[ref_unresolved]" in capsys.readouterr().err
+
+
+def test_schemas_that_reference_each_other_are_a_tool_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # session-event already references run-record; the way back makes a cycle,
+    # which modules importing each other at load time cannot express.
+    checkout = _checkout_with(
+        tmp_path, {"run-record.schema.json": ("Span", "session-event.schema.json#/$defs/Id")}
+    )
+    assert main(["generate", "--root", str(checkout)]) == 2
+    err = capsys.readouterr().err
+    assert "[ref_cycle]" in err
+    assert "run_record -> session_event -> run_record" in err
+    assert list((checkout / "generated").iterdir()) == []
