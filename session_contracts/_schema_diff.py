@@ -776,7 +776,8 @@ def _compare_types(
     here = f"{pointer}/type"
     old_types, new_types = _types(base), _types(new)
     if old_types is None and new_types is None:
-        out.add(here, "keyword_changed", f"type {_show_change(base['type'], new['type'])}")
+        old_value, new_value = base.get("type", _ABSENT), new.get("type", _ABSENT)
+        out.add(here, "keyword_changed", f"type {_show_change(old_value, new_value)}")
         return
     if old_types is None:
         out.add(here, "type_narrowed", f"type {sorted(new_types or ())} added")
@@ -843,8 +844,21 @@ def diff_schema_sets(base: SchemaSetFiles, new: SchemaSetFiles) -> list[SchemaCh
         elif file_name not in base:
             out.add("", "schema_added", f"schema {file_name} added")
         else:
-            _compare_root(file_name, base[file_name], new[file_name], out)
-            _compare(base[file_name], new[file_name], "", out)
+            try:
+                _compare_root(file_name, base[file_name], new[file_name], out)
+                _compare(base[file_name], new[file_name], "", out)
+            except RecursionError:
+                raise ToolError(
+                    [
+                        Finding(
+                            "$",
+                            "diff_schema_too_deep",
+                            f"{file_name} nests schemas too deeply to compare",
+                            "flatten the schema with $defs and $ref",
+                            source=file_name,
+                        )
+                    ]
+                ) from None
         for pointer, code, detail in out.changes:
             types = tuple(
                 sorted(
@@ -928,7 +942,7 @@ def revision_has_schemas(top: Path, prefix: str, revision: str) -> bool:
 def _parse(text: bytes, source: str) -> Mapping[str, Any]:
     try:
         value = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise ToolError(
             [
                 Finding(

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from session_contracts._errors import ToolError
 from session_contracts._schema_diff import (
     CHANGE_KINDS,
     SchemaChange,
@@ -497,3 +498,32 @@ def test_generate_outside_git_skips_the_gate_in_one_line(
     out = capsys.readouterr().out
     assert out.count("breaking-change gate skipped") == 1
     assert "is not in a git repository" in out
+
+
+def test_malformed_schemas_are_compared_without_crashing() -> None:
+    base = _base()
+    new = copy.deepcopy(base)
+    _props(new)["size"]["type"] = 5  # not a type name
+    _doc(new)["required"] = "id"  # not a list
+    new["$defs"]["Other"]["properties"] = ["n"]  # not an object
+    new["x-documentTypes"]["other"] = 7
+    codes = {c.code for c in diff_schema_sets({FILE: base}, {FILE: new})}
+    assert {"type_widened", "member_removed", "document_type_changed"} <= codes
+
+
+def test_too_deep_a_schema_is_a_tool_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep_a: dict[str, Any] = {"type": "string"}
+    deep_b: dict[str, Any] = {"type": "integer"}
+    for _ in range(5000):
+        deep_a, deep_b = {"items": deep_a}, {"items": deep_b}
+    with pytest.raises(ToolError) as caught:
+        diff_schema_sets({FILE: deep_a}, {FILE: deep_b})
+    assert [f.code for f in caught.value.findings] == ["diff_schema_too_deep"]
+    for folder, leaf in (("a", "string"), ("b", "integer")):
+        (tmp_path / folder).mkdir()
+        text = '{"items":' * 100_000 + f'{{"type":"{leaf}"}}' + "}" * 100_000
+        (tmp_path / folder / FILE).write_text(text)
+    assert main(["diff", str(tmp_path / "a"), str(tmp_path / "b")]) == 2
+    assert "[diff_schema_unreadable]" in capsys.readouterr().err
