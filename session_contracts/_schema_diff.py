@@ -234,6 +234,13 @@ CHANGE_KINDS: Mapping[str, ChangeKind] = {
             _BUMP,
         ),
         _kind(
+            "ref_renamed",
+            False,
+            "none: the new target's text is the old target's",
+            _NONE,
+            "nothing to do",
+        ),
+        _kind(
             "variant_added",
             True,
             _NONE,
@@ -520,9 +527,21 @@ def _is_under(pointer: str, root: str) -> bool:
 
 
 class _Collector:
-    def __init__(self, file_name: str) -> None:
+    def __init__(self, file_name: str, base: SchemaSetFiles, new: SchemaSetFiles) -> None:
         self.file_name = file_name
+        self.base, self.new = base, new
         self.changes: list[tuple[str, str, str]] = []
+
+    def same_target(self, old_ref: Any, new_ref: Any) -> bool:
+        """Whether two $refs name definitions of identical text (a renamed definition)."""
+        if not isinstance(old_ref, str) or not isinstance(new_ref, str):
+            return False
+        targets = []
+        for files, ref in ((self.base, old_ref), (self.new, new_ref)):
+            other, _, pointer = ref.partition("#")
+            schema = files.get(other or self.file_name)
+            targets.append(_resolve(pointer, schema) if schema is not None else None)
+        return targets[0] is not None and targets[0] == targets[1]
 
     def add(self, pointer: str, code: str, detail: str) -> None:
         assert code in CHANGE_KINDS, code
@@ -583,7 +602,8 @@ def _compare_keyword(
         code = "limit_relaxed" if removed else "format_changed"
         out.add(here, code, f"format {_show_change(old_value, new_value)}")
     elif keyword == "$ref":
-        out.add(here, "ref_changed", f"$ref {_show_change(old_value, new_value)}")
+        code = "ref_renamed" if out.same_target(old_value, new_value) else "ref_changed"
+        out.add(here, code, f"$ref {_show_change(old_value, new_value)}")
     elif keyword == "enum":
         _compare_enum(old_value, new_value, here, out)
     elif keyword == "const":
@@ -838,7 +858,7 @@ def diff_schema_sets(base: SchemaSetFiles, new: SchemaSetFiles) -> list[SchemaCh
         reach[name] = reach.get(name, set()) | where
     changes: list[SchemaChange] = []
     for file_name in sorted(set(base) | set(new)):
-        out = _Collector(file_name)
+        out = _Collector(file_name, base, new)
         if file_name not in new:
             out.add("", "schema_removed", f"schema {file_name} removed")
         elif file_name not in base:

@@ -249,11 +249,33 @@ def test_definition_and_schema_removal_and_addition() -> None:
     assert [(c.code, c.breaking) for c in added] == [("schema_added", False)]
 
 
+def test_a_renamed_definition_is_no_break() -> None:
+    def rename(s: dict[str, Any]) -> None:
+        s["$defs"]["Label"] = s["$defs"].pop("Name")
+        _props(s)["name"]["$ref"] = "#/$defs/Label"
+        _props(s)["shape"]["oneOf"][0]["$ref"] = "#/$defs/Label"
+
+    changes = _diff(rename)
+    assert [(c.code, c.pointer, c.breaking) for c in changes] == [
+        ("ref_renamed", f"{P}/name/$ref", False),
+        ("ref_renamed", f"{P}/shape/oneOf/0/$ref", False),
+        ("definition_added", "/$defs/Label", False),
+        ("definition_removed", "/$defs/Name", False),
+    ]
+
+    def rename_and_change(s: dict[str, Any]) -> None:
+        rename(s)
+        s["$defs"]["Label"]["maxLength"] = 9
+
+    assert {c.code for c in _diff(rename_and_change) if c.breaking} == {"ref_changed"}
+
+
 def test_every_change_kind_is_tested_and_documented() -> None:
     tested = {code for code, _, _ in CASES} | {
         "definition_removed",
         "schema_removed",
         "schema_added",
+        "ref_renamed",
     }
     assert tested == set(CHANGE_KINDS)
     table = (REPO / "docs" / "schema-diff.md").read_text(encoding="utf-8")
