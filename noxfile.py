@@ -47,7 +47,7 @@ def generate(session: nox.Session) -> None:
     session.run("session-contracts", "generate", *session.posargs)
 
 
-def _schema_baseline() -> str | None:
+def _schema_baseline() -> tuple[str, str] | None:
     """The merge base with origin/main; HEAD~1 when that is HEAD itself (a clone of main)."""
     import subprocess
 
@@ -60,17 +60,20 @@ def _schema_baseline() -> str | None:
         return None
     base = git("merge-base", "HEAD", "origin/main")
     if base is not None and base != head:
-        return base
-    return git("rev-parse", "--verify", "--quiet", "HEAD~1^{commit}")
+        return base, "the merge base with origin/main"
+    parent = git("rev-parse", "--verify", "--quiet", "HEAD~1^{commit}")
+    return None if parent is None else (parent, "HEAD~1")
 
 
 @nox.session(python=PYTHON)
 def schema_diff(session: nox.Session) -> None:
     """The breaking-change gate: schemas/ against the merge base with origin/main (else HEAD~1)."""
-    base = _schema_baseline()
-    if base is None:
+    baseline = _schema_baseline()
+    if baseline is None:
         session.log("schema_diff skipped: no history to compare schemas/ with")
         return
+    base, what = baseline
+    session.log(f"schema_diff: schemas/ against {what} ({base})")
     session.install("-e", ".")
     session.run("session-contracts", "diff", base, "schemas", *session.posargs)
 
