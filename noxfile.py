@@ -47,6 +47,37 @@ def generate(session: nox.Session) -> None:
     session.run("session-contracts", "generate", *session.posargs)
 
 
+def _schema_baseline() -> tuple[str, str] | None:
+    """The merge base with origin/main; HEAD~1 when that is HEAD itself (a clone of main)."""
+    import subprocess
+
+    def git(*args: str) -> str | None:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+        return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+
+    head = git("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    if head is None:
+        return None
+    base = git("merge-base", "HEAD", "origin/main")
+    if base is not None and base != head:
+        return base, "the merge base with origin/main"
+    parent = git("rev-parse", "--verify", "--quiet", "HEAD~1^{commit}")
+    return None if parent is None else (parent, "HEAD~1")
+
+
+@nox.session(python=PYTHON)
+def schema_diff(session: nox.Session) -> None:
+    """The breaking-change gate: schemas/ against the merge base with origin/main (else HEAD~1)."""
+    baseline = _schema_baseline()
+    if baseline is None:
+        session.log("schema_diff skipped: no history to compare schemas/ with")
+        return
+    base, what = baseline
+    session.log(f"schema_diff: schemas/ against {what} ({base})")
+    session.install("-e", ".")
+    session.run("session-contracts", "diff", base, "schemas", *session.posargs)
+
+
 @nox.session(python=PYTHON)
 def golden(session: nox.Session) -> None:
     """Replay the golden fixtures (`-- --producer 'CMD'` for another producer than ours)."""

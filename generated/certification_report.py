@@ -25,6 +25,8 @@ from pydantic import (
     StrictStr,
 )
 
+from session_contracts.generated import producer_protocol as _producer_protocol
+
 
 class CertificationReport(RootModel[Any]):
     root: Annotated[
@@ -46,316 +48,6 @@ class Status(StrEnum):
     ERRORED = "errored"
     PARTIAL = "partial"
     SKIPPED = "skipped"
-
-
-class Implementation(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    name: Annotated[StrictStr, Field(min_length=1)]
-    version: Annotated[StrictStr, Field(min_length=1)]
-    language: Annotated[StrictStr, Field(min_length=1)]
-    homepage: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
-    issues: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
-
-
-class Contract(StrEnum):
-    SESSION_HEALTH = "session-health"
-    SESSION_FEEDBACK = "session-feedback"
-    SESSION_RECAP = "session-recap"
-    RUN_RECORD = "run-record"
-
-
-class Operation(StrEnum):
-    """
-    recap.project: project a recap envelope from journal events and a query, optionally under a runtime condition (journal unavailable, admission refused, damaged rows). health.reduce: the facts for an observation stream. health.a2a_status_update: the A2A status update carrying a fact for a live task. feedback.run: process start/checkpoint/observe calls in order with the given server clock. runrecord.project: a run record from a run description and journal events. runrecord.provider_call_response: the provider_call_response payload for a model response. document.roundtrip: decode a document with typed bindings and encode it again (closed contract, extensions kept).
-    """
-
-    RECAP_PROJECT = "recap.project"
-    HEALTH_REDUCE = "health.reduce"
-    HEALTH_A2A_STATUS_UPDATE = "health.a2a_status_update"
-    FEEDBACK_RUN = "feedback.run"
-    RUNRECORD_PROJECT = "runrecord.project"
-    RUNRECORD_PROVIDER_CALL_RESPONSE = "runrecord.provider_call_response"
-    DOCUMENT_ROUNDTRIP = "document.roundtrip"
-
-
-class StartCommand(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    cmd: Literal["start"]
-    protocol_version: Literal[1]
-
-
-class Case(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    operation: Operation
-    input: Annotated[
-        dict[str, Any],
-        Field(
-            description="The operation's input; its shape per operation is given in docs/protocol.md and checked by the harness before sending."
-        ),
-    ]
-
-
-class RunCommand(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    cmd: Literal["run"]
-    seq: Annotated[
-        StrictInt,
-        Field(
-            description="The case number; a response echoes its command's seq.",
-            ge=0,
-            le=9007199254740991,
-            title="Seq",
-        ),
-    ]
-    case: Case
-
-
-class StopCommand(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    cmd: Literal["stop"]
-
-
-class Command(RootModel[StartCommand | RunCommand | StopCommand]):
-    root: Annotated[
-        StartCommand | RunCommand | StopCommand,
-        Field(discriminator="cmd", title="Command"),
-    ]
-
-
-class Started(BaseModel):
-    """
-    The producer's answer to start.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    protocol_version: Literal[1]
-    implementation: Implementation
-    contracts: list[Contract]
-    operations: list[Operation]
-
-
-class RejectionCode(StrEnum):
-    """
-    The rejection vocabulary: every code a producer may answer in a rejection. Each code belongs to one class (x-rejectionClasses at this schema's root: unknown_field, required, type, variant, limit, range, format, enum, cross_field, alias_conflict, identity, json_text, case_input); the harness accepts any code of the class the reference found at the same path (docs/protocol.md, Rejections).
-    """
-
-    UNKNOWN_FIELD = "unknown_field"
-    REQUIRED = "required"
-    REQUIRE_ANY_OF = "require_any_of"
-    WRONG_TYPE = "wrong_type"
-    INTEGER_LITERAL_REQUIRED = "integer_literal_required"
-    NO_MATCHING_VARIANT = "no_matching_variant"
-    AMBIGUOUS_VARIANT = "ambiguous_variant"
-    MAX_UTF8_BYTES = "max_utf8_bytes"
-    MAX_LENGTH = "max_length"
-    MIN_LENGTH = "min_length"
-    MAX_ITEMS = "max_items"
-    MIN_ITEMS = "min_items"
-    MAX_PROPERTIES = "max_properties"
-    MIN_PROPERTIES = "min_properties"
-    MINIMUM = "minimum"
-    MAXIMUM = "maximum"
-    EXCLUSIVE_MINIMUM = "exclusive_minimum"
-    EXCLUSIVE_MAXIMUM = "exclusive_maximum"
-    MULTIPLE_OF = "multiple_of"
-    UNSAFE_INTEGER = "unsafe_integer"
-    CANONICAL_UNSAFE_INTEGER = "canonical_unsafe_integer"
-    PATTERN = "pattern"
-    FORMAT = "format"
-    NOT_ALLOWED_VALUE = "not_allowed_value"
-    SAME_VALUE = "same_value"
-    NOT_GREATER_THAN = "not_greater_than"
-    RATIO_MISMATCH = "ratio_mismatch"
-    RATIO_MISSING = "ratio_missing"
-    RATIO_MUST_BE_NULL = "ratio_must_be_null"
-    RATIO_MUST_BE_ABSENT = "ratio_must_be_absent"
-    RATIO_UNDEFINED = "ratio_undefined"
-    PREFER_REFERENCE = "prefer_reference"
-    NOT = "not"
-    CONTAINS = "contains"
-    EXECUTION_ID_RELABELLED = "execution_id_relabelled"
-    SPAN_EXECUTION_MISMATCH = "span_execution_mismatch"
-    STALE_INCONSISTENT = "stale_inconsistent"
-    STALE_REASONS_INCONSISTENT = "stale_reasons_inconsistent"
-    ALIAS_CONFLICT = "alias_conflict"
-    EVENTS_NOT_INCREASING = "events_not_increasing"
-    SPAN_ID_DUPLICATE = "span_id_duplicate"
-    SPAN_CYCLE = "span_cycle"
-    UNIQUE_ITEMS = "unique_items"
-    JSON_TOO_LARGE = "json_too_large"
-    JSON_NOT_UTF8 = "json_not_utf8"
-    JSON_SYNTAX = "json_syntax"
-    JSON_DUPLICATE_KEY = "json_duplicate_key"
-    JSON_NON_FINITE_NUMBER = "json_non_finite_number"
-    JSON_NUMBER_OUT_OF_RANGE = "json_number_out_of_range"
-    JSON_LONE_SURROGATE = "json_lone_surrogate"
-    JSON_TOO_DEEP = "json_too_deep"
-    JSON_TRAILING_DATA = "json_trailing_data"
-    CANONICAL_LONE_SURROGATE = "canonical_lone_surrogate"
-    CANONICAL_NON_FINITE = "canonical_non_finite"
-    CANONICAL_NUMBER_OUT_OF_RANGE = "canonical_number_out_of_range"
-    CANONICAL_TOO_DEEP = "canonical_too_deep"
-    CANONICAL_UNSUPPORTED_TYPE = "canonical_unsupported_type"
-    INVALID_CASE = "invalid_case"
-    INVALID_STEP = "invalid_step"
-    INVALID_RUN = "invalid_run"
-    INVALID_REQUEST = "invalid_request"
-
-
-class RejectionFinding(BaseModel):
-    """
-    One finding of a rejected input: a code of the vocabulary at the path of the member at fault.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    code: RejectionCode
-    path: Annotated[
-        StrictStr,
-        Field(
-            description="A JSON path into the case input in the grammar of docs/protocol.md (JSON paths): $, then .name for a member whose name is an ASCII identifier, ['name'] for any other member (inside the quotes a backslash is written \\\\ and a single quote \\'), [N] for an array index.",
-            pattern="^\\$",
-            title="RejectionPath",
-        ),
-    ]
-    message: StrictStr | MISSING = MISSING
-
-
-class Rejection(BaseModel):
-    """
-    The producer refused the input as breaking the contract (an unknown field, a limit, a rule). code and path name one finding (a code of the rejection vocabulary at a JSON path into the case input); findings, when present, lists every finding the producer reports, that one included. Each reported finding must name a path where the reference found a fault, with a code of the class the reference found there (docs/protocol.md, Rejections).
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    code: RejectionCode
-    path: Annotated[
-        StrictStr,
-        Field(
-            description="A JSON path into the case input in the grammar of docs/protocol.md (JSON paths): $, then .name for a member whose name is an ASCII identifier, ['name'] for any other member (inside the quotes a backslash is written \\\\ and a single quote \\'), [N] for an array index.",
-            pattern="^\\$",
-            title="RejectionPath",
-        ),
-    ]
-    message: StrictStr
-    findings: Annotated[
-        list[RejectionFinding] | MISSING, Field(max_length=1000, min_length=1)
-    ] = MISSING
-
-
-class ResultResponse(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    seq: Annotated[
-        StrictInt,
-        Field(
-            description="The case number; a response echoes its command's seq.",
-            ge=0,
-            le=9007199254740991,
-            title="Seq",
-        ),
-    ]
-    outcome: Literal["result"]
-    output: Annotated[
-        Any, Field(description="The operation's output (docs/protocol.md).")
-    ]
-
-
-class RejectedResponse(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    seq: Annotated[
-        StrictInt,
-        Field(
-            description="The case number; a response echoes its command's seq.",
-            ge=0,
-            le=9007199254740991,
-            title="Seq",
-        ),
-    ]
-    outcome: Literal["rejected"]
-    rejection: Rejection
-
-
-class ErroredResponse(BaseModel):
-    """
-    The producer caught an error of its own while running the case (not a verdict on the input).
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    seq: Annotated[
-        StrictInt,
-        Field(
-            description="The case number; a response echoes its command's seq.",
-            ge=0,
-            le=9007199254740991,
-            title="Seq",
-        ),
-    ]
-    outcome: Literal["errored"]
-    message: StrictStr
-    context: dict[str, Any] | MISSING = MISSING
-
-
-class SkippedResponse(BaseModel):
-    """
-    The producer knowingly does not support this case.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    seq: Annotated[
-        StrictInt,
-        Field(
-            description="The case number; a response echoes its command's seq.",
-            ge=0,
-            le=9007199254740991,
-            title="Seq",
-        ),
-    ]
-    outcome: Literal["skipped"]
-    reason: Annotated[StrictStr, Field(min_length=1)]
-    issue_url: Annotated[StrictStr | MISSING, Field(min_length=1)] = MISSING
-
-
-class CaseResponse(
-    RootModel[ResultResponse | RejectedResponse | ErroredResponse | SkippedResponse]
-):
-    root: Annotated[
-        ResultResponse | RejectedResponse | ErroredResponse | SkippedResponse,
-        Field(discriminator="outcome", title="CaseResponse"),
-    ]
 
 
 class ReportHttpTarget(BaseModel):
@@ -487,9 +179,9 @@ class ReportProducer(BaseModel):
         ),
     ]
     http: ReportHttpTarget | MISSING = MISSING
-    implementation: Implementation
-    contracts: list[Contract]
-    operations: list[Operation]
+    implementation: _producer_protocol.Implementation
+    contracts: list[_producer_protocol.Contract]
+    operations: list[_producer_protocol.Operation]
 
 
 class Report(BaseModel):
@@ -503,6 +195,28 @@ class Report(BaseModel):
     summary: ReportSummary
     checks: list[ReportCheck]
 
+
+# Definitions of the schemas this one references: one class each, declared in
+# the module of the schema that owns it, re-exported here under the same name.
+from session_contracts.generated.producer_protocol import (  # noqa: E402
+    Case as Case,
+    CaseResponse as CaseResponse,
+    Command as Command,
+    Contract as Contract,
+    ErroredResponse as ErroredResponse,
+    Implementation as Implementation,
+    Operation as Operation,
+    RejectedResponse as RejectedResponse,
+    Rejection as Rejection,
+    RejectionCode as RejectionCode,
+    RejectionFinding as RejectionFinding,
+    ResultResponse as ResultResponse,
+    RunCommand as RunCommand,
+    SkippedResponse as SkippedResponse,
+    StartCommand as StartCommand,
+    Started as Started,
+    StopCommand as StopCommand,
+)
 
 from pydantic import BaseModel as _BaseModel  # noqa: E402
 

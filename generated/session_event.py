@@ -16,16 +16,16 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    MISSING,
     BaseModel,
     ConfigDict,
     Field,
     RootModel,
     StrictBool,
-    StrictFloat,
     StrictInt,
     StrictStr,
 )
+
+from session_contracts.generated import run_record as _run_record
 
 
 class SessionEventContract(RootModel[Any]):
@@ -376,243 +376,54 @@ class TranscriptResetPayload(BaseModel):
     )
 
 
-class ExecutionId(RootModel[StrictStr]):
-    root: Annotated[
-        StrictStr,
+class MessageEvent(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    id: Annotated[
+        StrictInt,
         Field(
-            description="The VM execution owner (for example hxe-0199...). Never a run or session id relabelled.",
-            min_length=1,
-            title="ExecutionId",
+            description="A canonical session event's unsigned id: unique within a journal and increasing in append order, so id order is event order.",
+            ge=0,
+            le=9007199254740991,
+            title="EventId",
         ),
     ]
-
-
-class RunMetadata(BaseModel):
-    """
-    Session-backed run records always carry completion_receipt: the completion owner's JSON receipt copied verbatim from the session attribute, or null when none was recorded. A record without the key was produced before this projection contract.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    completion_receipt: Annotated[
-        Any | MISSING,
+    session_id: Annotated[
+        StrictStr,
         Field(
-            description="Opaque: interpreted by the producing owner's schema, never by Harn.",
-            title="JsonValue",
+            alias="sessionId",
+            description="A session, run, prompt-turn or tool-call id.",
+            min_length=1,
+            title="Id",
         ),
-    ] = MISSING
-
-
-class Kind1(StrEnum):
-    RUN = "run"
-    WORKFLOW = "workflow"
-    SESSION = "session"
-
-
-class SessionId(RootModel[StrictStr]):
-    root: Annotated[StrictStr, Field(min_length=1)]
-
-
-class ValuePolicy(StrEnum):
-    """
-    Runtime values, arguments, results and stack contents are never stored.
-    """
-
-    OMITTED = "omitted"
-
-
-class FlightRecording(BaseModel):
-    """
-    The optional flight artifact of the execution, in the shape of Harn's FlightRecordingArtifact (crates/harn-vm/src/flight_recorder.rs). It belongs to the same execution as the evidence (x-sameValue on Evidence). Harn validates format and content_hash when it projects evidence (orchestration/records/execution_evidence.rs); a projection drops an artifact that fails and records a flight_recording gap instead.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    schema_version: Literal[1]
+    ]
+    run_id: Annotated[Id | None, Field(alias="runId")]
+    turn_id: Annotated[Id | None, Field(alias="turnId")]
+    iteration: SafeUnsignedInteger | None
     execution_id: Annotated[
+        _run_record.ExecutionId | None, Field(alias="executionId")
+    ]
+    topic: Annotated[
         StrictStr,
         Field(
-            description="The VM execution owner (for example hxe-0199...). Never a run or session id relabelled.",
+            description="The event-log topic, for example agent.transcript.llm or session.",
             min_length=1,
-            title="ExecutionId",
         ),
     ]
-    format: Literal["harn.flight.v1+json"]
-    path: Annotated[
-        StrictStr | None | MISSING,
-        Field(description="The host-local file; a public projection hides it (null)."),
-    ] = MISSING
-    content_hash: Annotated[StrictStr, Field(pattern="^blake3:[0-9a-fA-F]{64}$")]
-    byte_length: Annotated[
+    recorded_at_unix_ms: Annotated[
         StrictInt,
         Field(
+            alias="recordedAtUnixMs",
             description="A non-negative integer literal within JavaScript's safe integer range.",
             ge=0,
             le=9007199254740991,
             title="SafeUnsignedInteger",
         ),
     ]
-    retained_events: Annotated[
-        StrictInt,
-        Field(
-            description="A non-negative integer literal within JavaScript's safe integer range.",
-            ge=0,
-            le=9007199254740991,
-            title="SafeUnsignedInteger",
-        ),
-    ]
-    dropped_events: Annotated[
-        StrictInt,
-        Field(
-            description="A non-negative integer literal within JavaScript's safe integer range.",
-            ge=0,
-            le=9007199254740991,
-            title="SafeUnsignedInteger",
-        ),
-    ]
-    value_policy: Annotated[
-        ValuePolicy,
-        Field(
-            description="Runtime values, arguments, results and stack contents are never stored."
-        ),
-    ]
-
-
-class EvidenceGap(BaseModel):
-    """
-    Requested evidence that Harn couldn't persist, in the shape of Harn's RunEvidenceGapRecord: the evidence component (execution_identity explains why the VM owner cannot be recovered; flight_recording, ...), a machine code (projection_invalid, session_projection_invalid, persist_failed, ...) and a human message.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    component: StrictStr
-    code: StrictStr
-    message: StrictStr
-
-
-class Event(BaseModel):
-    model_config = ConfigDict(
-        extra="allow",
-        validate_by_name=True,
-    )
-    name: StrictStr | MISSING = MISSING
-    attributes: dict[str, Any] | MISSING = MISSING
-
-
-class SpanLink(BaseModel):
-    """
-    A link from a span to another span (crate::tracing::SpanLink): OpenTelemetry-style ids as strings and string attributes.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    trace_id: StrictStr
-    span_id: StrictStr
-    attributes: dict[str, StrictStr]
-
-
-class ProviderToolCall(BaseModel):
-    """
-    One provider-native tool call, as the provider returned it: opaque.
-    """
-
-    model_config = ConfigDict(
-        extra="allow",
-        validate_by_name=True,
-    )
-
-
-class Id1(RootModel[StrictStr]):
-    root: Annotated[StrictStr, Field(min_length=1)]
-
-
-class ParsedToolCall(BaseModel):
-    """
-    Harn's normalized tool-call parse, from provider-native calls, the text tool protocol, or its legacy name({...}) form.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    id: Id1 | None
-    name: Annotated[StrictStr, Field(min_length=1)]
-    arguments: dict[str, Any]
-
-
-class ProviderCallResponse(BaseModel):
-    """
-    The payload of a provider_call_response event on topic agent.transcript.llm. parsed_tool_calls_ref "tool_calls" replaces an inline parse that is non-empty and structurally identical to tool_calls; empty and distinct views stay inline. Neither member marks a historical or partial row. Redacted by the transcript policy before it reaches SQLite.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    call_id: Annotated[StrictStr, Field(min_length=1)]
-    iteration: Annotated[
-        StrictInt,
-        Field(
-            description="A non-negative integer literal within JavaScript's safe integer range.",
-            ge=0,
-            le=9007199254740991,
-            title="SafeUnsignedInteger",
-        ),
-    ]
-    span_id: SafeUnsignedInteger | None
-    execution_id: ExecutionId | None
-    text: StrictStr
-    tool_calls: list[ProviderToolCall]
-    parsed_tool_calls: list[ParsedToolCall] | MISSING = MISSING
-    parsed_tool_calls_ref: Literal["tool_calls"] | MISSING = MISSING
-    loop_state: dict[str, StrictStr | StrictFloat | StrictBool | None] | None
-
-
-class TapeEntry(BaseModel):
-    """
-    One JSONL tape envelope. Every envelope carries execution_id: the VM execution it was written inside, or null outside a VM scope (never a session id instead).
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    event_id: Annotated[
-        StrictInt,
-        Field(
-            description="A non-negative integer literal within JavaScript's safe integer range.",
-            ge=0,
-            le=9007199254740991,
-            title="SafeUnsignedInteger",
-        ),
-    ]
-    topic: Annotated[StrictStr, Field(min_length=1)]
-    kind: Annotated[StrictStr, Field(pattern="^[a-z][a-z0-9_]*$")]
-    session_id: SessionId | None
-    execution_id: ExecutionId | None
-    emitted_at_unix_ms: Annotated[
-        StrictInt,
-        Field(
-            description="A non-negative integer literal within JavaScript's safe integer range.",
-            ge=0,
-            le=9007199254740991,
-            title="SafeUnsignedInteger",
-        ),
-    ]
-    payload: Annotated[
-        dict[str, Any],
-        Field(
-            description="The event body; a provider_call_response body follows ProviderCallResponse."
-        ),
-    ]
+    kind: Literal["message"]
+    payload: MessagePayload
 
 
 class LoopCheckpointEvent(BaseModel):
@@ -641,7 +452,9 @@ class LoopCheckpointEvent(BaseModel):
     run_id: Annotated[Id | None, Field(alias="runId")]
     turn_id: Annotated[Id | None, Field(alias="turnId")]
     iteration: SafeUnsignedInteger | None
-    execution_id: Annotated[ExecutionId | None, Field(alias="executionId")]
+    execution_id: Annotated[
+        _run_record.ExecutionId | None, Field(alias="executionId")
+    ]
     topic: Annotated[
         StrictStr,
         Field(
@@ -689,7 +502,9 @@ class ToolCallEvent(BaseModel):
     run_id: Annotated[Id | None, Field(alias="runId")]
     turn_id: Annotated[Id | None, Field(alias="turnId")]
     iteration: SafeUnsignedInteger | None
-    execution_id: Annotated[ExecutionId | None, Field(alias="executionId")]
+    execution_id: Annotated[
+        _run_record.ExecutionId | None, Field(alias="executionId")
+    ]
     topic: Annotated[
         StrictStr,
         Field(
@@ -737,7 +552,9 @@ class ToolResultEvent(BaseModel):
     run_id: Annotated[Id | None, Field(alias="runId")]
     turn_id: Annotated[Id | None, Field(alias="turnId")]
     iteration: SafeUnsignedInteger | None
-    execution_id: Annotated[ExecutionId | None, Field(alias="executionId")]
+    execution_id: Annotated[
+        _run_record.ExecutionId | None, Field(alias="executionId")
+    ]
     topic: Annotated[
         StrictStr,
         Field(
@@ -785,7 +602,9 @@ class PlanEvent(BaseModel):
     run_id: Annotated[Id | None, Field(alias="runId")]
     turn_id: Annotated[Id | None, Field(alias="turnId")]
     iteration: SafeUnsignedInteger | None
-    execution_id: Annotated[ExecutionId | None, Field(alias="executionId")]
+    execution_id: Annotated[
+        _run_record.ExecutionId | None, Field(alias="executionId")
+    ]
     topic: Annotated[
         StrictStr,
         Field(
@@ -833,7 +652,9 @@ class ProgressEvent(BaseModel):
     run_id: Annotated[Id | None, Field(alias="runId")]
     turn_id: Annotated[Id | None, Field(alias="turnId")]
     iteration: SafeUnsignedInteger | None
-    execution_id: Annotated[ExecutionId | None, Field(alias="executionId")]
+    execution_id: Annotated[
+        _run_record.ExecutionId | None, Field(alias="executionId")
+    ]
     topic: Annotated[
         StrictStr,
         Field(
@@ -881,7 +702,9 @@ class TerminalEvent(BaseModel):
     run_id: Annotated[Id | None, Field(alias="runId")]
     turn_id: Annotated[Id | None, Field(alias="turnId")]
     iteration: SafeUnsignedInteger | None
-    execution_id: Annotated[ExecutionId | None, Field(alias="executionId")]
+    execution_id: Annotated[
+        _run_record.ExecutionId | None, Field(alias="executionId")
+    ]
     topic: Annotated[
         StrictStr,
         Field(
@@ -933,7 +756,9 @@ class ProviderCallResponseEvent(BaseModel):
     run_id: Annotated[Id | None, Field(alias="runId")]
     turn_id: Annotated[Id | None, Field(alias="turnId")]
     iteration: SafeUnsignedInteger | None
-    execution_id: Annotated[ExecutionId | None, Field(alias="executionId")]
+    execution_id: Annotated[
+        _run_record.ExecutionId | None, Field(alias="executionId")
+    ]
     topic: Literal["agent.transcript.llm"]
     recorded_at_unix_ms: Annotated[
         StrictInt,
@@ -946,7 +771,7 @@ class ProviderCallResponseEvent(BaseModel):
         ),
     ]
     kind: Literal["provider_call_response"]
-    payload: ProviderCallResponse
+    payload: _run_record.ProviderCallResponse
 
 
 class SessionAttributeEvent(BaseModel):
@@ -975,7 +800,9 @@ class SessionAttributeEvent(BaseModel):
     run_id: Annotated[Id | None, Field(alias="runId")]
     turn_id: Annotated[Id | None, Field(alias="turnId")]
     iteration: SafeUnsignedInteger | None
-    execution_id: Annotated[ExecutionId | None, Field(alias="executionId")]
+    execution_id: Annotated[
+        _run_record.ExecutionId | None, Field(alias="executionId")
+    ]
     topic: Annotated[
         StrictStr,
         Field(
@@ -1023,7 +850,9 @@ class TranscriptResetEvent(BaseModel):
     run_id: Annotated[Id | None, Field(alias="runId")]
     turn_id: Annotated[Id | None, Field(alias="turnId")]
     iteration: SafeUnsignedInteger | None
-    execution_id: Annotated[ExecutionId | None, Field(alias="executionId")]
+    execution_id: Annotated[
+        _run_record.ExecutionId | None, Field(alias="executionId")
+    ]
     topic: Annotated[
         StrictStr,
         Field(
@@ -1071,7 +900,9 @@ class OtherEvent(BaseModel):
     run_id: Annotated[Id | None, Field(alias="runId")]
     turn_id: Annotated[Id | None, Field(alias="turnId")]
     iteration: SafeUnsignedInteger | None
-    execution_id: Annotated[ExecutionId | None, Field(alias="executionId")]
+    execution_id: Annotated[
+        _run_record.ExecutionId | None, Field(alias="executionId")
+    ]
     topic: Annotated[
         StrictStr,
         Field(
@@ -1096,127 +927,6 @@ class OtherEvent(BaseModel):
             description="A payload the journal keeps but does not interpret: any object."
         ),
     ]
-
-
-class MessageEvent(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    id: Annotated[
-        StrictInt,
-        Field(
-            description="A canonical session event's unsigned id: unique within a journal and increasing in append order, so id order is event order.",
-            ge=0,
-            le=9007199254740991,
-            title="EventId",
-        ),
-    ]
-    session_id: Annotated[
-        StrictStr,
-        Field(
-            alias="sessionId",
-            description="A session, run, prompt-turn or tool-call id.",
-            min_length=1,
-            title="Id",
-        ),
-    ]
-    run_id: Annotated[Id | None, Field(alias="runId")]
-    turn_id: Annotated[Id | None, Field(alias="turnId")]
-    iteration: SafeUnsignedInteger | None
-    execution_id: Annotated[ExecutionId | None, Field(alias="executionId")]
-    topic: Annotated[
-        StrictStr,
-        Field(
-            description="The event-log topic, for example agent.transcript.llm or session.",
-            min_length=1,
-        ),
-    ]
-    recorded_at_unix_ms: Annotated[
-        StrictInt,
-        Field(
-            alias="recordedAtUnixMs",
-            description="A non-negative integer literal within JavaScript's safe integer range.",
-            ge=0,
-            le=9007199254740991,
-            title="SafeUnsignedInteger",
-        ),
-    ]
-    kind: Literal["message"]
-    payload: MessagePayload
-
-
-class Span(BaseModel):
-    """
-    A completed span. span_id is stable; joining parent_span_id to span_id gives the authoritative tree; roots set parent_span_id to null. start_ms is relative to the run's tracing epoch; duration_ms and ttft_ms are monotonic durations; ttft_ms is omitted when no first token was observed. Historical records wrote parent_id, which readers accept when loading; new records use parent_span_id.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    trace_id: StrictStr
-    span_id: Annotated[
-        StrictInt,
-        Field(
-            description="A non-negative integer literal within JavaScript's safe integer range.",
-            ge=0,
-            le=9007199254740991,
-            title="SafeUnsignedInteger",
-        ),
-    ]
-    parent_span_id: SafeUnsignedInteger | None
-    kind: StrictStr
-    name: StrictStr
-    start_ms: Annotated[
-        StrictInt,
-        Field(
-            description="A non-negative integer literal within JavaScript's safe integer range.",
-            ge=0,
-            le=9007199254740991,
-            title="SafeUnsignedInteger",
-        ),
-    ]
-    duration_ms: Annotated[
-        StrictInt,
-        Field(
-            description="A non-negative integer literal within JavaScript's safe integer range.",
-            ge=0,
-            le=9007199254740991,
-            title="SafeUnsignedInteger",
-        ),
-    ]
-    ttft_ms: Annotated[
-        StrictInt | MISSING,
-        Field(
-            description="A non-negative integer literal within JavaScript's safe integer range.",
-            ge=0,
-            le=9007199254740991,
-            title="SafeUnsignedInteger",
-        ),
-    ] = MISSING
-    metadata: Annotated[
-        dict[str, Any],
-        Field(description="Span attributes such as harn.execution.id: open."),
-    ]
-    links: Annotated[
-        list[SpanLink] | MISSING,
-        Field(
-            description="Harn's RunTraceSpanRecord writes it on every span (empty when none); older records and the seed's example omit it."
-        ),
-    ] = MISSING
-    events: Annotated[
-        list[Event] | MISSING,
-        Field(
-            description="Harn's span events (crate::tracing::SpanEvent); only name and attributes are known here, so each event is open."
-        ),
-    ] = MISSING
-    cost_usd: Annotated[
-        StrictFloat | MISSING,
-        Field(
-            description="Per-call cost of an llm_call span in USD; absent when Harn has no pricing for it."
-        ),
-    ] = MISSING
 
 
 class SessionEvent(
@@ -1244,38 +954,25 @@ class SessionEvent(
     ]
 
 
-class Evidence(BaseModel):
-    """
-    The one evidence object of a run record. A non-empty gaps list means partial evidence, never a silently complete record. A null execution_id comes with an execution_identity gap. x-eachSameValue holds seed 003's "execution_id is the owner used by the run record, local spans, OpenTelemetry, and an optional flight artifact": a span's harn.execution.id names the evidence's execution_id. Spans are completed spans, so a span's parent may be absent (still open): x-spanTree refuses duplicate ids and cycles only.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    schema_version: Literal[1]
-    execution_id: ExecutionId | None
-    trace_spans: list[Span]
-    flight_recording: FlightRecording | None
-    gaps: list[EvidenceGap]
-
-
-class RunRecord(BaseModel):
-    """
-    A persisted run record. Plain `harn run` executions use the execution identity as the record id; workflow records keep their workflow identity and carry the execution owner in evidence.execution_id.
-    """
-
-    model_config = ConfigDict(
-        extra="forbid",
-        validate_by_name=True,
-    )
-    id: Annotated[StrictStr, Field(min_length=1)]
-    kind: Kind1
-    session_id: SessionId | None
-    status: Annotated[StrictStr, Field(pattern="^[a-z][a-z0-9_]*$")]
-    metadata: RunMetadata
-    evidence: Evidence
-
+# Definitions of the schemas this one references: one class each, declared in
+# the module of the schema that owns it, re-exported here under the same name.
+from session_contracts.generated.run_record import (  # noqa: E402
+    Event as Event,
+    Evidence as Evidence,
+    EvidenceGap as EvidenceGap,
+    ExecutionId as ExecutionId,
+    FlightRecording as FlightRecording,
+    ParsedToolCall as ParsedToolCall,
+    ProviderCallResponse as ProviderCallResponse,
+    ProviderToolCall as ProviderToolCall,
+    RunMetadata as RunMetadata,
+    RunRecord as RunRecord,
+    SessionId as SessionId,
+    Span as Span,
+    SpanLink as SpanLink,
+    TapeEntry as TapeEntry,
+    ValuePolicy as ValuePolicy,
+)
 
 from pydantic import BaseModel as _BaseModel  # noqa: E402
 

@@ -163,6 +163,8 @@ def _cmd_generate(args: argparse.Namespace, out: TextIO) -> int:
             return EXIT_FINDINGS
         out.write("generated/ is current\n")
         return EXIT_OK
+    if _breaking_change_gate(args, root, out) != EXIT_OK:
+        return EXIT_FINDINGS
     drifts = [*write(schemas, generated), *polyglot.write(schemas, generated)]
     for drift in drifts:
         out.write(f"updated {drift.render()}\n")
@@ -171,6 +173,72 @@ def _cmd_generate(args: argparse.Namespace, out: TextIO) -> int:
         f"({len(drifts)} file(s) changed)\n"
     )
     return EXIT_OK
+
+
+def _breaking_change_gate(args: argparse.Namespace, root: Path, out: TextIO) -> int:
+    """Refuse a breaking change to a schema whose version did not move (docs/schema-diff.md)."""
+    from session_contracts._schema_diff import (
+        blocking_changes,
+        diff_schema_sets,
+        git_toplevel,
+        load_schema_set,
+        revision_has_schemas,
+    )
+
+    baseline = args.baseline
+    if baseline is None:
+        located = git_toplevel(root)
+        if located is None:
+            out.write(f"breaking-change gate skipped: {root} is not in a git repository\n")
+            return EXIT_OK
+        top, prefix = located
+        if not revision_has_schemas(top, prefix, "HEAD"):
+            out.write("breaking-change gate skipped: HEAD has no schemas/ to compare with\n")
+            return EXIT_OK
+        baseline = "HEAD"
+    base = load_schema_set(baseline, root)
+    new = load_schema_set(str(root / "schemas"), root)
+    changes = diff_schema_sets(base, new)
+    blocked = blocking_changes(base, new, changes)
+    if not blocked:
+        return EXIT_OK
+    if args.allow_breaking:
+        out.write(f"{len(blocked)} breaking change(s) against {baseline}, allowed:\n")
+        for change in blocked:
+            out.write(change.render() + "\n")
+        return EXIT_OK
+    for change in blocked:
+        out.write(change.render() + "\n")
+    out.write(
+        f"generate refused: {len(blocked)} breaking change(s) against {baseline} to schemas "
+        "whose version did not move; bump x-schemaVersion, or pass --allow-breaking\n"
+    )
+    return EXIT_FINDINGS
+
+
+def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts._schema_diff import diff_schema_sets, load_schema_set
+
+    root = Path(args.root) if args.root else Path.cwd()
+    base = load_schema_set(args.base, root)
+    new = load_schema_set(args.new, root)
+    changes = diff_schema_sets(base, new)
+    breaking = [c for c in changes if c.breaking]
+    if args.format == "json":
+        report = {
+            "base": args.base,
+            "new": args.new,
+            "breaking": len(breaking),
+            "changes": [c.to_json() for c in changes],
+        }
+        out.write(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        for change in changes:
+            out.write(change.render() + "\n")
+        out.write(
+            f"{len(changes)} change(s), {len(breaking)} breaking, from {args.base} to {args.new}\n"
+        )
+    return EXIT_FINDINGS if breaking else EXIT_OK
 
 
 def _cmd_canonicalize(args: argparse.Namespace, out: TextIO) -> int:
@@ -456,7 +524,25 @@ def _build_parser() -> argparse.ArgumentParser:
         "--check", action="store_true", help="change nothing; exit 1 when generated/ is out of date"
     )
     generate.add_argument("--root", help="the checkout (default: found from the working folder)")
+    generate.add_argument(
+        "--baseline",
+        help="git revision whose schemas/ a breaking change is judged against (default: HEAD)",
+    )
+    generate.add_argument(
+        "--allow-breaking",
+        action="store_true",
+        help="write even when a schema changes incompatibly without a version bump",
+    )
     generate.set_defaults(handler=_cmd_generate)
+
+    diff = commands.add_parser(
+        "diff", help="list every change between two schema sets; exit 1 when one is breaking"
+    )
+    diff.add_argument("base", help="a schemas folder, or a git revision (HEAD~1, origin/main)")
+    diff.add_argument("new", help="a schemas folder, or a git revision")
+    diff.add_argument("--format", choices=["text", "json"], default="text")
+    diff.add_argument("--root", help="the repository revisions are read from (default: here)")
+    diff.set_defaults(handler=_cmd_diff)
 
     check = commands.add_parser(
         "check",
