@@ -37,9 +37,9 @@ function roundtrip(input) {
       if (f instanceof Finding) throw asRejected(f);
       throw f;
     }
-    const out = {};
-    for (const k of ['sessionId', 'runId', 'turnId', 'fromEventId', 'limit']) if (Object.prototype.hasOwnProperty.call(canon, k)) out[k] = canon[k];
-    return out;
+    // Observed from the reference: aliases renamed, every other member kept verbatim
+    // (docs/third-party-findings.md, finding 2).
+    return canon;
   }
   const f = validateDocType(RECAP, DOC_TYPES[doctype], document, '$.document');
   if (f) throw asRejected(f);

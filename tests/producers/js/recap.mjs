@@ -18,7 +18,7 @@ function aliases() {
 export function readQuery(raw, base = '$') {
   if (!isObj(raw)) throw new Finding('wrong_type', base, 'the query must be an object');
   const al = aliases();
-  const canon = {};
+  const canon = Object.create(null);
   const spelled = {};
   for (const k of Object.keys(raw)) {
     const target = has(al, k) ? al[k] : k;

@@ -198,7 +198,7 @@ export function redactValue(v, policy, memo) {
   if (typeof v === 'string') return memo ? memo(v) : redactText(v, policy);
   if (Array.isArray(v)) return v.map((x) => redactValue(x, policy, memo));
   if (v !== null && typeof v === 'object' && !(v instanceof Float)) {
-    const out = {};
+    const out = Object.create(null);
     for (const k of Object.keys(v)) {
       if (policy.keys && policy.keys.isSensitive(k)) out[k] = policy.keys.placeholder;
       else out[k] = redactValue(v[k], policy, memo);
