@@ -89,8 +89,9 @@ rl.on('line', (line) => {
   }
   if (msg.cmd === 'stop') {
     rl.close();
-    process.exit(0);
+    return;
   }
   process.stdout.write(stringify(answer(msg)) + '\n');
 });
-rl.on('close', () => process.exit(0));
+// Exit only once every answer written so far has reached the pipe.
+rl.on('close', () => process.stdout.write('', () => process.exit(0)));

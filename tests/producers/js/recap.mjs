@@ -57,12 +57,34 @@ function newSegment(key) {
 
 const BLANK = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/u;
 const isBlank = (s) => BLANK.test(s);
+// The reference stores each event as RFC 8785 text and projects what it reads back
+// (docs/journal.md, "The stored bytes"): a float written without fraction or exponent
+// (1.0, -0.0, 1e20) comes back as an integer (docs/third-party-findings.md).
+function throughJournal(v) {
+  if (v instanceof Float) {
+    const s = v.value === 0 ? '0' : String(v.value);
+    if (/^-?[0-9]+$/.test(s)) {
+      const n = Number(s);
+      return Number.isSafeInteger(n) ? n : BigInt(s);
+    }
+    return v;
+  }
+  if (Array.isArray(v)) return v.map(throughJournal);
+  if (v !== null && typeof v === 'object') {
+    const out = Object.create(null);
+    for (const k of Object.keys(v)) out[k] = throughJournal(v[k]);
+    return out;
+  }
+  return v;
+}
+
 const nn = (v) => v !== null && v !== undefined;
 
 export function project(rawEvents, rawQuery, policy) {
   if (!Array.isArray(rawEvents)) throw new Finding('wrong_type', '$.events');
   const canon = readQuery(rawQuery, '$.query');
   const events = [];
+  const recordHashes = new Map();
   let prev = null;
   for (let i = 0; i < rawEvents.length; i++) {
     const f = validateDocType(EVENT, 'SessionEvent', rawEvents[i], `$.events[${i}]`);
@@ -70,7 +92,10 @@ export function project(rawEvents, rawQuery, policy) {
     const id = rawEvents[i].id;
     if (prev !== null && !(id > prev)) throw new Finding('event_id_order', `$.events[${i}].id`, 'event ids must increase');
     prev = id;
-    events.push(rawEvents[i]);
+    const ev = throughJournal(rawEvents[i]);
+    // The record hash is over the stored bytes: the RFC 8785 form of the event as given.
+    recordHashes.set(ev, jcsHash(rawEvents[i]));
+    events.push(ev);
   }
   const query = queryEcho(canon);
   const session = events.filter((e) => e.sessionId === query.sessionId);
@@ -233,7 +258,7 @@ export function project(rawEvents, rawQuery, policy) {
   const source = {
     firstEventId: read.length ? read[0].id : null,
     lastEventId,
-    events: read.map((e) => ({ eventId: e.id, recordHash: jcsHash(e) })),
+    events: read.map((e) => ({ eventId: e.id, recordHash: recordHashes.get(e) })),
   };
   const cursor = { lastEventId, nextEventId };
   const coverage = { scanned: read.length, matched, pending: beyond, unassigned, truncated: nextEventId !== null };
