@@ -55,7 +55,8 @@ function newSegment(key) {
   return { iteration: key, started: false, ended: false, sourceEventIds: [], assistantText: [], tools: [], plans: [], progress: [] };
 }
 
-const BLANK = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/u;
+// Blank as the reference judges it: White_Space plus U+001C..U+001F (finding 7).
+const BLANK = /^[\t\n\v\f\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/u;
 const isBlank = (s) => BLANK.test(s);
 // The reference stores each event as RFC 8785 text and projects what it reads back
 // (docs/journal.md, "The stored bytes"): a float written without fraction or exponent
