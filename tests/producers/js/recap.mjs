@@ -1,0 +1,275 @@
+// The session-recap projection (docs/recap.md sections 1-4).
+import { Float } from './json.mjs';
+import { harnHash, jcsHash } from './canonical.mjs';
+import { Finding, check, loadSchema, validateDocType } from './validate.mjs';
+import { redactText, redactValue } from './redact.mjs';
+
+const RECAP = 'session-recap-v1.schema.json';
+const EVENT = 'session-event.schema.json';
+const QUERY_FIELDS = ['sessionId', 'runId', 'turnId', 'fromEventId', 'limit'];
+const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Float);
+const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+
+function aliases() {
+  return loadSchema(RECAP).$defs.RecapQuery['x-inputAliases'];
+}
+
+// Normalises a query in either spelling; throws Finding. Returns {canon, present}.
+export function readQuery(raw, base = '$') {
+  if (!isObj(raw)) throw new Finding('wrong_type', base, 'the query must be an object');
+  const al = aliases();
+  const canon = Object.create(null);
+  const spelled = {};
+  for (const k of Object.keys(raw)) {
+    const target = has(al, k) ? al[k] : k;
+    if (has(canon, target)) throw new Finding('alias_conflict', `${base}.${k}`, `both spellings of ${target}`);
+    canon[target] = raw[k];
+    spelled[target] = k;
+  }
+  const f = validateDocType(RECAP, 'RecapQuery', canon, base);
+  if (f) {
+    // report the path as the caller spelled it
+    for (const [c, s] of Object.entries(spelled)) {
+      if (f.path === `${base}.${c}` || f.path.startsWith(`${base}.${c}.`)) f.path = f.path.replace(`${base}.${c}`, `${base}.${s}`);
+    }
+    throw f;
+  }
+  return canon;
+}
+
+export function queryEcho(canon) {
+  const q = {};
+  for (const k of QUERY_FIELDS) q[k] = has(canon, k) ? canon[k] : null;
+  return q;
+}
+
+export function clampLimit(limit) {
+  if (limit === null || limit === undefined) return 4096;
+  const n = BigInt(limit);
+  if (n < 1n) return 1;
+  if (n > 32768n) return 32768;
+  return Number(n);
+}
+
+function newSegment(key) {
+  return { iteration: key, started: false, ended: false, sourceEventIds: [], assistantText: [], tools: [], plans: [], progress: [] };
+}
+
+// Blank as the reference judges it: White_Space plus U+001C..U+001F (finding 7).
+const BLANK = /^[\t\n\v\f\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/u;
+const isBlank = (s) => BLANK.test(s);
+// The reference stores each event as RFC 8785 text and projects what it reads back
+// (docs/journal.md, "The stored bytes"): a float written without fraction or exponent
+// (1.0, -0.0, 1e20) comes back as an integer (docs/third-party-findings.md).
+function throughJournal(v) {
+  if (v instanceof Float) {
+    const s = v.value === 0 ? '0' : String(v.value);
+    if (/^-?[0-9]+$/.test(s)) {
+      const n = Number(s);
+      return Number.isSafeInteger(n) ? n : BigInt(s);
+    }
+    return v;
+  }
+  if (Array.isArray(v)) return v.map(throughJournal);
+  if (v !== null && typeof v === 'object') {
+    const out = Object.create(null);
+    for (const k of Object.keys(v)) out[k] = throughJournal(v[k]);
+    return out;
+  }
+  return v;
+}
+
+const nn = (v) => v !== null && v !== undefined;
+
+export function project(rawEvents, rawQuery, policy) {
+  if (!Array.isArray(rawEvents)) throw new Finding('wrong_type', '$.events');
+  const canon = readQuery(rawQuery, '$.query');
+  const events = [];
+  const recordHashes = new Map();
+  let prev = null;
+  for (let i = 0; i < rawEvents.length; i++) {
+    const f = validateDocType(EVENT, 'SessionEvent', rawEvents[i], `$.events[${i}]`);
+    if (f) throw f;
+    const id = rawEvents[i].id;
+    if (prev !== null && !(id > prev)) throw new Finding('event_id_order', `$.events[${i}].id`, 'event ids must increase');
+    prev = id;
+    const ev = throughJournal(rawEvents[i]);
+    // The record hash is over the stored bytes: the RFC 8785 form of the event as given.
+    recordHashes.set(ev, jcsHash(rawEvents[i]));
+    events.push(ev);
+  }
+  const query = queryEcho(canon);
+  const session = events.filter((e) => e.sessionId === query.sessionId);
+  if (session.length === 0) return { state: 'unavailable', reason: 'session_missing' };
+  const limit = clampLimit(query.limit);
+  const from = query.fromEventId;
+  const startIdx = from === null ? 0 : session.findIndex((e) => e.id >= from);
+  const read = startIdx < 0 ? [] : session.slice(startIdx, startIdx + limit);
+  const lastEventId = read.length ? read[read.length - 1].id : null;
+  const beyond = lastEventId === null ? 0 : session.filter((e) => e.id > lastEventId).length;
+  const nextEventId = lastEventId !== null && beyond > 0 ? lastEventId + 1 : null;
+
+  const memo = new Map();
+  const rt = (s) => {
+    if (typeof s !== 'string') return s;
+    if (!memo.has(s)) memo.set(s, redactText(s, policy));
+    return memo.get(s);
+  };
+  const rv = (v) => redactValue(v, policy, rt);
+
+  let matched = 0;
+  let unassigned = 0;
+  const turns = [];
+  const turnIndex = new Map();
+  const RECAP_KINDS = new Set(['message', 'loop_checkpoint', 'tool_call', 'tool_result', 'plan', 'progress', 'terminal']);
+
+  for (const e of read) {
+    if (!RECAP_KINDS.has(e.kind)) continue;
+    if (e.runId === null || e.turnId === null) { unassigned++; continue; }
+    if (query.runId !== null && e.runId !== query.runId) continue;
+    if (query.turnId !== null && e.turnId !== query.turnId) continue;
+    const key = JSON.stringify([e.runId, e.turnId]);
+    let turn = turnIndex.get(key);
+    if (!turn) {
+      turn = { runId: e.runId, turnId: e.turnId, prompts: [], segments: [], current: null, terminal: null, sourceEventIds: [] };
+      turnIndex.set(key, turn);
+      turns.push(turn);
+    }
+    turn.sourceEventIds.push(e.id);
+    const seg = (k) => {
+      let s = turn.segments.find((x) => x.iteration === k);
+      if (!s) { s = newSegment(k); turn.segments.push(s); }
+      return s;
+    };
+    const currentSegment = () => {
+      if (turn.current !== null) return seg(turn.current);
+      unassigned++;
+      return seg(null);
+    };
+    const mark = (s) => { s.sourceEventIds.push(e.id); matched++; };
+    const findExchange = (callId) => {
+      for (const s of turn.segments) {
+        const x = s.tools.find((t) => t.toolCallId === callId);
+        if (x) return { s, x };
+      }
+      return null;
+    };
+    const merge = (obs, s) => {
+      const found = findExchange(obs.toolCallId);
+      if (!found) { s.tools.push(obs); return s; }
+      const x = found.x;
+      for (const k of ['toolName', 'input', 'output', 'verification']) if (nn(obs[k])) x[k] = obs[k];
+      if (obs.callObserved) x.callObserved = true;
+      if (obs.resultObserved) { x.resultObserved = true; x.state = obs.state; }
+      x.sourceEventIds.push(e.id);
+      return found.s;
+    };
+    const p = e.payload;
+    switch (e.kind) {
+      case 'loop_checkpoint': {
+        if (p.iteration === null) { unassigned++; break; }
+        const s = seg(p.iteration);
+        s.sourceEventIds.push(e.id);
+        if (p.checkpoint === 'iteration_start') { s.started = true; turn.current = p.iteration; matched++; }
+        else if (p.checkpoint === 'iteration_end') { s.ended = true; if (turn.current === p.iteration) turn.current = null; matched++; }
+        else unassigned++;
+        break;
+      }
+      case 'message': {
+        if (p.text === null) break;
+        if (p.role === 'user' && (p.visibility === null || p.visibility === 'public')) {
+          turn.prompts.push({ text: rt(p.text), sourceEventId: e.id });
+          matched++;
+        } else if (p.role === 'assistant' && p.visibility === 'public') {
+          const s = currentSegment();
+          s.assistantText.push({ text: rt(p.text), sourceEventId: e.id });
+          mark(s);
+        }
+        break;
+      }
+      case 'tool_call': {
+        const s = currentSegment();
+        if (p.callId === null) { unassigned++; break; }
+        merge({ toolCallId: p.callId, toolName: p.toolName, state: 'open', callObserved: true, resultObserved: false, input: rv(p.input), output: null, verification: null, sourceEventIds: [e.id] }, s);
+        mark(s);
+        break;
+      }
+      case 'tool_result': {
+        if (p.callId === null) { unassigned++; break; }
+        const found = findExchange(p.callId);
+        const s = found ? found.s : currentSegment();
+        const v = p.verification;
+        const verification = v && v.schema === 'harn.agent_tool_postcondition.v1' && v.status === 'passed'
+          ? { schema: v.schema, status: 'passed', verifiedPaths: v.verifiedPaths.map(rt), sourceEventId: e.id } : null;
+        merge({ toolCallId: p.callId, toolName: p.toolName, state: p.isError ? 'failed' : 'completed', callObserved: false, resultObserved: true, input: null, output: rv(p.output), verification, sourceEventIds: [e.id] }, s);
+        mark(s);
+        break;
+      }
+      case 'plan': {
+        const s = currentSegment();
+        s.plans.push({
+          documentId: p.documentId, revisionId: p.revisionId, title: rt(p.title), summary: rt(p.summary),
+          steps: p.steps.map((st) => ({ id: st.id, content: rt(st.content), status: st.status })),
+          event: p.event === null ? null : { kind: p.event.kind, eventId: p.event.eventId, inputRevisionId: p.event.kind === 'created' ? null : p.event.inputRevisionId },
+          sourceEventId: e.id,
+        });
+        mark(s);
+        break;
+      }
+      case 'progress': {
+        const bad = p.entries.some((en) => isBlank(en.content) || !['pending', 'in_progress', 'completed'].includes(en.status) || !(en.priority === null || ['high', 'medium', 'low'].includes(en.priority)));
+        if (bad || (p.message === null && p.entries.length === 0)) { unassigned++; break; }
+        const s = currentSegment();
+        s.progress.push({ message: rt(p.message), entries: p.entries.map((en) => ({ content: rt(en.content), status: en.status, priority: en.priority })), replace: p.replace === null ? true : p.replace, sourceEventId: e.id });
+        mark(s);
+        break;
+      }
+      case 'terminal': {
+        turn.terminal = {
+          state: nn(p.kind) && nn(p.owner) ? 'complete' : 'incomplete',
+          finalStatus: rt(p.finalStatus), stopReason: rt(p.stopReason), kind: rt(p.kind), owner: rt(p.owner), reason: rt(p.reason),
+          sourceEventId: e.id,
+        };
+        matched++;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  const outTurns = turns.map((t) => {
+    let anyIncomplete = false;
+    const iterations = t.segments.map((s) => {
+      const state = s.iteration === null ? 'unassigned' : s.started && s.ended ? 'complete' : 'incomplete';
+      if (state !== 'complete') anyIncomplete = true;
+      for (const x of s.tools) {
+        if (!x.callObserved || !x.resultObserved) { x.state = 'incomplete'; anyIncomplete = true; }
+      }
+      return { iteration: s.iteration, state, sourceEventIds: s.sourceEventIds, assistantText: s.assistantText, tools: s.tools, plans: s.plans, progress: s.progress };
+    });
+    let state;
+    if ((t.terminal && t.terminal.state === 'incomplete') || anyIncomplete) state = 'incomplete';
+    else if (t.terminal) state = 'complete';
+    else if (iterations.length === 0) state = 'open';
+    else state = 'incomplete';
+    return { runId: t.runId, turnId: t.turnId, state, prompts: t.prompts, iterations, terminal: t.terminal, sourceEventIds: t.sourceEventIds };
+  });
+
+  const source = {
+    firstEventId: read.length ? read[0].id : null,
+    lastEventId,
+    events: read.map((e) => ({ eventId: e.id, recordHash: recordHashes.get(e) })),
+  };
+  const cursor = { lastEventId, nextEventId };
+  const coverage = { scanned: read.length, matched, pending: beyond, unassigned, truncated: nextEventId !== null };
+  const contentHash = harnHash(source);
+  const projectionHash = harnHash({ schema_version: 1, session_id: query.sessionId, query, cursor, coverage, content_hash: contentHash, turns: outTurns });
+  const snapshot = { schemaVersion: 1, sessionId: query.sessionId, query, cursor, coverage, source, contentHash, projectionHash, turns: outTurns, extensions: {} };
+  const envelope = { state: 'available', snapshot };
+  const f = validateDocType(RECAP, 'RecapEnvelope', envelope, '$');
+  if (f) return { state: 'unavailable', reason: 'projection_failed' };
+  return envelope;
+}
+
+export { check };
