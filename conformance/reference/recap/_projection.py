@@ -92,6 +92,20 @@ class _Redactor:
         return None if value is None else redact_value(_plain(value), self._policy)
 
 
+# Unicode White_Space, the set Rust's str::trim removes (Harn judges blank
+# content so). Python's str.isspace also counts U+001C..U+001F, which Harn
+# does not: a report whose entry is only U+001F is not blank there.
+_WHITE_SPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def _blank(text: str) -> bool:
+    """Empty, or only White_Space characters (docs/recap.md 4.2, progress)."""
+    return all(character in _WHITE_SPACE for character in text)
+
+
 def _plain(value: Any) -> Any:
     """A plain ``dict``/``list`` copy of a JSON value (stored events may be read-only)."""
     if isinstance(value, Mapping):
@@ -328,7 +342,7 @@ class _Projector:
         for entry in payload["entries"]:
             content, status, priority = entry["content"], entry["status"], entry["priority"]
             if (
-                not content.strip()
+                _blank(content)
                 or status not in _PROGRESS_STATUSES
                 or (priority is not None and priority not in _PROGRESS_PRIORITIES)
             ):
