@@ -50,7 +50,7 @@ function recapProject(input) {
   if (!isObj(input)) throw new Rejected('wrong_type', '$', 'input must be an object');
   if (!Object.prototype.hasOwnProperty.call(input, 'query')) throw new Rejected('required', '$.query', 'query is missing');
   try {
-    return project(input.events ?? [], input.query, policy);
+    return project(input.events ?? [], input.query, policy, input);
   } catch (f) {
     if (f instanceof Finding) throw asRejected(f);
     throw f;

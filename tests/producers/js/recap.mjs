@@ -55,8 +55,8 @@ function newSegment(key) {
   return { iteration: key, started: false, ended: false, sourceEventIds: [], assistantText: [], tools: [], plans: [], progress: [] };
 }
 
-// Blank as the reference judges it: White_Space plus U+001C..U+001F (finding 7).
-const BLANK = /^[\t\n\v\f\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/u;
+// Blank is Unicode White_Space only, as docs/recap.md 4.2 says (Rust's trim).
+const BLANK = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/u;
 const isBlank = (s) => BLANK.test(s);
 // The reference stores each event as RFC 8785 text and projects what it reads back
 // (docs/journal.md, "The stored bytes"): a float written without fraction or exponent
@@ -81,7 +81,7 @@ function throughJournal(v) {
 
 const nn = (v) => v !== null && v !== undefined;
 
-export function project(rawEvents, rawQuery, policy) {
+export function project(rawEvents, rawQuery, policy, conditions = {}) {
   if (!Array.isArray(rawEvents)) throw new Finding('wrong_type', '$.events');
   const canon = readQuery(rawQuery, '$.query');
   const events = [];
@@ -91,7 +91,7 @@ export function project(rawEvents, rawQuery, policy) {
     const f = validateDocType(EVENT, 'SessionEvent', rawEvents[i], `$.events[${i}]`);
     if (f) throw f;
     const id = rawEvents[i].id;
-    if (prev !== null && !(id > prev)) throw new Finding('event_id_order', `$.events[${i}].id`, 'event ids must increase');
+    if (prev !== null && !(id > prev)) throw new Finding('events_not_increasing', `$.events[${i}].id`, 'event ids must increase');
     prev = id;
     const ev = throughJournal(rawEvents[i]);
     // The record hash is over the stored bytes: the RFC 8785 form of the event as given.
@@ -99,12 +99,27 @@ export function project(rawEvents, rawQuery, policy) {
     events.push(ev);
   }
   const query = queryEcho(canon);
+  // Runtime conditions a case may present (docs/protocol.md, recap.project):
+  // checked after the query, in this order: journal, admission, then the read.
+  const journal = conditions.journal ?? 'available';
+  if (journal !== 'available' && journal !== 'unavailable') throw new Finding('not_allowed_value', '$.journal');
+  const admission = conditions.admission ?? 'open';
+  if (admission !== 'open' && admission !== 'refused') throw new Finding('not_allowed_value', '$.admission');
+  const damagedIds = conditions.damagedEventIds ?? [];
+  if (!Array.isArray(damagedIds)) throw new Finding('wrong_type', '$.damagedEventIds');
+  damagedIds.forEach((id, i) => {
+    if (typeof id !== 'number' || !Number.isInteger(id) || id < 1) throw new Finding('wrong_type', `$.damagedEventIds[${i}]`);
+  });
+  if (journal === 'unavailable') return { state: 'unavailable', reason: 'journal_unavailable' };
+  if (admission === 'refused') return { state: 'unavailable', reason: 'admission_terminal' };
+  const damaged = new Set(damagedIds);
   const session = events.filter((e) => e.sessionId === query.sessionId);
   if (session.length === 0) return { state: 'unavailable', reason: 'session_missing' };
   const limit = clampLimit(query.limit);
   const from = query.fromEventId;
   const startIdx = from === null ? 0 : session.findIndex((e) => e.id >= from);
   const read = startIdx < 0 ? [] : session.slice(startIdx, startIdx + limit);
+  if (read.some((e) => damaged.has(Number(e.id)))) return { state: 'unavailable', reason: 'projection_failed' };
   const lastEventId = read.length ? read[read.length - 1].id : null;
   const beyond = lastEventId === null ? 0 : session.filter((e) => e.id > lastEventId).length;
   const nextEventId = lastEventId !== null && beyond > 0 ? lastEventId + 1 : null;

@@ -91,7 +91,7 @@ function resolve(ref, file) {
 // Returns the first finding (depth first) or null.
 export function check(schema, v, jpath, file) {
   if (schema === true || schema === undefined) return null;
-  if (schema === false) return new Finding('not_allowed', jpath);
+  if (schema === false) return new Finding('not', jpath);
   if (schema.$ref) {
     const { node, file: f } = resolve(schema.$ref, file);
     const r = check(node, v, jpath, f);
@@ -199,7 +199,7 @@ export function check(schema, v, jpath, file) {
       if (ok !== 1) return new Finding(ok === 0 ? 'one_of' : 'one_of_ambiguous', jpath);
     }
   }
-  if (schema.not && !check(schema.not, v, jpath, file)) return new Finding('not_allowed', jpath);
+  if (schema.not && !check(schema.not, v, jpath, file)) return new Finding('not', jpath);
   if (schema.if) {
     if (!check(schema.if, v, jpath, file)) {
       if (schema.then) { const r = check(schema.then, v, jpath, file); if (r) return r; }
