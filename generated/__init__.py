@@ -49,7 +49,7 @@ DOCUMENT_TYPES: dict[str, type[BaseModel]] = {
 SOURCES: dict[str, tuple[str, str]] = {
     "certification_report": ("schemas/certification-report.schema.json", "aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e"),
     "health_observation": ("schemas/health-observation.schema.json", "52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea"),
-    "producer_protocol": ("schemas/producer-protocol.schema.json", "3cc52eb8e37957b666c142c435d0a22c27e7171307a58a603871b53eea02aec0"),
+    "producer_protocol": ("schemas/producer-protocol.schema.json", "104eea7019f759dfea2c2a7d0e3604439c87d12725585f6eb4d58632edbfebb5"),
     "run_record": ("schemas/run-record.schema.json", "bbc34ddd378785ecb5a88c6f30c0443c1606c0e8dbb25a1af50511de17132426"),
     "session_event": ("schemas/session-event.schema.json", "012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899"),
     "session_feedback": ("schemas/session-feedback.schema.json", "2e89b25870a0150c6f5a9fb359297f5ad3b28a73cf5ee1a73f38fe95be33c378"),

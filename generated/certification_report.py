@@ -69,7 +69,7 @@ class Contract(StrEnum):
 
 class Operation(StrEnum):
     """
-    recap.project: project a recap envelope from journal events and a query. health.reduce: the facts for an observation stream. feedback.run: process start/checkpoint/observe calls in order with the given server clock. runrecord.project: a run record from a run description and journal events. runrecord.provider_call_response: the provider_call_response payload for a model response. document.roundtrip: decode a document with typed bindings and encode it again (closed contract, extensions kept).
+    recap.project: project a recap envelope from journal events and a query. health.reduce: the facts for an observation stream. feedback.run: process start/checkpoint/observe calls in order with the given server clock. runrecord.project: a run record from a run description and journal events. runrecord.provider_call_response: the provider_call_response payload for a model response. document.roundtrip: decode a document with typed bindings and encode it again (closed contract, extensions kept). redaction.apply: redact a text or a JSON value with a built-in redaction policy (RedactionApplyInput, RedactionApplyOutput; docs/redaction.md).
     """
 
     RECAP_PROJECT = "recap.project"
@@ -78,6 +78,86 @@ class Operation(StrEnum):
     RUNRECORD_PROJECT = "runrecord.project"
     RUNRECORD_PROVIDER_CALL_RESPONSE = "runrecord.provider_call_response"
     DOCUMENT_ROUNDTRIP = "document.roundtrip"
+    REDACTION_APPLY = "redaction.apply"
+
+
+class Policy(StrEnum):
+    DEFAULT = "default"
+    EXTENDED = "extended"
+
+
+class RedactionApplyInput1(BaseModel):
+    """
+    The input of redaction.apply: exactly one of text (redact it as a string) and value (redact it as a JSON value: keys kept, sensitive keys' values replaced whole), and the built-in policy to apply (default: Harn's catalog; extended: our detectors). docs/vectors/redaction.json holds the vectors.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    text: StrictStr
+    value: Annotated[Any | MISSING, Field(description="Any JSON value.")] = MISSING
+    policy: Policy
+
+
+class RedactionApplyInput2(BaseModel):
+    """
+    The input of redaction.apply: exactly one of text (redact it as a string) and value (redact it as a JSON value: keys kept, sensitive keys' values replaced whole), and the built-in policy to apply (default: Harn's catalog; extended: our detectors). docs/vectors/redaction.json holds the vectors.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    text: StrictStr | MISSING = MISSING
+    value: Annotated[Any, Field(description="Any JSON value.")]
+    policy: Policy
+
+
+class RedactionApplyInput(RootModel[RedactionApplyInput1 | RedactionApplyInput2]):
+    root: Annotated[
+        RedactionApplyInput1 | RedactionApplyInput2,
+        Field(
+            description="The input of redaction.apply: exactly one of text (redact it as a string) and value (redact it as a JSON value: keys kept, sensitive keys' values replaced whole), and the built-in policy to apply (default: Harn's catalog; extended: our detectors). docs/vectors/redaction.json holds the vectors.",
+            title="RedactionApplyInput",
+        ),
+    ]
+
+
+class RedactionApplyOutput1(BaseModel):
+    """
+    The output of redaction.apply: {"text": the redacted text} for a text input, {"value": the redacted value} for a value input; compared exactly.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    text: StrictStr
+    value: Annotated[Any | MISSING, Field(description="Any JSON value.")] = MISSING
+
+
+class RedactionApplyOutput2(BaseModel):
+    """
+    The output of redaction.apply: {"text": the redacted text} for a text input, {"value": the redacted value} for a value input; compared exactly.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_by_name=True,
+    )
+    text: StrictStr | MISSING = MISSING
+    value: Annotated[Any, Field(description="Any JSON value.")]
+
+
+class RedactionApplyOutput(RootModel[RedactionApplyOutput1 | RedactionApplyOutput2]):
+    root: Annotated[
+        RedactionApplyOutput1 | RedactionApplyOutput2,
+        Field(
+            description='The output of redaction.apply: {"text": the redacted text} for a text input, {"value": the redacted value} for a value input; compared exactly.',
+            title="RedactionApplyOutput",
+        ),
+    ]
 
 
 class StartCommand(BaseModel):

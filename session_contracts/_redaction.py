@@ -115,7 +115,8 @@ _ASSIGNMENT = re.compile(
     r"(?P<value>(?(q)(?:[^\"'\\\r\n]|\\(?![\"']))+|[^\s\"'\\,;&<>(){}\[\]`]+))"
 )
 
-_KEY_AND_SEPARATOR = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}(?::=|=>|:|=)")
+# An unquoted value this long at most, holding a separator, may hold the next pair.
+_CHAIN_VALUE_MAX = 128
 
 # -- policy ---------------------------------------------------------------------
 
@@ -543,10 +544,17 @@ def _assignments(segment: str) -> Iterator[re.Match[str]]:
     position = 0
     while (match := _ASSIGNMENT.search(segment, position)) is not None:
         yield match
-        # Go back only when the value is itself nothing but a key and its
-        # separator: at most 70 characters, so the scan stays linear (a value
-        # like "a:a:a:..." runs to the end of the text and is not gone back into).
-        chained = match["q"] is None and _KEY_AND_SEPARATOR.fullmatch(match["value"])
+        # Go back to the value's first character when it is quoted (a quoted
+        # value may hold the next pair: `A:" signing_key: "v"`, whose first
+        # pair's value is ` signing_key: `) or is unquoted, holds a separator
+        # and is at most 128 characters long (`A:A:signing_key: "v"`).  The scan
+        # stays linear: a quoted value ends at the next quote, so quoted values
+        # never nest, and a long unquoted value like "a:a:a:..." is not gone
+        # back into, so a character is read again by at most 64 pairs.
+        value = match["value"]
+        chained = match["q"] is not None or (
+            len(value) <= _CHAIN_VALUE_MAX and ("=" in value or ":" in value)
+        )
         position = match.start("value") if chained else match.end()
 
 
@@ -633,38 +641,46 @@ _KEY_CHAIN_LINK = re.compile(
 )
 
 
-def _view(text: str) -> tuple[str, list[int]] | None:
-    """The text without escape runs and chain links, and where each of its characters
-    is in ``text``; None when there is nothing to leave out."""
-    left_out: list[tuple[int, int]] = []
+def _views(text: str) -> list[tuple[str, list[int]]]:
+    """The views of ``text``, each with where its characters are in ``text``: the
+    text without escape runs (the *escape view*), then the text without escape
+    runs and chain links (the *chain view*); a view that leaves nothing out, or
+    the same as the one before it, is not read.
+
+    Both are needed: in ``Error: signing_key: \\\"v\\\"`` (JSON inside JSON inside
+    JSON) only the escape view brings the key and its quoted value together, and
+    the chain view has left out the key itself.
+    """
+    escapes: list[tuple[int, int]] = []
+    links: list[tuple[int, int]] = []
     if "\\\\" in text:
-        left_out.extend((m.start(), m.end() - 1) for m in _ESCAPED_QUOTE_RUN.finditer(text))
+        escapes = [(m.start(), m.end() - 1) for m in _ESCAPED_QUOTE_RUN.finditer(text)]
     if ":" in text or "=" in text:
-        left_out.extend(m.span("link") for m in _KEY_CHAIN_LINK.finditer(text))
-    if not left_out:
-        return None
-    pieces: list[str] = []
-    origin: list[int] = []
-    for start, end in _gaps(sorted(left_out), len(text)):
-        pieces.append(text[start:end])
-        origin.extend(range(start, end))
-    return "".join(pieces), origin
+        links = [m.span("link") for m in _KEY_CHAIN_LINK.finditer(text)]
+    views: list[tuple[str, list[int]]] = []
+    for left_out in (escapes, sorted(escapes + links) if links else []):
+        if not left_out:
+            continue
+        pieces: list[str] = []
+        origin: list[int] = []
+        for start, end in _gaps(left_out, len(text)):
+            pieces.append(text[start:end])
+            origin.extend(range(start, end))
+        views.append(("".join(pieces), origin))
+    return views
 
 
 def _detect(text: str, compiled: _Compiled, key: str | None = None) -> list[Detection]:
-    """Detections in ``text`` and in its view (see above), skipping markers.
+    """Detections in ``text`` and in its views (see above), skipping markers.
 
-    A detection in the view covers, in ``text``, everything from its first to its
+    A detection in a view covers, in ``text``, everything from its first to its
     last character; overlapping detections become one, named as in
     :func:`_detect_segment`.
     """
     found = _detect_text(text, compiled, key)
-    view = _view(text)
-    if view is None:
-        return found
-    seen, origin = view
     mapped = [
         Detection(d.kind, origin[d.start], origin[d.end - 1] + 1)
+        for seen, origin in _views(text)
         for d in _detect_text(seen, compiled, key)
     ]
     if not mapped:

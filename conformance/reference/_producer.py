@@ -194,6 +194,17 @@ def recap_project(case: Mapping[str, Any]) -> Any:
     return outcome.envelope
 
 
+def redaction_apply(case: Mapping[str, Any]) -> Any:
+    """Redact ``text`` (or the JSON ``value``) with the built-in ``policy``."""
+    from session_contracts._redaction_vectors import POLICY_NAMES, apply
+
+    if case.get("policy") not in POLICY_NAMES:
+        raise Rejected("invalid_case", "$.policy", "policy is default or extended")
+    if ("text" in case) == ("value" in case) or not isinstance(case.get("text", ""), str):
+        raise Rejected("invalid_case", "$", "give exactly one of text (a string) and value")
+    return apply(case)
+
+
 HANDLERS: dict[str, Handler] = {
     "recap.project": recap_project,
     "runrecord.project": runrecord_project,
@@ -201,6 +212,7 @@ HANDLERS: dict[str, Handler] = {
     "document.roundtrip": document_roundtrip,
     "health.reduce": health_reduce,
     "feedback.run": feedback_run,
+    "redaction.apply": redaction_apply,
 }
 
 
