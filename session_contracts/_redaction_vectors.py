@@ -134,11 +134,11 @@ _DEFAULT_TEXTS = (
     "Bearer\u200babcdefghijklmnop",
     "bearer abcdefghijklmnop",
     "BEARER abcdefghijk",
-    # Case-insensitive patterns fold K (U+212A) onto k and ſ (U+017F) onto s, nothing else.
+    # Case-insensitive patterns fold U+212A (Kelvin) onto k, U+017F (long s) onto s, nothing else.
     "to\u212aen=abc123",
     "pa\u017f\u017fword=abc123",
-    "apı_key=abc123",
-    "APİ_KEY=abc123",
+    "ap\u0131_key=abc123",
+    "AP\u0130_KEY=abc123",
     "ACCESS-TOKEN: abc.def",
     # sensitive_assignment: its value forms.
     'token: "abcdef"',

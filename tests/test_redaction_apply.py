@@ -21,7 +21,7 @@ from session_contracts.conformance.reference._producer import HANDLERS
 from session_contracts._redaction_policy import default_policy, extended_policy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "producers"))
-from redaction_defects import defective_handler  # noqa: E402
+from redaction_defects import defective_handler
 
 DEFECTS = Path(__file__).resolve().parent / "producers" / "redaction_defects.py"
 CHECK = check_by_id("redaction.apply")
@@ -81,9 +81,21 @@ def test_a_missing_detector_is_caught_and_named(defect: str, tmp_path: Path) -> 
 def test_certify_catches_a_defect_end_to_end(tmp_path: Path) -> None:
     producer = shlex.join([sys.executable, str(DEFECTS), "extended/jwt"])
     done = subprocess.run(
-        [sys.executable, "-m", "session_contracts", "certify", "--producer", producer,
-         "--check", "redaction.apply"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=300, check=False,
+        [
+            sys.executable,
+            "-m",
+            "session_contracts",
+            "certify",
+            "--producer",
+            producer,
+            "--check",
+            "redaction.apply",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        check=False,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "redaction.apply" in done.stdout

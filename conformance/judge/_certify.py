@@ -468,9 +468,7 @@ def _redaction_vector_trials() -> list[st.SearchStrategy[Trial]]:
     detector is tried at any number of examples."""
     from session_contracts._redaction_vectors import vector_groups
 
-    return [
-        _trials("redaction.apply", st.sampled_from(cases)) for _, cases in vector_groups()
-    ]
+    return [_trials("redaction.apply", st.sampled_from(cases)) for _, cases in vector_groups()]
 
 
 def judge_redaction_apply(runner: Runner, trial: Trial) -> None:
