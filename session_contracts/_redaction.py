@@ -48,7 +48,8 @@ from session_contracts._redaction_harn import (
     scan_patterns,
     utf8_length,
 )
-from session_contracts._rust_regex import DialectError
+from session_contracts._redaction_dialect import OUTSIDE_DIALECT, dialect_findings
+from session_contracts._rust_regex import DialectError, translate
 
 __all__ = [
     "CHARSETS",
@@ -123,11 +124,12 @@ _CHAIN_VALUE_MAX = 128
 
 @dataclass(frozen=True, slots=True)
 class RegexDetector:
-    """Redacts every match of ``pattern`` (or only its ``group``)."""
+    """Redacts every match of ``pattern`` (or only its ``group``: a group number, or
+    several, of which the first that took part in the match)."""
 
     id: str
     pattern: str
-    group: int | str = 0
+    group: int | tuple[int, ...] = 0
     ignore_case: bool = False
     enabled: bool = True
     description: str = ""
@@ -248,17 +250,25 @@ class RedactionPolicy:
         )
 
 
-def _regex_problem(pattern: str, flags: int, where: str) -> Finding | None:
+def _effective(pattern: str, ignore_case: bool) -> str:
+    """The pattern as the engine reads it: ``ignore_case`` is a leading ``(?i)``."""
+    return f"(?i){pattern}" if ignore_case and not pattern.startswith("(?i") else pattern
+
+
+def _regex_problem(pattern: str, ignore_case: bool, where: str) -> Finding | None:
+    """A pattern outside the portable dialect (docs/redaction.md), as a finding."""
+    findings = dialect_findings(_effective(pattern, ignore_case), where)
+    if findings:
+        return findings[0]
     try:
-        re.compile(pattern, flags)
-    except re.error as exc:
-        return Finding(
-            where,
-            POLICY_INVALID,
-            f"the pattern is not a valid Python regular expression: {exc}",
-            "patterns use Python `re` syntax",
-        )
+        translate(_effective(pattern, ignore_case))
+    except DialectError as exc:  # pragma: no cover - the dialect is a subset
+        return Finding(where, OUTSIDE_DIALECT, f"the pattern is outside the dialect: {exc}")
     return None
+
+
+def _group_count(pattern: str) -> int:
+    return re.compile(translate(pattern)).groups
 
 
 def _pattern_policy_problems(policy: RedactionPolicy) -> list[Finding]:
@@ -291,6 +301,10 @@ def _pattern_policy_problems(policy: RedactionPolicy) -> list[Finding]:
     )
     for index, pattern in enumerate(policy.patterns):
         where: list[str | int] = ["patterns", index]
+        outside = dialect_findings(pattern.pattern, json_path([*where, "pattern"]))
+        if outside:
+            problems += outside
+            continue
         try:
             compile_pattern(pattern.name, pattern.pattern)
         except DialectError as exc:
@@ -352,7 +366,7 @@ def policy_problems(policy: RedactionPolicy) -> list[Finding]:
             )
         )
     for index, placeholder in enumerate(policy.placeholders):
-        problem = _regex_problem(placeholder, 0, json_path(["placeholders", index]))
+        problem = _regex_problem(placeholder, False, json_path(["placeholders", index]))
         if problem:
             problems.append(problem)
     problems += _name_problems(
@@ -365,27 +379,27 @@ def policy_problems(policy: RedactionPolicy) -> list[Finding]:
     for index, detector in enumerate(policy.detectors):
         where: list[str | int] = ["detectors", index]
         if isinstance(detector, RegexDetector):
-            flags = re.IGNORECASE if detector.ignore_case else 0
-            problem = _regex_problem(detector.pattern, flags, json_path([*where, "pattern"]))
+            problem = _regex_problem(
+                detector.pattern, detector.ignore_case, json_path([*where, "pattern"])
+            )
             if problem:
                 problems.append(problem)
                 continue
-            compiled = re.compile(detector.pattern, flags)
-            group = detector.group
-            if (isinstance(group, int) and not 0 <= group <= compiled.groups) or (
-                isinstance(group, str) and group not in compiled.groupindex
-            ):
+            groups = _group_count(_effective(detector.pattern, detector.ignore_case))
+            wanted = detector.group if isinstance(detector.group, tuple) else (detector.group,)
+            if not wanted or any(not 0 <= group <= groups for group in wanted):
                 problems.append(
                     Finding(
                         json_path([*where, "group"]),
                         POLICY_INVALID,
-                        f"the pattern has no group {group!r}",
-                        "name a group the pattern defines, or 0 for the whole match",
+                        f"the pattern has no group {detector.group!r}",
+                        "give a group number the pattern defines (or a list of them), or 0 for "
+                        "the whole match",
                     )
                 )
         else:
             problem = _regex_problem(
-                detector.key_pattern, re.IGNORECASE, json_path([*where, "key_pattern"])
+                detector.key_pattern, True, json_path([*where, "key_pattern"])
             )
             if problem:
                 problems.append(problem)
@@ -425,7 +439,15 @@ def policy_problems(policy: RedactionPolicy) -> list[Finding]:
 class _CompiledRegex:
     kind: str
     regex: re.Pattern[str]
-    group: int | str
+    groups: tuple[int, ...]
+
+    def span(self, match: re.Match[str]) -> tuple[int, int]:
+        """The span of the first of the detector's groups that took part in ``match``."""
+        for group in self.groups:
+            start, end = match.span(group)
+            if start >= 0:
+                return start, end
+        return 0, 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -456,6 +478,22 @@ class _Compiled:
         return any(p.fullmatch(value) for p in self.placeholders)
 
 
+# A pattern's leading left boundary, (?:^|[^X]) as translated.  Python's engine
+# cannot skip ahead to a literal past an alternation, and reads every position
+# of the text ten times slower; a look-behind (?<![X]) lets it.  The two differ
+# only when a match's boundary character is the last one the previous match of
+# the same pattern consumed, and the pieces between detections are scanned
+# again (see _detect_text), where the consumed character is the piece's first.
+_LEADING_BOUNDARY = re.compile(r"\(\?:\\A\|\[\^((?:\\.|[^\]\\])*)\]\)")
+
+
+def _python_regex(translated: str) -> re.Pattern[str]:
+    boundary = _LEADING_BOUNDARY.match(translated)
+    if boundary is not None:
+        translated = f"(?<![{boundary[1]}]){translated[boundary.end() :]}"
+    return re.compile(translated)
+
+
 @lru_cache(maxsize=32)
 def _compile(policy: RedactionPolicy) -> _Compiled:
     problems = policy_problems(policy)
@@ -466,15 +504,18 @@ def _compile(policy: RedactionPolicy) -> _Compiled:
         if not detector.enabled:
             continue
         if isinstance(detector, RegexDetector):
-            flags = re.IGNORECASE if detector.ignore_case else 0
             detectors.append(
-                _CompiledRegex(detector.id, re.compile(detector.pattern, flags), detector.group)
+                _CompiledRegex(
+                    detector.id,
+                    _python_regex(translate(_effective(detector.pattern, detector.ignore_case))),
+                    detector.group if isinstance(detector.group, tuple) else (detector.group,),
+                )
             )
         else:
             detectors.append(
                 _CompiledKey(
                     detector.id,
-                    re.compile(detector.key_pattern, re.IGNORECASE),
+                    re.compile(translate(_effective(detector.key_pattern, True))),
                     detector.min_length,
                     tuple((CHARSETS[t.charset], t.min_entropy) for t in detector.charsets),
                 )
@@ -487,7 +528,7 @@ def _compile(policy: RedactionPolicy) -> _Compiled:
     return _Compiled(
         policy,
         tuple(detectors),
-        tuple(re.compile(p) for p in policy.placeholders),
+        tuple(re.compile(translate(p)) for p in policy.placeholders),
         marker,
     )
 
@@ -562,7 +603,7 @@ def _hits_in(segment: str, compiled: _Compiled, key: str | None) -> Iterator[_Hi
     for order, detector in enumerate(compiled.detectors):
         if isinstance(detector, _CompiledRegex):
             for match in detector.regex.finditer(segment):
-                start, end = match.span(detector.group)
+                start, end = detector.span(match)
                 if start < end:
                     yield _Hit(start, end, order, detector.kind)
             continue
@@ -685,10 +726,9 @@ def _detect(text: str, compiled: _Compiled, key: str | None = None) -> list[Dete
     ]
     if not mapped:
         return found
+    order = {kind: index for index, kind in enumerate(compiled.policy.kinds)}
     merged: list[Detection] = []
-    for detection in sorted(
-        [*found, *mapped], key=lambda d: (d.start, -d.end, compiled.policy.kinds.index(d.kind))
-    ):
+    for detection in sorted([*found, *mapped], key=lambda d: (d.start, -d.end, order[d.kind])):
         if merged and detection.start < merged[-1].end:
             last = merged[-1]
             merged[-1] = Detection(last.kind, last.start, max(last.end, detection.end))
