@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from session_contracts._errors import Finding
 
-__all__ = ["OUTSIDE_DIALECT", "MAX_REPEAT", "dialect_findings", "DialectProblem"]
+__all__ = ["MAX_REPEAT", "OUTSIDE_DIALECT", "DialectProblem", "dialect_findings"]
 
 OUTSIDE_DIALECT = "pattern_outside_dialect"
 MAX_REPEAT = 1000
@@ -149,9 +149,11 @@ class _Parser:
         start = self.at
         end = self.text.find("}", start)
         body = self.text[start + 1 : end] if end > 0 else ""
-        low_text, comma, high_text = body.partition(",")
-        if not low_text.isdigit() or not low_text.isascii() or (
-            high_text and not (high_text.isdigit() and high_text.isascii())
+        low_text, _, high_text = body.partition(",")
+        if (
+            not low_text.isdigit()
+            or not low_text.isascii()
+            or (high_text and not (high_text.isdigit() and high_text.isascii()))
         ):
             raise self.outside(
                 "a { that is not a counted repetition {n}, {n,} or {n,m}",
@@ -165,7 +167,7 @@ class _Parser:
                 f"n <= m <= {MAX_REPEAT} (Go's limit)",
             )
         self.at = end + 1
-        return low if comma or high is None else low
+        return low
 
     def atom(self) -> tuple[bool, bool]:
         """Parse one atom: (whether it can match empty, whether it is an assertion)."""
@@ -251,7 +253,6 @@ class _Parser:
         )
 
     def escape(self) -> tuple[bool, bool]:
-        start = self.at
         letter = self.peek(1)
         if letter == "b":
             self.at += 2
@@ -327,6 +328,11 @@ class _Parser:
                 self.at += 2
                 continue
             low = self.class_char()
+            if self.peek() == "-" and self.peek(1) == "-":
+                raise self.outside(
+                    "the class operator --",
+                    "class set operations are Rust's own; escape the characters",
+                )
             if self.peek() == "-" and self.peek(1) not in ("]", ""):
                 range_at = self.at
                 self.at += 1
