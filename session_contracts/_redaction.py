@@ -49,7 +49,7 @@ from session_contracts._redaction_harn import (
     utf8_length,
 )
 from session_contracts._redaction_dialect import OUTSIDE_DIALECT, dialect_findings
-from session_contracts._rust_regex import DialectError, translate
+from session_contracts._rust_regex import WHITE_SPACE, DialectError, translate
 
 __all__ = [
     "CHARSETS",
@@ -109,11 +109,13 @@ _KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # checked against the detector's key pattern afterwards, so one compiled
 # expression serves every detector.  The key is bounded and must start a word,
 # which keeps the scan linear.
+# Unicode White_Space, spelled out (Python's \s also holds U+001C..U+001F).
+_SPACE = "".join(f"\\u{ord(c):04x}" for c in sorted(WHITE_SPACE))
 _ASSIGNMENT = re.compile(
     r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,63})"
     r"\\?[\"']?[ \t]*(?::=|=>|:(?!:)|=(?!=))[ \t]*"
     r"(?:\\?(?P<q>[\"']))?"
-    r"(?P<value>(?(q)(?:[^\"'\\\r\n]|\\(?![\"']))+|[^\s\"'\\,;&<>(){}\[\]`]+))"
+    r"(?P<value>(?(q)(?:[^\"'\\\r\n]|\\(?![\"']))+|[^" + _SPACE + r"\"'\\,;&<>(){}\[\]`]+))"
 )
 
 # An unquoted value this long at most, holding a separator, may hold the next pair.
@@ -678,7 +680,9 @@ _KEY_CHAIN_LINK = re.compile(
     # The separator and blanks before a link are matched, the link only looked at,
     # so that the next search starts at the link and finds the one after it.
     r"[:=][ \t]+"
-    r"(?=(?P<link>[A-Za-z_][A-Za-z0-9_.-]{0,63}[ \t]*(?::(?![:/])|=(?![=>]))[ \t]*)\S)"
+    r"(?=(?P<link>[A-Za-z_][A-Za-z0-9_.-]{0,63}[ \t]*(?::(?![:/])|=(?![=>]))[ \t]*)[^"
+    + _SPACE
+    + "])"
 )
 
 

@@ -215,6 +215,10 @@ _EXTENDED_TEXTS = (
     "password: " + "k" * 64 + ": v9x-Q2b",
     "password: " + "k" * 65 + ": v9x-Q2b",
     "Error: ValueError: bad input",
+    # Blanks are Unicode White_Space exactly (U+001C is not one, U+0085 is).
+    "password=v9x\x1cQ2b",
+    "password=v9x\u0085Q2b",
+    "password: a:\u00a0v9x-Q2b",
     # JSON inside JSON, at three depths.
     '{\\"api_key\\": \\"v9x-Q2b-77\\"}',
     '{\\\\\\"api_key\\\\\\": \\\\\\"v9x-Q2b-77\\\\\\"}',
