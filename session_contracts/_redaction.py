@@ -40,6 +40,7 @@ from types import MappingProxyType
 from typing import Any
 
 from session_contracts._errors import Finding, UsageError, json_path
+from session_contracts._redaction_dialect import OUTSIDE_DIALECT, dialect_findings
 from session_contracts._redaction_harn import (
     CompiledPattern,
     NameRule,
@@ -48,7 +49,6 @@ from session_contracts._redaction_harn import (
     scan_patterns,
     utf8_length,
 )
-from session_contracts._redaction_dialect import OUTSIDE_DIALECT, dialect_findings
 from session_contracts._rust_regex import WHITE_SPACE, DialectError, translate
 
 __all__ = [
@@ -400,9 +400,7 @@ def policy_problems(policy: RedactionPolicy) -> list[Finding]:
                     )
                 )
         else:
-            problem = _regex_problem(
-                detector.key_pattern, True, json_path([*where, "key_pattern"])
-            )
+            problem = _regex_problem(detector.key_pattern, True, json_path([*where, "key_pattern"]))
             if problem:
                 problems.append(problem)
             if detector.min_length < 1:
