@@ -176,3 +176,28 @@ def test_the_reference_engine_reads_the_dialect_as_documented(
         return
     assert dialect_problem(pattern) is None
     assert (re.search(translate(pattern), text) is not None) is matches
+
+
+def test_the_look_behind_shortcut_changes_no_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference reads a leading (?:^|[^X]) as a look-behind for speed; the
+    portable reading (the boundary character consumed) gives the same redactions on
+    every vector text, because pieces between detections are read again."""
+    import session_contracts._redaction as redaction
+    from session_contracts._redaction_policy import extended_policy
+
+    vectors = Path(__file__).resolve().parents[1] / "docs" / "vectors" / "redaction.json"
+    texts = [
+        v["input"]["text"]
+        for v in json.loads(vectors.read_text(encoding="utf-8"))["vectors"]
+        if "text" in v["input"]
+    ]
+    texts += ["AIza" + "b" * 35 + " AIza" + "c" * 35, "x=" + "AKIA" + "A" * 16 + ",AKIA" + "B" * 16]
+    policy = extended_policy()
+    fast = [redaction.redact_text(text, policy).text for text in texts]
+    monkeypatch.setattr(redaction, "_python_regex", re.compile)
+    redaction._compile.cache_clear()
+    try:
+        portable = [redaction.redact_text(text, policy).text for text in texts]
+    finally:
+        redaction._compile.cache_clear()
+    assert fast == portable
