@@ -21,8 +21,11 @@ A policy has one of two styles.  A *pattern policy* (the default,
 dialect applied in catalog order, each match replaced by a placeholder such as
 ``<redacted:NAME:LEN>``, plus Harn's standalone-URL step and its sensitive JSON
 keys (:mod:`session_contracts._redaction_harn`).  A *detector policy*
-(``redaction-policy.extended.json``) is ours: detectors in Python ``re``
-syntax, key-entropy rules, views, and ``[REDACTED:kind]`` markers.
+(``redaction-policy.extended.json``) is ours: detectors, key-entropy rules,
+views, and ``[REDACTED:kind]`` markers.  Every pattern of either style is in
+the portable dialect (:mod:`session_contracts._redaction_dialect`), read with
+the dialect's meaning (:mod:`session_contracts._rust_regex`); docs/redaction.md
+specifies both algorithms step by step.
 
 Reading a policy file is I/O and lives in :mod:`session_contracts._redaction_policy`.
 """
