@@ -49,7 +49,7 @@ DOCUMENT_TYPES: dict[str, type[BaseModel]] = {
 SOURCES: dict[str, tuple[str, str]] = {
     "certification_report": ("schemas/certification-report.schema.json", "aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e"),
     "health_observation": ("schemas/health-observation.schema.json", "52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea"),
-    "producer_protocol": ("schemas/producer-protocol.schema.json", "2bf66811fa733b3a5890ad5fbf50ff896df4ff4205a5bac8a118b369f0c9769c"),
+    "producer_protocol": ("schemas/producer-protocol.schema.json", "65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1"),
     "run_record": ("schemas/run-record.schema.json", "65866a3e5d729f2592d496c8e00d660d102f6ce4b66309c77077a30c65a53a10"),
     "session_event": ("schemas/session-event.schema.json", "012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899"),
     "session_feedback": ("schemas/session-feedback.schema.json", "36d510d0c9b4b10bac53c1feebf82c6f4f6207ae0dfa7ae465b5df50db802c0a"),

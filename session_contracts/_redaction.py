@@ -21,8 +21,11 @@ A policy has one of two styles.  A *pattern policy* (the default,
 dialect applied in catalog order, each match replaced by a placeholder such as
 ``<redacted:NAME:LEN>``, plus Harn's standalone-URL step and its sensitive JSON
 keys (:mod:`session_contracts._redaction_harn`).  A *detector policy*
-(``redaction-policy.extended.json``) is ours: detectors in Python ``re``
-syntax, key-entropy rules, views, and ``[REDACTED:kind]`` markers.
+(``redaction-policy.extended.json``) is ours: detectors, key-entropy rules,
+views, and ``[REDACTED:kind]`` markers.  Every pattern of either style is in
+the portable dialect (:mod:`session_contracts._redaction_dialect`), read with
+the dialect's meaning (:mod:`session_contracts._rust_regex`); docs/redaction.md
+specifies both algorithms step by step.
 
 Reading a policy file is I/O and lives in :mod:`session_contracts._redaction_policy`.
 """
@@ -40,6 +43,7 @@ from types import MappingProxyType
 from typing import Any
 
 from session_contracts._errors import Finding, UsageError, json_path
+from session_contracts._redaction_dialect import OUTSIDE_DIALECT, dialect_findings
 from session_contracts._redaction_harn import (
     CompiledPattern,
     NameRule,
@@ -48,7 +52,7 @@ from session_contracts._redaction_harn import (
     scan_patterns,
     utf8_length,
 )
-from session_contracts._rust_regex import DialectError
+from session_contracts._rust_regex import WHITE_SPACE, DialectError, translate
 
 __all__ = [
     "CHARSETS",
@@ -108,25 +112,29 @@ _KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # checked against the detector's key pattern afterwards, so one compiled
 # expression serves every detector.  The key is bounded and must start a word,
 # which keeps the scan linear.
+# Unicode White_Space, spelled out (Python's \s also holds U+001C..U+001F).
+_SPACE = "".join(f"\\u{ord(c):04x}" for c in sorted(WHITE_SPACE))
 _ASSIGNMENT = re.compile(
     r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,63})"
     r"\\?[\"']?[ \t]*(?::=|=>|:(?!:)|=(?!=))[ \t]*"
     r"(?:\\?(?P<q>[\"']))?"
-    r"(?P<value>(?(q)(?:[^\"'\\\r\n]|\\(?![\"']))+|[^\s\"'\\,;&<>(){}\[\]`]+))"
+    r"(?P<value>(?(q)(?:[^\"'\\\r\n]|\\(?![\"']))+|[^" + _SPACE + r"\"'\\,;&<>(){}\[\]`]+))"
 )
 
-_KEY_AND_SEPARATOR = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}(?::=|=>|:|=)")
+# An unquoted value this long at most, holding a separator, may hold the next pair.
+_CHAIN_VALUE_MAX = 128
 
 # -- policy ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class RegexDetector:
-    """Redacts every match of ``pattern`` (or only its ``group``)."""
+    """Redacts every match of ``pattern`` (or only its ``group``: a group number, or
+    several, of which the first that took part in the match)."""
 
     id: str
     pattern: str
-    group: int | str = 0
+    group: int | tuple[int, ...] = 0
     ignore_case: bool = False
     enabled: bool = True
     description: str = ""
@@ -247,17 +255,25 @@ class RedactionPolicy:
         )
 
 
-def _regex_problem(pattern: str, flags: int, where: str) -> Finding | None:
+def _effective(pattern: str, ignore_case: bool) -> str:
+    """The pattern as the engine reads it: ``ignore_case`` is a leading ``(?i)``."""
+    return f"(?i){pattern}" if ignore_case and not pattern.startswith("(?i") else pattern
+
+
+def _regex_problem(pattern: str, ignore_case: bool, where: str) -> Finding | None:
+    """A pattern outside the portable dialect (docs/redaction.md), as a finding."""
+    findings = dialect_findings(_effective(pattern, ignore_case), where)
+    if findings:
+        return findings[0]
     try:
-        re.compile(pattern, flags)
-    except re.error as exc:
-        return Finding(
-            where,
-            POLICY_INVALID,
-            f"the pattern is not a valid Python regular expression: {exc}",
-            "patterns use Python `re` syntax",
-        )
+        translate(_effective(pattern, ignore_case))
+    except DialectError as exc:  # pragma: no cover - the dialect is a subset
+        return Finding(where, OUTSIDE_DIALECT, f"the pattern is outside the dialect: {exc}")
     return None
+
+
+def _group_count(pattern: str) -> int:
+    return re.compile(translate(pattern)).groups
 
 
 def _pattern_policy_problems(policy: RedactionPolicy) -> list[Finding]:
@@ -290,6 +306,10 @@ def _pattern_policy_problems(policy: RedactionPolicy) -> list[Finding]:
     )
     for index, pattern in enumerate(policy.patterns):
         where: list[str | int] = ["patterns", index]
+        outside = dialect_findings(pattern.pattern, json_path([*where, "pattern"]))
+        if outside:
+            problems += outside
+            continue
         try:
             compile_pattern(pattern.name, pattern.pattern)
         except DialectError as exc:
@@ -351,7 +371,7 @@ def policy_problems(policy: RedactionPolicy) -> list[Finding]:
             )
         )
     for index, placeholder in enumerate(policy.placeholders):
-        problem = _regex_problem(placeholder, 0, json_path(["placeholders", index]))
+        problem = _regex_problem(placeholder, False, json_path(["placeholders", index]))
         if problem:
             problems.append(problem)
     problems += _name_problems(
@@ -364,28 +384,26 @@ def policy_problems(policy: RedactionPolicy) -> list[Finding]:
     for index, detector in enumerate(policy.detectors):
         where: list[str | int] = ["detectors", index]
         if isinstance(detector, RegexDetector):
-            flags = re.IGNORECASE if detector.ignore_case else 0
-            problem = _regex_problem(detector.pattern, flags, json_path([*where, "pattern"]))
+            problem = _regex_problem(
+                detector.pattern, detector.ignore_case, json_path([*where, "pattern"])
+            )
             if problem:
                 problems.append(problem)
                 continue
-            compiled = re.compile(detector.pattern, flags)
-            group = detector.group
-            if (isinstance(group, int) and not 0 <= group <= compiled.groups) or (
-                isinstance(group, str) and group not in compiled.groupindex
-            ):
+            groups = _group_count(_effective(detector.pattern, detector.ignore_case))
+            wanted = detector.group if isinstance(detector.group, tuple) else (detector.group,)
+            if not wanted or any(not 0 <= group <= groups for group in wanted):
                 problems.append(
                     Finding(
                         json_path([*where, "group"]),
                         POLICY_INVALID,
-                        f"the pattern has no group {group!r}",
-                        "name a group the pattern defines, or 0 for the whole match",
+                        f"the pattern has no group {detector.group!r}",
+                        "give a group number the pattern defines (or a list of them), or 0 for "
+                        "the whole match",
                     )
                 )
         else:
-            problem = _regex_problem(
-                detector.key_pattern, re.IGNORECASE, json_path([*where, "key_pattern"])
-            )
+            problem = _regex_problem(detector.key_pattern, True, json_path([*where, "key_pattern"]))
             if problem:
                 problems.append(problem)
             if detector.min_length < 1:
@@ -424,7 +442,15 @@ def policy_problems(policy: RedactionPolicy) -> list[Finding]:
 class _CompiledRegex:
     kind: str
     regex: re.Pattern[str]
-    group: int | str
+    groups: tuple[int, ...]
+
+    def span(self, match: re.Match[str]) -> tuple[int, int]:
+        """The span of the first of the detector's groups that took part in ``match``."""
+        for group in self.groups:
+            start, end = match.span(group)
+            if start >= 0:
+                return start, end
+        return 0, 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,6 +481,22 @@ class _Compiled:
         return any(p.fullmatch(value) for p in self.placeholders)
 
 
+# A pattern's leading left boundary, (?:^|[^X]) as translated.  Python's engine
+# cannot skip ahead to a literal past an alternation, and reads every position
+# of the text ten times slower; a look-behind (?<![X]) lets it.  The two differ
+# only when a match's boundary character is the last one the previous match of
+# the same pattern consumed, and the pieces between detections are scanned
+# again (see _detect_text), where the consumed character is the piece's first.
+_LEADING_BOUNDARY = re.compile(r"\(\?:\\A\|\[\^((?:\\.|[^\]\\])*)\]\)")
+
+
+def _python_regex(translated: str) -> re.Pattern[str]:
+    boundary = _LEADING_BOUNDARY.match(translated)
+    if boundary is not None:
+        translated = f"(?<![{boundary[1]}]){translated[boundary.end() :]}"
+    return re.compile(translated)
+
+
 @lru_cache(maxsize=32)
 def _compile(policy: RedactionPolicy) -> _Compiled:
     problems = policy_problems(policy)
@@ -465,15 +507,18 @@ def _compile(policy: RedactionPolicy) -> _Compiled:
         if not detector.enabled:
             continue
         if isinstance(detector, RegexDetector):
-            flags = re.IGNORECASE if detector.ignore_case else 0
             detectors.append(
-                _CompiledRegex(detector.id, re.compile(detector.pattern, flags), detector.group)
+                _CompiledRegex(
+                    detector.id,
+                    _python_regex(translate(_effective(detector.pattern, detector.ignore_case))),
+                    detector.group if isinstance(detector.group, tuple) else (detector.group,),
+                )
             )
         else:
             detectors.append(
                 _CompiledKey(
                     detector.id,
-                    re.compile(detector.key_pattern, re.IGNORECASE),
+                    re.compile(translate(_effective(detector.key_pattern, True))),
                     detector.min_length,
                     tuple((CHARSETS[t.charset], t.min_entropy) for t in detector.charsets),
                 )
@@ -486,7 +531,7 @@ def _compile(policy: RedactionPolicy) -> _Compiled:
     return _Compiled(
         policy,
         tuple(detectors),
-        tuple(re.compile(p) for p in policy.placeholders),
+        tuple(re.compile(translate(p)) for p in policy.placeholders),
         marker,
     )
 
@@ -543,10 +588,17 @@ def _assignments(segment: str) -> Iterator[re.Match[str]]:
     position = 0
     while (match := _ASSIGNMENT.search(segment, position)) is not None:
         yield match
-        # Go back only when the value is itself nothing but a key and its
-        # separator: at most 70 characters, so the scan stays linear (a value
-        # like "a:a:a:..." runs to the end of the text and is not gone back into).
-        chained = match["q"] is None and _KEY_AND_SEPARATOR.fullmatch(match["value"])
+        # Go back to the value's first character when it is quoted (a quoted
+        # value may hold the next pair: `A:" signing_key: "v"`, whose first
+        # pair's value is ` signing_key: `) or is unquoted, holds a separator
+        # and is at most 128 characters long (`A:A:signing_key: "v"`).  The scan
+        # stays linear: a quoted value ends at the next quote, so quoted values
+        # never nest, and a long unquoted value like "a:a:a:..." is not gone
+        # back into, so a character is read again by at most 64 pairs.
+        value = match["value"]
+        chained = match["q"] is not None or (
+            len(value) <= _CHAIN_VALUE_MAX and ("=" in value or ":" in value)
+        )
         position = match.start("value") if chained else match.end()
 
 
@@ -554,7 +606,7 @@ def _hits_in(segment: str, compiled: _Compiled, key: str | None) -> Iterator[_Hi
     for order, detector in enumerate(compiled.detectors):
         if isinstance(detector, _CompiledRegex):
             for match in detector.regex.finditer(segment):
-                start, end = match.span(detector.group)
+                start, end = detector.span(match)
                 if start < end:
                     yield _Hit(start, end, order, detector.kind)
             continue
@@ -629,50 +681,59 @@ _KEY_CHAIN_LINK = re.compile(
     # The separator and blanks before a link are matched, the link only looked at,
     # so that the next search starts at the link and finds the one after it.
     r"[:=][ \t]+"
-    r"(?=(?P<link>[A-Za-z_][A-Za-z0-9_.-]{0,63}[ \t]*(?::(?![:/])|=(?![=>]))[ \t]*)\S)"
+    r"(?=(?P<link>[A-Za-z_][A-Za-z0-9_.-]{0,63}[ \t]*(?::(?![:/])|=(?![=>]))[ \t]*)[^"
+    + _SPACE
+    + "])"
 )
 
 
-def _view(text: str) -> tuple[str, list[int]] | None:
-    """The text without escape runs and chain links, and where each of its characters
-    is in ``text``; None when there is nothing to leave out."""
-    left_out: list[tuple[int, int]] = []
+def _views(text: str) -> list[tuple[str, list[int]]]:
+    """The views of ``text``, each with where its characters are in ``text``: the
+    text without escape runs (the *escape view*), then the text without escape
+    runs and chain links (the *chain view*); a view that leaves nothing out, or
+    the same as the one before it, is not read.
+
+    Both are needed: in ``Error: signing_key: \\\"v\\\"`` (JSON inside JSON inside
+    JSON) only the escape view brings the key and its quoted value together, and
+    the chain view has left out the key itself.
+    """
+    escapes: list[tuple[int, int]] = []
+    links: list[tuple[int, int]] = []
     if "\\\\" in text:
-        left_out.extend((m.start(), m.end() - 1) for m in _ESCAPED_QUOTE_RUN.finditer(text))
+        escapes = [(m.start(), m.end() - 1) for m in _ESCAPED_QUOTE_RUN.finditer(text)]
     if ":" in text or "=" in text:
-        left_out.extend(m.span("link") for m in _KEY_CHAIN_LINK.finditer(text))
-    if not left_out:
-        return None
-    pieces: list[str] = []
-    origin: list[int] = []
-    for start, end in _gaps(sorted(left_out), len(text)):
-        pieces.append(text[start:end])
-        origin.extend(range(start, end))
-    return "".join(pieces), origin
+        links = [m.span("link") for m in _KEY_CHAIN_LINK.finditer(text)]
+    views: list[tuple[str, list[int]]] = []
+    for left_out in (escapes, sorted(escapes + links) if links else []):
+        if not left_out:
+            continue
+        pieces: list[str] = []
+        origin: list[int] = []
+        for start, end in _gaps(left_out, len(text)):
+            pieces.append(text[start:end])
+            origin.extend(range(start, end))
+        views.append(("".join(pieces), origin))
+    return views
 
 
 def _detect(text: str, compiled: _Compiled, key: str | None = None) -> list[Detection]:
-    """Detections in ``text`` and in its view (see above), skipping markers.
+    """Detections in ``text`` and in its views (see above), skipping markers.
 
-    A detection in the view covers, in ``text``, everything from its first to its
+    A detection in a view covers, in ``text``, everything from its first to its
     last character; overlapping detections become one, named as in
     :func:`_detect_segment`.
     """
     found = _detect_text(text, compiled, key)
-    view = _view(text)
-    if view is None:
-        return found
-    seen, origin = view
     mapped = [
         Detection(d.kind, origin[d.start], origin[d.end - 1] + 1)
+        for seen, origin in _views(text)
         for d in _detect_text(seen, compiled, key)
     ]
     if not mapped:
         return found
+    order = {kind: index for index, kind in enumerate(compiled.policy.kinds)}
     merged: list[Detection] = []
-    for detection in sorted(
-        [*found, *mapped], key=lambda d: (d.start, -d.end, compiled.policy.kinds.index(d.kind))
-    ):
+    for detection in sorted([*found, *mapped], key=lambda d: (d.start, -d.end, order[d.kind])):
         if merged and detection.start < merged[-1].end:
             last = merged[-1]
             merged[-1] = Detection(last.kind, last.start, max(last.end, detection.end))

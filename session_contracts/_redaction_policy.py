@@ -103,7 +103,7 @@ def _detector(entry: dict[str, Any]) -> Detector:
         )
     return RegexDetector(
         pattern=entry["pattern"],
-        group=entry.get("group", 0),
+        group=tuple(group) if isinstance(group := entry.get("group", 0), list) else group,
         ignore_case=entry.get("ignore_case", False),
         **common,
     )

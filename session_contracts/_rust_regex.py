@@ -277,15 +277,20 @@ class _Parser:
         if flags.ignore_case and (character.lower() != character or character.upper() != character):
             if not character.isascii():
                 raise self.fail("a non-ASCII letter under case-insensitive matching")
-            if character in "iI":
-                return "[iI]"
-            return f"(?i:{character})"
+            # Spelled as a class: exactly Rust's folding (i has no non-ASCII
+            # partner there, k and s have one each), and faster in Python's
+            # engine than a scoped (?i:c).
+            lower = character.lower()
+            extra = _FOLD_EXTRA.get(lower)
+            body = lower.upper() + lower + (_class_char(extra, self.re2) if extra else "")
+            return f"[{body}]"
         return _class_char(code, self.re2)
 
     def group(self, flags: _Flags) -> _Node:
         start = self.position
         self.position += 1
         inner_flags = _Flags(flags.ignore_case, flags.dot_all)
+        capturing = self.peek() != "?"
         if self.peek() == "?":
             self.position += 1
             if self.peek() == "P" or self.peek() == "<":
@@ -300,7 +305,10 @@ class _Parser:
         if self.peek() != ")":
             raise self.fail("an unclosed group", start)
         self.position += 1
-        return _Node(f"(?:{node.text})", node.nullable)
+        # A plain group stays a capturing group, so that group numbers (a detector's
+        # ``group``) mean the same in the translation; every other group the
+        # translation writes is non-capturing.
+        return _Node(f"({node.text})" if capturing else f"(?:{node.text})", node.nullable)
 
     def escape(self, flags: _Flags) -> _Node:
         start = self.position

@@ -263,7 +263,7 @@ LOOKALIKES = [
     "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
     "-----BEGIN PUBLIC KEY-----\nMIIB\n-----END PUBLIC KEY-----",
     "signing_key: rotate-every-ninety-days",
-    "token = aaaaaaaaaaaaaaaaaaaa",
+    "token = ********************",
     "[REDACTED:jwt] and [REDACTED:bearer_token]",
     "",
 ]
@@ -603,10 +603,19 @@ def test_custom_marker(tmp_path: Path) -> None:
             "$.detectors[15].charsets[0].charset",
             "is not one of",
         ),
-        (lambda d: d["detectors"][0].update(pattern="(unclosed"), "$.detectors[0].pattern", "re"),
-        (lambda d: d["detectors"][0].update(group="nope"), "$.detectors[0].group", "no group"),
+        (
+            lambda d: d["detectors"][0].update(pattern="(unclosed"),
+            "$.detectors[0].pattern",
+            "unclosed group",
+        ),
+        (
+            lambda d: d["detectors"][0].update(pattern="(?<![a-z])x"),
+            "$.detectors[0].pattern",
+            "look-behind",
+        ),
+        (lambda d: d["detectors"][0].update(group=7), "$.detectors[0].group", "no group"),
         (lambda d: d["detectors"][1].update(id="pem_private_key"), "$.detectors[1].id", "twice"),
-        (lambda d: d["placeholders"].append("[a-"), "$.placeholders[8]", "regular expression"),
+        (lambda d: d["placeholders"].append("[a-"), "$.placeholders[8]", "unclosed class"),
     ],
 )
 def test_bad_policy_file_is_reported_with_a_json_path(
@@ -618,7 +627,9 @@ def test_bad_policy_file_is_reported_with_a_json_path(
     with pytest.raises(UsageError) as caught:
         load_policy(source)
     findings = caught.value.findings
-    assert [f.code for f in findings] == ["redaction_policy_invalid"]
+    dialect = words in ("unclosed group", "look-behind", "unclosed class")
+    expected = "pattern_outside_dialect" if dialect else "redaction_policy_invalid"
+    assert [f.code for f in findings] == [expected]
     assert findings[0].path == path
     assert words in findings[0].message
     assert findings[0].source == str(source)

@@ -479,6 +479,52 @@ def judge_query_aliases(runner: Runner, trial: Trial) -> None:
         )
 
 
+def _redaction_vector_trials() -> list[st.SearchStrategy[Trial]]:
+    """One strategy per policy and detector group of the redaction vectors, so every
+    detector is tried at any number of examples."""
+    from session_contracts._redaction_vectors import vector_groups
+
+    return [_trials("redaction.apply", st.sampled_from(cases)) for _, cases in vector_groups()]
+
+
+def judge_redaction_apply(runner: Runner, trial: Trial) -> None:
+    from session_contracts._redaction_vectors import apply, kinds_of
+
+    outcome = _run(runner, trial)
+    actual = _expect_result(outcome)
+    expected = apply(trial.input)
+    if not (isinstance(actual, dict) and json_equal(actual, expected)):
+        # Name the detector, never the text: the input holds a (fake) secret.
+        where = _first_difference_path(expected, actual)
+        raise _Failed(
+            f"{trial.input['policy']} policy, detector(s) {', '.join(kinds_of(trial.input))}: "
+            f"the output differs from the reference at {where}"
+        )
+
+
+def _first_difference_path(expected: Any, actual: Any, path: str = "$") -> str:
+    """Where two JSON values first differ (a string: the character offset)."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key in expected.keys() | actual.keys():
+            if key not in expected or key not in actual:
+                return f"{path}.{key} (present in only one)"
+            if not json_equal(expected[key], actual[key]):
+                return _first_difference_path(expected[key], actual[key], f"{path}.{key}")
+        return path
+    if isinstance(expected, list) and isinstance(actual, list):
+        for index, (left, right) in enumerate(zip(expected, actual, strict=False)):
+            if not json_equal(left, right):
+                return _first_difference_path(left, right, f"{path}[{index}]")
+        return f"{path} (length {len(expected)} expected, {len(actual)} given)"
+    if isinstance(expected, str) and isinstance(actual, str):
+        offset = next(
+            (i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b),
+            min(len(expected), len(actual)),
+        )
+        return f"{path}, character {offset}"
+    return path
+
+
 @dataclass(frozen=True)
 class _Plan:
     judge: Callable[[Runner, Trial], None]
@@ -591,6 +637,7 @@ PLANS: dict[str, _Plan] = {
             ),
         ),
     ),
+    "redaction.apply": _Plan(judge_redaction_apply, lambda c, o: _redaction_vector_trials()),
     "feedback.usage-never-summed": _Plan(
         judge_usage_not_summed, lambda c, o: _trials("feedback.run", _cases.feedback_steps())
     ),

@@ -176,6 +176,16 @@ CHECKS: tuple[Check, ...] = (
         "secrets, not the text around them)",
     ),
     Check(
+        "redaction.apply",
+        "required",
+        "all",
+        "redaction.apply",
+        "every redaction vector (docs/vectors/redaction.json) redacts to exactly the reference's "
+        "text or value; a failure names the detector",
+        "002: Public text is redacted through Harn's active redaction policy before it "
+        "reaches the snapshot",
+    ),
+    Check(
         "feedback.usage-never-summed",
         "required",
         "session-feedback",

@@ -355,6 +355,17 @@ def _damage_rows(path: Path, event_ids: list[int]) -> None:
         connection.close()
 
 
+def redaction_apply(case: Mapping[str, Any]) -> Any:
+    """Redact ``text`` (or the JSON ``value``) with the built-in ``policy``."""
+    from session_contracts._redaction_vectors import POLICY_NAMES, apply
+
+    if case.get("policy") not in POLICY_NAMES:
+        raise Rejected("invalid_case", "$.policy", "policy is default or extended")
+    if ("text" in case) == ("value" in case) or not isinstance(case.get("text", ""), str):
+        raise Rejected("invalid_case", "$", "give exactly one of text (a string) and value")
+    return apply(case)
+
+
 HANDLERS: dict[str, Handler] = {
     "recap.project": recap_project,
     "runrecord.project": runrecord_project,
@@ -363,6 +374,7 @@ HANDLERS: dict[str, Handler] = {
     "health.reduce": health_reduce,
     "health.a2a_status_update": health_a2a_status_update,
     "feedback.run": feedback_run,
+    "redaction.apply": redaction_apply,
 }
 
 

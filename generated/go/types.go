@@ -2,7 +2,7 @@
 // One Go type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
-//   schemas/producer-protocol.schema.json sha256:2bf66811fa733b3a5890ad5fbf50ff896df4ff4205a5bac8a118b369f0c9769c
+//   schemas/producer-protocol.schema.json sha256:65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1
 //   schemas/run-record.schema.json sha256:65866a3e5d729f2592d496c8e00d660d102f6ce4b66309c77077a30c65a53a10
 //   schemas/session-event.schema.json sha256:012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899
 //   schemas/session-feedback.schema.json sha256:36d510d0c9b4b10bac53c1feebf82c6f4f6207ae0dfa7ae465b5df50db802c0a
@@ -2606,7 +2606,9 @@ func (x *ModelSource) UnmarshalJSON(data []byte) error {
 // order with the given server clock. runrecord.project: a run record from a run description
 // and journal events. runrecord.provider_call_response: the provider_call_response payload
 // for a model response. document.roundtrip: decode a document with typed bindings and encode
-// it again (closed contract, extensions kept).
+// it again (closed contract, extensions kept). redaction.apply: redact a text or a JSON
+// value with a built-in redaction policy (RedactionApplyInput, RedactionApplyOutput;
+// docs/redaction.md).
 // Schema: producer-protocol.schema.json#/$defs/Operation
 type Operation string
 
@@ -2618,6 +2620,7 @@ const (
 	OperationRunrecordProject              Operation = "runrecord.project"
 	OperationRunrecordProviderCallResponse Operation = "runrecord.provider_call_response"
 	OperationDocumentRoundtrip             Operation = "document.roundtrip"
+	OperationRedactionApply                Operation = "redaction.apply"
 )
 
 // UnmarshalJSON refuses a string outside the enum.
@@ -2627,7 +2630,7 @@ func (x *Operation) UnmarshalJSON(data []byte) error {
 		return failure("wrong_type", "expected a string")
 	}
 	switch Operation(s) {
-	case OperationRecapProject, OperationHealthReduce, OperationHealthA2aStatusUpdate, OperationFeedbackRun, OperationRunrecordProject, OperationRunrecordProviderCallResponse, OperationDocumentRoundtrip:
+	case OperationRecapProject, OperationHealthReduce, OperationHealthA2aStatusUpdate, OperationFeedbackRun, OperationRunrecordProject, OperationRunrecordProviderCallResponse, OperationDocumentRoundtrip, OperationRedactionApply:
 		*x = Operation(s)
 		return nil
 	}
@@ -5123,6 +5126,130 @@ func (x RecapUnavailable) MarshalJSON() ([]byte, error) {
 	var w objectWriter
 	w.member("state", x.State)
 	w.member("reason", x.Reason)
+	return w.finish()
+}
+
+// The input of redaction.apply: exactly one of text (redact it as a string) and value
+// (redact it as a JSON value: keys kept, sensitive keys' values replaced whole), and the
+// built-in policy to apply (default: Harn's catalog; extended: our detectors).
+// docs/vectors/redaction.json holds the vectors.
+// Schema: producer-protocol.schema.json#/$defs/RedactionApplyInput
+type RedactionApplyInput struct {
+	Text   *string                   // "text"
+	Value  json.RawMessage           // "value"
+	Policy RedactionApplyInputPolicy // "policy" (required)
+}
+
+// UnmarshalJSON decodes a closed RedactionApplyInput: unknown members are refused.
+func (x *RedactionApplyInput) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = RedactionApplyInput{}
+	var seen [3]bool
+	for _, m := range members {
+		switch m.name {
+		case "text":
+			seen[0] = true
+			x.Text = new(string)
+			err = decodeInto[string](m.raw, x.Text)
+		case "value":
+			seen[1] = true
+			err = decodeRaw(m.raw, &x.Value)
+		case "policy":
+			seen[2] = true
+			err = decodeInto[RedactionApplyInputPolicy](m.raw, &x.Policy)
+		default:
+			return at(failure("unknown_member", "%q is not a member of RedactionApplyInput", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[2] {
+		return failure("missing_member", "the required member %q is missing", "policy")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x RedactionApplyInput) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	if x.Text != nil {
+		w.member("text", x.Text)
+	}
+	if x.Value != nil {
+		w.member("value", x.Value)
+	}
+	w.member("policy", x.Policy)
+	return w.finish()
+}
+
+// RedactionApplyInputPolicy is a closed set of strings.
+// Schema: producer-protocol.schema.json (inline)
+type RedactionApplyInputPolicy string
+
+const (
+	RedactionApplyInputPolicyDefault  RedactionApplyInputPolicy = "default"
+	RedactionApplyInputPolicyExtended RedactionApplyInputPolicy = "extended"
+)
+
+// UnmarshalJSON refuses a string outside the enum.
+func (x *RedactionApplyInputPolicy) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return failure("wrong_type", "expected a string")
+	}
+	switch RedactionApplyInputPolicy(s) {
+	case RedactionApplyInputPolicyDefault, RedactionApplyInputPolicyExtended:
+		*x = RedactionApplyInputPolicy(s)
+		return nil
+	}
+	return failure("enum_mismatch", "%q is not a RedactionApplyInputPolicy", s)
+}
+
+// The output of redaction.apply: {"text": the redacted text} for a text input, {"value": the
+// redacted value} for a value input; compared exactly.
+// Schema: producer-protocol.schema.json#/$defs/RedactionApplyOutput
+type RedactionApplyOutput struct {
+	Text  *string         // "text"
+	Value json.RawMessage // "value"
+}
+
+// UnmarshalJSON decodes a closed RedactionApplyOutput: unknown members are refused.
+func (x *RedactionApplyOutput) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = RedactionApplyOutput{}
+	for _, m := range members {
+		switch m.name {
+		case "text":
+			x.Text = new(string)
+			err = decodeInto[string](m.raw, x.Text)
+		case "value":
+			err = decodeRaw(m.raw, &x.Value)
+		default:
+			return at(failure("unknown_member", "%q is not a member of RedactionApplyOutput", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x RedactionApplyOutput) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	if x.Text != nil {
+		w.member("text", x.Text)
+	}
+	if x.Value != nil {
+		w.member("value", x.Value)
+	}
 	return w.finish()
 }
 

@@ -2,7 +2,7 @@
 // One TypeScript type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
-//   schemas/producer-protocol.schema.json sha256:2bf66811fa733b3a5890ad5fbf50ff896df4ff4205a5bac8a118b369f0c9769c
+//   schemas/producer-protocol.schema.json sha256:65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1
 //   schemas/run-record.schema.json sha256:65866a3e5d729f2592d496c8e00d660d102f6ce4b66309c77077a30c65a53a10
 //   schemas/session-event.schema.json sha256:012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899
 //   schemas/session-feedback.schema.json sha256:36d510d0c9b4b10bac53c1feebf82c6f4f6207ae0dfa7ae465b5df50db802c0a
@@ -2135,13 +2135,15 @@ export const encodeModelSource: Encoder<ModelSource> = encodeString;
  * order with the given server clock. runrecord.project: a run record from a run description
  * and journal events. runrecord.provider_call_response: the provider_call_response payload
  * for a model response. document.roundtrip: decode a document with typed bindings and encode
- * it again (closed contract, extensions kept).
+ * it again (closed contract, extensions kept). redaction.apply: redact a text or a JSON
+ * value with a built-in redaction policy (RedactionApplyInput, RedactionApplyOutput;
+ * docs/redaction.md).
  *
  * Schema: producer-protocol.schema.json#/$defs/Operation
  */
-export type Operation = "recap.project" | "health.reduce" | "health.a2a_status_update" | "feedback.run" | "runrecord.project" | "runrecord.provider_call_response" | "document.roundtrip";
+export type Operation = "recap.project" | "health.reduce" | "health.a2a_status_update" | "feedback.run" | "runrecord.project" | "runrecord.provider_call_response" | "document.roundtrip" | "redaction.apply";
 
-export const OperationValues: ReadonlyArray<Operation> = ["recap.project", "health.reduce", "health.a2a_status_update", "feedback.run", "runrecord.project", "runrecord.provider_call_response", "document.roundtrip"];
+export const OperationValues: ReadonlyArray<Operation> = ["recap.project", "health.reduce", "health.a2a_status_update", "feedback.run", "runrecord.project", "runrecord.provider_call_response", "document.roundtrip", "redaction.apply"];
 
 export function decodeOperation(node: JsonNode, path: string, source: string): Operation {
   const value = decodeString(node, path, source);
@@ -3914,6 +3916,105 @@ export function encodeRecapUnavailable(value: RecapUnavailable): string {
   const parts: string[] = [];
   parts.push("\"state\":" + encodeString(value["state"]));
   parts.push("\"reason\":" + encodeUnavailableReason(value["reason"]));
+  return "{" + parts.join(",") + "}";
+}
+
+/**
+ * The input of redaction.apply: exactly one of text (redact it as a string) and value
+ * (redact it as a JSON value: keys kept, sensitive keys' values replaced whole), and the
+ * built-in policy to apply (default: Harn's catalog; extended: our detectors).
+ * docs/vectors/redaction.json holds the vectors.
+ *
+ * Schema: producer-protocol.schema.json#/$defs/RedactionApplyInput
+ */
+export interface RedactionApplyInput {
+  text?: string;
+  value?: RawJson;
+  policy: RedactionApplyInputPolicy;
+}
+
+export function decodeRedactionApplyInput(node: JsonNode, path: string, source: string): RedactionApplyInput {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "text":
+        out["text"] = decodeString(child, at, source);
+        break;
+      case "value":
+        out["value"] = decodeRaw(child, at, source);
+        break;
+      case "policy":
+        out["policy"] = decodeRedactionApplyInputPolicy(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "RedactionApplyInput");
+    }
+  }
+  if (!has(out, "policy")) missingMember(path, "policy");
+  return out as unknown as RedactionApplyInput;
+}
+
+export function encodeRedactionApplyInput(value: RedactionApplyInput): string {
+  const parts: string[] = [];
+  { const member = value["text"]; if (member !== undefined) parts.push("\"text\":" + encodeString(member)); }
+  { const member = value["value"]; if (member !== undefined) parts.push("\"value\":" + encodeRaw(member)); }
+  parts.push("\"policy\":" + encodeRedactionApplyInputPolicy(value["policy"]));
+  return "{" + parts.join(",") + "}";
+}
+
+/**
+ * Schema: producer-protocol.schema.json (inline)
+ */
+export type RedactionApplyInputPolicy = "default" | "extended";
+
+export const RedactionApplyInputPolicyValues: ReadonlyArray<RedactionApplyInputPolicy> = ["default", "extended"];
+
+export function decodeRedactionApplyInputPolicy(node: JsonNode, path: string, source: string): RedactionApplyInputPolicy {
+  const value = decodeString(node, path, source);
+  if (!(RedactionApplyInputPolicyValues as ReadonlyArray<string>).includes(value)) {
+    throw new DecodeError(path, "enum_mismatch", `${JSON.stringify(value)} is not a RedactionApplyInputPolicy`);
+  }
+  return value as RedactionApplyInputPolicy;
+}
+
+export const encodeRedactionApplyInputPolicy: Encoder<RedactionApplyInputPolicy> = encodeString;
+
+/**
+ * The output of redaction.apply: {"text": the redacted text} for a text input, {"value": the
+ * redacted value} for a value input; compared exactly.
+ *
+ * Schema: producer-protocol.schema.json#/$defs/RedactionApplyOutput
+ */
+export interface RedactionApplyOutput {
+  text?: string;
+  value?: RawJson;
+}
+
+export function decodeRedactionApplyOutput(node: JsonNode, path: string, source: string): RedactionApplyOutput {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "text":
+        out["text"] = decodeString(child, at, source);
+        break;
+      case "value":
+        out["value"] = decodeRaw(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "RedactionApplyOutput");
+    }
+  }
+  return out as unknown as RedactionApplyOutput;
+}
+
+export function encodeRedactionApplyOutput(value: RedactionApplyOutput): string {
+  const parts: string[] = [];
+  { const member = value["text"]; if (member !== undefined) parts.push("\"text\":" + encodeString(member)); }
+  { const member = value["value"]; if (member !== undefined) parts.push("\"value\":" + encodeRaw(member)); }
   return "{" + parts.join(",") + "}";
 }
 

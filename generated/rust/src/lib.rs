@@ -2,7 +2,7 @@
 // One Rust type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
-//   schemas/producer-protocol.schema.json sha256:2bf66811fa733b3a5890ad5fbf50ff896df4ff4205a5bac8a118b369f0c9769c
+//   schemas/producer-protocol.schema.json sha256:65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1
 //   schemas/run-record.schema.json sha256:65866a3e5d729f2592d496c8e00d660d102f6ce4b66309c77077a30c65a53a10
 //   schemas/session-event.schema.json sha256:012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899
 //   schemas/session-feedback.schema.json sha256:36d510d0c9b4b10bac53c1feebf82c6f4f6207ae0dfa7ae465b5df50db802c0a
@@ -1170,7 +1170,9 @@ pub enum ModelSource {
 /// order with the given server clock. runrecord.project: a run record from a run description
 /// and journal events. runrecord.provider_call_response: the provider_call_response payload
 /// for a model response. document.roundtrip: decode a document with typed bindings and encode
-/// it again (closed contract, extensions kept).
+/// it again (closed contract, extensions kept). redaction.apply: redact a text or a JSON
+/// value with a built-in redaction policy (RedactionApplyInput, RedactionApplyOutput;
+/// docs/redaction.md).
 ///
 /// Schema: `producer-protocol.schema.json#/$defs/Operation`
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -1189,6 +1191,8 @@ pub enum Operation {
     RunrecordProviderCallResponse,
     #[serde(rename = "document.roundtrip")]
     DocumentRoundtrip,
+    #[serde(rename = "redaction.apply")]
+    RedactionApply,
 }
 
 /// Schema: `session-event.schema.json#/$defs/OtherEvent`
@@ -1991,6 +1995,45 @@ pub struct RecapUnavailable {
     pub state: ConstUnavailable,
     #[serde(rename = "reason")]
     pub reason: UnavailableReason,
+}
+
+/// The input of redaction.apply: exactly one of text (redact it as a string) and value
+/// (redact it as a JSON value: keys kept, sensitive keys' values replaced whole), and the
+/// built-in policy to apply (default: Harn's catalog; extended: our detectors).
+/// docs/vectors/redaction.json holds the vectors.
+///
+/// Schema: `producer-protocol.schema.json#/$defs/RedactionApplyInput`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedactionApplyInput {
+    #[serde(rename = "text", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub text: Option<String>,
+    #[serde(rename = "value", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub value: Option<Json>,
+    #[serde(rename = "policy")]
+    pub policy: RedactionApplyInputPolicy,
+}
+
+/// Schema: `producer-protocol.schema.json (inline)`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RedactionApplyInputPolicy {
+    #[serde(rename = "default")]
+    Default,
+    #[serde(rename = "extended")]
+    Extended,
+}
+
+/// The output of redaction.apply: {"text": the redacted text} for a text input, {"value": the
+/// redacted value} for a value input; compared exactly.
+///
+/// Schema: `producer-protocol.schema.json#/$defs/RedactionApplyOutput`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedactionApplyOutput {
+    #[serde(rename = "text", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub text: Option<String>,
+    #[serde(rename = "value", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub value: Option<Json>,
 }
 
 /// Schema: `producer-protocol.schema.json#/$defs/RejectedResponse`

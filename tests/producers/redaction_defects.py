@@ -1,0 +1,63 @@
+"""The reference producer with one redaction detector missing, chosen by argv[1].
+
+``POLICY/KIND`` (``default/jwt``, ``extended/url_password``, ...) turns that
+detector off in ``redaction.apply`` under that policy; ``default/url_credentials``
+drops Harn's standalone-URL step and ``default/sensitive_key`` its sensitive JSON
+keys.  Everything else is the reference.  tests/test_redaction_apply.py proves
+the ``redaction.apply`` check catches each one at default settings.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from session_contracts.conformance.protocol import Handler, Rejected, serve
+from session_contracts.conformance.reference._producer import HANDLERS
+
+from session_contracts._redaction import RedactionPolicy, redact_text, redact_value
+from session_contracts._redaction_vectors import POLICY_NAMES, policy_named
+
+__all__ = ["defective_handler", "main"]
+
+
+def _without(policy: RedactionPolicy, kind: str) -> RedactionPolicy:
+    if kind == "url_credentials":
+        return replace(policy, url_params=None)
+    if kind == "sensitive_key":
+        return replace(policy, sensitive_keys=None)
+    return policy.disable(kind)
+
+
+def defective_handler(defect: str) -> Handler:
+    """``redaction.apply`` with the detector ``defect`` (``POLICY/KIND``) turned off."""
+    broken_policy, _, kind = defect.partition("/")
+    if broken_policy not in POLICY_NAMES or not kind:
+        raise SystemExit(f"unknown defect {defect!r}: POLICY/KIND, POLICY one of {POLICY_NAMES}")
+    broken = _without(policy_named(broken_policy), kind)
+
+    def handler(case: Mapping[str, Any]) -> Any:
+        name = case.get("policy")
+        if name not in POLICY_NAMES:
+            raise Rejected("invalid_case", "$.policy", "policy is default or extended")
+        policy = broken if name == broken_policy else policy_named(str(name))
+        if "text" in case:
+            return {"text": redact_text(case["text"], policy).text}
+        return {"value": redact_value(case["value"], policy)}
+
+    return handler
+
+
+def main() -> int:
+    handlers = {**HANDLERS, "redaction.apply": defective_handler(sys.argv[1])}
+    return serve(
+        handlers,
+        implementation={"name": "redaction defect", "version": "0", "language": "python"},
+        contracts=["session-health", "session-feedback", "session-recap", "run-record"],
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
