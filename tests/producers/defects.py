@@ -1,0 +1,601 @@
+"""More single-defect producers: the reference with exactly one rule broken.
+
+Each defect wraps the reference HANDLERS (as tests/producers/faulty.py does) and
+breaks one output-observable rule of the seeds the way a careful third party
+might. ``DEFECTS`` names, for each, the operation it replaces, the seed sentence
+(conformance/fixtures/sentences.json) it breaks, the check that must catch it
+and the golden fixture that must catch it; tests/test_defects.py proves both
+catch it at default settings, and docs/checks.md ("Defect matrix") shows the
+table. Run one as a producer: ``python tests/producers/defects.py NAME``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from session_contracts.conformance.protocol import Rejected, serve
+from session_contracts.conformance.reference._producer import HANDLERS
+
+Handler = Callable[[Mapping[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class Defect:
+    """One defect: where it lives, the rule it breaks, and who must catch it."""
+
+    operation: str
+    handler: Handler
+    rule: str  # a sentence id of conformance/fixtures/sentences.json
+    check: str  # the certify check that names the rule
+    fixture: str  # the golden fixture (area/stem) that exposes it
+    what: str  # the defect, in a few words
+
+
+# -- recap ----------------------------------------------------------------------------------------
+def _rehash(output: Any) -> Any:
+    """A consistent producer rehashes what it changed: the defect stays semantic."""
+    from session_contracts._snapshot_hashes import projection_hash
+
+    snapshot = output.get("snapshot") if isinstance(output, dict) else None
+    if isinstance(snapshot, dict):
+        snapshot["projectionHash"] = projection_hash(snapshot)
+    return output
+
+
+def _snapshot(output: Any) -> dict[str, Any] | None:
+    snapshot = output.get("snapshot") if isinstance(output, dict) else None
+    return snapshot if isinstance(snapshot, dict) else None
+
+
+def sorts_iterations_ascending(case: Mapping[str, Any]) -> Any:
+    # Lists a turn's iterations by number (null last), not in order of first appearance.
+    output = HANDLERS["recap.project"](case)
+    for turn in (_snapshot(output) or {}).get("turns", []):
+        turn["iterations"].sort(
+            key=lambda it: (it["iteration"] is None, it["iteration"] or 0)
+        )
+    return _rehash(output)
+
+
+def next_event_id_from_last_matched(case: Mapping[str, Any]) -> Any:
+    # Continues after the last event it matched, not after the last event it read.
+    output = HANDLERS["recap.project"](case)
+    snapshot = _snapshot(output)
+    if snapshot is None or snapshot["cursor"]["nextEventId"] is None:
+        return output
+    matched = [i for turn in snapshot["turns"] for i in turn["sourceEventIds"]]
+    if matched:
+        snapshot["cursor"]["nextEventId"] = max(matched) + 1
+    return _rehash(output)
+
+
+def _restore_key_redactions(shown: Any, raw: Any) -> Any:
+    if isinstance(shown, dict) and isinstance(raw, dict):
+        return {k: _restore_key_redactions(v, raw.get(k)) for k, v in shown.items()}
+    if isinstance(shown, list) and isinstance(raw, list) and len(shown) == len(raw):
+        return [_restore_key_redactions(s, r) for s, r in zip(shown, raw, strict=True)]
+    if shown == "[redacted]" and raw is not None and raw != shown:
+        return copy.deepcopy(raw)
+    return shown
+
+
+def keeps_sensitive_tool_arguments(case: Mapping[str, Any]) -> Any:
+    # Scans tool values for secret patterns but never redacts by member name:
+    # {"password": "hunter2"} goes out as written.
+    raw = {
+        event["id"]: event["payload"]
+        for event in case["events"]
+        if event.get("kind") in ("tool_call", "tool_result") and isinstance(event["payload"], dict)
+    }
+    output = HANDLERS["recap.project"](case)
+    for turn in (_snapshot(output) or {}).get("turns", []):
+        for iteration in turn["iterations"]:
+            for tool in iteration["tools"]:
+                for event_id in tool["sourceEventIds"]:
+                    payload = raw.get(event_id, {})
+                    for member in ("input", "output"):
+                        if payload.get(member) is not None:
+                            tool[member] = _restore_key_redactions(tool[member], payload[member])
+    return _rehash(output)
+
+
+@contextlib.contextmanager
+def _patched(module: Any, name: str, value: Any) -> Iterator[None]:
+    saved = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, saved)
+
+
+def clamps_limit_to_32769(case: Mapping[str, Any]) -> Any:
+    # An off-by-one ceiling: 32,769 is kept, not clamped to 32,768.
+    from session_contracts.conformance.reference.recap import _service
+
+    def clamp(requested: int | None) -> int:
+        return 4096 if requested is None else max(1, min(32_769, requested))
+
+    with _patched(_service, "clamp_limit", clamp):
+        return HANDLERS["recap.project"](case)
+
+
+# -- health ---------------------------------------------------------------------------------------
+def _reduce_with(case: Mapping[str, Any], transitions: Mapping[str, Any]) -> Any:
+    """The reference reducer with some transitions replaced (after its own input checks)."""
+    from session_contracts.conformance.reference.health import _reducer
+
+    HANDLERS["health.reduce"](case)  # rejects what the reference rejects
+    state = _reducer.initial_state(str(case["session_id"]))
+    facts: list[Any] = []
+    for observation in case["observations"]:
+        transition = transitions.get(observation.get("kind"))
+        if transition is None:
+            state, emitted = _reducer.step(state, observation)
+        else:
+            state, emitted = transition(state, observation)
+        facts.extend(emitted)
+    return {"facts": facts}
+
+
+def reset_clears_gauges(case: Mapping[str, Any]) -> Any:
+    # A transcript reset also forgets the diagnostic trend and the last stop class.
+    from session_contracts.conformance.reference.health import _reducer
+
+    def reset(state: Any, observation: Any) -> Any:
+        return replace(
+            state,
+            rolling=_reducer.Counts(),
+            diagnostics=(),
+            diagnostic_trend=None,
+            last_stop_class=None,
+        ), ()
+
+    return _reduce_with(case, {"transcript_reset": reset})
+
+
+def reset_forgets_resolved_calls(case: Mapping[str, Any]) -> Any:
+    # A transcript reset also forgets which calls were counted: a repeated
+    # terminal update after the reset counts the call again.
+    from session_contracts.conformance.reference.health import _reducer
+
+    def reset(state: Any, observation: Any) -> Any:
+        return replace(
+            state, rolling=_reducer.Counts(), counted_calls=type(state.counted_calls)()
+        ), ()
+
+    return _reduce_with(case, {"transcript_reset": reset})
+
+
+# -- feedback -------------------------------------------------------------------------------------
+def _steps(case: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return copy.deepcopy(list(case["steps"]))
+
+
+def _feedback(case: Mapping[str, Any], steps: list[dict[str, Any]]) -> Any:
+    return HANDLERS["feedback.run"](dict(case, steps=steps))
+
+
+def future_tolerance_300_ms(case: Mapping[str, Any]) -> Any:
+    # Allows 300 ms of clock skew instead of five minutes.
+    for step in case["steps"]:
+        usage = step.get("request", {}).get("usage") if step.get("call") == "checkpoint" else None
+        if isinstance(usage, dict) and isinstance(usage.get("observed_at_unix_ms"), int):
+            ahead = usage["observed_at_unix_ms"] - int(step["at_unix_ms"])
+            if 300 < ahead <= 300_000:
+                raise Rejected(
+                    "usage_future_timestamp",
+                    "$.usage.observed_at_unix_ms",
+                    "observed more than 300 ms ahead of the server clock",
+                )
+    return HANDLERS["feedback.run"](case)
+
+
+def _fits_in_characters(text: Any, limit: int) -> bool:
+    return isinstance(text, str) and len(text) <= limit < len(text.encode("utf-8"))
+
+
+def _shorten(text: str, limit: int) -> str:
+    # What a producer counting characters stores fits its own idea of the
+    # limit; it is cut here only so the reference accepts the rest of the case.
+    return text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
+
+
+def _progress_items(request: dict[str, Any], member: str) -> list[Any]:
+    progress = request.get("progress")
+    items = progress.get(member) if isinstance(progress, dict) else None
+    return items if isinstance(items, list) else []
+
+
+def _counts_characters_in_list(member: str, limit: int) -> Handler:
+    def handler(case: Mapping[str, Any]) -> Any:
+        steps = _steps(case)
+        for step in steps:
+            request = step.get("request")
+            if step.get("call") != "checkpoint" or not isinstance(request, dict):
+                continue
+            items = _progress_items(request, member)
+            for index, item in enumerate(items):
+                if _fits_in_characters(item, limit):
+                    items[index] = _shorten(item, limit)
+        return _feedback(case, steps)
+
+    return handler
+
+
+def _counts_characters_in_objects(member: str, key: str, limit: int) -> Handler:
+    def handler(case: Mapping[str, Any]) -> Any:
+        steps = _steps(case)
+        for step in steps:
+            request = step.get("request")
+            if step.get("call") != "checkpoint" or not isinstance(request, dict):
+                continue
+            for item in _progress_items(request, member):
+                if isinstance(item, dict) and _fits_in_characters(item.get(key), limit):
+                    item[key] = _shorten(item[key], limit)
+        return _feedback(case, steps)
+
+    return handler
+
+
+def source_counted_in_characters(case: Mapping[str, Any]) -> Any:
+    # The usage source's 128-byte limit checked in characters.
+    steps = _steps(case)
+    for step in steps:
+        request = step.get("request")
+        usage = request.get("usage") if isinstance(request, dict) else None
+        if isinstance(usage, dict) and _fits_in_characters(usage.get("source"), 128):
+            usage["source"] = _shorten(usage["source"], 128)
+    return _feedback(case, steps)
+
+
+def _no_item_limit(member: str) -> Handler:
+    def handler(case: Mapping[str, Any]) -> Any:
+        # Keeps every item it is sent; it stores (here: forwards) the first eight.
+        steps = _steps(case)
+        for step in steps:
+            request = step.get("request")
+            progress = request.get("progress") if isinstance(request, dict) else None
+            if isinstance(progress, dict) and isinstance(progress.get(member), list):
+                del progress[member][8:]
+        return _feedback(case, steps)
+
+    return handler
+
+
+_COUNTERS = ("input_tokens", "output_tokens", "cached_input_tokens")
+
+
+def _reset_counter(usage: dict[str, Any], index: int) -> None:
+    usage["counter_id"] = f"{usage['counter_id']}~{index}"
+
+
+def decrease_checked_for_input_tokens_only(case: Mapping[str, Any]) -> Any:
+    # A lower output_tokens or cached_input_tokens passes: only input_tokens is compared.
+    steps = _steps(case)
+    peaks: dict[tuple[str, str], dict[str, int]] = {}
+    renamed: dict[tuple[str, str], str] = {}
+    for index, step in enumerate(steps):
+        request = step.get("request")
+        usage = request.get("usage") if isinstance(request, dict) else None
+        if not isinstance(usage, dict):
+            continue
+        key = (usage.get("source"), usage.get("counter_id"))
+        if key in renamed:
+            usage["counter_id"] = renamed[key]
+        peak = peaks.setdefault(key, {})
+        lower = [f for f in _COUNTERS if isinstance(usage.get(f), int) and usage[f] < peak.get(f, -1)]
+        if lower and "input_tokens" not in lower:
+            _reset_counter(usage, index)  # the sample starts a fresh counter: accepted
+            renamed[key] = usage["counter_id"]
+            peaks[key] = {}
+        for field in _COUNTERS:
+            if isinstance(usage.get(field), int):
+                peaks[key][field] = max(peaks[key].get(field, -1), usage[field])
+    return _feedback(case, steps)
+
+
+def counter_keyed_without_source(case: Mapping[str, Any]) -> Any:
+    # Keys the no-decrease rule by counter_id alone: two sources sharing a
+    # counter name are one counter, so the second source's lower value is refused.
+    steps = _steps(case)
+    first_source: dict[str, str] = {}
+    for step in steps:
+        request = step.get("request")
+        usage = request.get("usage") if isinstance(request, dict) else None
+        if not isinstance(usage, dict):
+            continue
+        counter = usage.get("counter_id")
+        owner = first_source.setdefault(counter, usage.get("source"))
+        usage["source"] = owner  # the same counter, whoever reports it
+    return _feedback(case, steps)
+
+
+# -- run records ----------------------------------------------------------------------------------
+def _spans(case: Mapping[str, Any]) -> list[dict[str, Any]]:
+    spans = case.get("run", {}).get("spans", [])
+    return [s for s in spans if isinstance(s, dict)]
+
+
+def no_span_cycle_detection(case: Mapping[str, Any]) -> Any:
+    # Checks that parents exist, never that following them ends at a root.
+    spans = _spans(case)
+    ids = {s.get("span_id") for s in spans}
+    cut = copy.deepcopy(dict(case))
+    for span in cut["run"].get("spans", []):
+        if span.get("parent_span_id") in ids:
+            span["parent_span_id"] = None  # the tree is not walked at all
+    output = HANDLERS["runrecord.project"](cut)
+    for written, given in zip(output["evidence"]["trace_spans"], spans, strict=True):
+        written["parent_span_id"] = given.get("parent_span_id")
+    return output
+
+
+def refuses_child_before_parent(case: Mapping[str, Any]) -> Any:
+    # Resolves parents in one pass: a parent listed after its child is "missing".
+    seen: set[Any] = set()
+    for index, span in enumerate(_spans(case)):
+        parent = span.get("parent_span_id")
+        if parent is not None and parent not in seen:
+            raise Rejected(
+                "span_parent_missing",
+                f"$.run.spans[{index}].parent_span_id",
+                f"span {span.get('span_id')} names parent {parent}, not seen before it",
+            )
+        seen.add(span.get("span_id"))
+    return HANDLERS["runrecord.project"](case)
+
+
+def skips_null_receipt(case: Mapping[str, Any]) -> Any:
+    # Takes the latest non-null completion_receipt: an explicit null is skipped.
+    events = [
+        e
+        for e in case.get("events", [])
+        if not (
+            isinstance(e, dict)
+            and e.get("kind") == "session_attribute"
+            and e.get("payload", {}).get("name") == "completion_receipt"
+            and e.get("payload", {}).get("value") is None
+        )
+    ]
+    return HANDLERS["runrecord.project"](dict(case, events=events))
+
+
+# -- documents ------------------------------------------------------------------------------------
+def open_heuristics(case: Mapping[str, Any]) -> Any:
+    # heuristics is an open object: unknown members inside it are kept.
+    return _accepts_below(case, "heuristics", under_turn=False)
+
+
+def accepts_unknown_below_turn(case: Mapping[str, Any]) -> Any:
+    # Closed at the snapshot and the turn themselves, open below a turn.
+    return _accepts_below(case, "turns", under_turn=True)
+
+
+def _accepts_below(case: Mapping[str, Any], member: str, *, under_turn: bool) -> Any:
+    """Echo the document when its only unknown members sit below ``member``."""
+    from session_contracts.conformance.judge._cases import UNKNOWN_KEY
+
+    where = case.get("injected_at")
+    document = case.get("document")
+    if isinstance(where, list) and member in where:
+        depth = where.index(member)
+        # For turns: strictly below a turn object ($..turns[i].something...).
+        below = len(where) > depth + (2 if under_turn else 0)
+        if below:
+            probe = copy.deepcopy(document)
+            node = probe
+            for part in where:
+                node = node[part]
+            node.pop(UNKNOWN_KEY, None)
+            HANDLERS["document.roundtrip"](dict(case, document=probe))  # otherwise valid
+            return copy.deepcopy(document)
+    return HANDLERS["document.roundtrip"](case)
+
+
+DEFECTS: dict[str, Defect] = {
+    "sorts_iterations_ascending": Defect(
+        "recap.project",
+        sorts_iterations_ascending,
+        "recap.grouping",
+        "recap.semantics",
+        "recap/iterations-in-order-of-first-appearance",
+        "iterations sorted by number, not in order of first appearance",
+    ),
+    "next_event_id_from_last_matched": Defect(
+        "recap.project",
+        next_event_id_from_last_matched,
+        "recap.from-event-id",
+        "recap.semantics",
+        "recap/next-event-id-after-last-read-interleaved",
+        "nextEventId = last matched id + 1, not last read id + 1",
+    ),
+    "keeps_sensitive_tool_arguments": Defect(
+        "recap.project",
+        keeps_sensitive_tool_arguments,
+        "recap.redaction",
+        "recap.semantics",
+        "recap/tool-arguments-redacted-by-name",
+        'a secret under a sensitive name in tool arguments ({"password": "hunter2"}) kept',
+    ),
+    "clamps_limit_to_32769": Defect(
+        "recap.project",
+        clamps_limit_to_32769,
+        "recap.limit-default-clamp",
+        "recap.limit",
+        "recap/limit-32769-clamped",
+        "a limit of 32,769 kept instead of clamped to 32,768",
+    ),
+    "reset_clears_gauges": Defect(
+        "health.reduce",
+        reset_clears_gauges,
+        "health.session-gauges",
+        "health.semantics",
+        "health/reset-keeps-trend-and-stop-class",
+        "a transcript reset also clears the diagnostic trend and the stop class",
+    ),
+    "reset_forgets_resolved_calls": Defect(
+        "health.reduce",
+        reset_forgets_resolved_calls,
+        "health.repeated-update-once",
+        "health.semantics",
+        "health/reset-keeps-resolved-calls",
+        "a transcript reset forgets which calls were counted",
+    ),
+    "future_tolerance_300_ms": Defect(
+        "feedback.run",
+        future_tolerance_300_ms,
+        "feedback.future-timestamp-rejected",
+        "feedback.semantics",
+        "feedback/usage-one-second-ahead-accepted",
+        "300 ms of future tolerance instead of five minutes",
+    ),
+    "completed_counted_in_characters": Defect(
+        "feedback.run",
+        _counts_characters_in_list("completed", 1024),
+        "feedback.list-and-entry-limits",
+        "feedback.semantics",
+        "feedback/progress-completed-1025-bytes-rejected",
+        "the 1,024-byte limit of a completed item counted in characters",
+    ),
+    "artifact_label_counted_in_characters": Defect(
+        "feedback.run",
+        _counts_characters_in_objects("artifacts", "label", 256),
+        "feedback.list-and-entry-limits",
+        "feedback.semantics",
+        "feedback/progress-artifact-label-257-bytes-rejected",
+        "the 256-byte limit of an artifact label counted in characters",
+    ),
+    "test_name_counted_in_characters": Defect(
+        "feedback.run",
+        _counts_characters_in_objects("tests", "name", 256),
+        "feedback.list-and-entry-limits",
+        "feedback.semantics",
+        "feedback/progress-test-name-257-bytes-rejected",
+        "the 256-byte limit of a test name counted in characters",
+    ),
+    "reference_counted_in_characters": Defect(
+        "feedback.run",
+        _counts_characters_in_objects("artifacts", "reference", 1024),
+        "feedback.list-and-entry-limits",
+        "feedback.semantics",
+        "feedback/progress-artifact-reference-1025-bytes-rejected",
+        "the 1,024-byte limit of an artifact reference counted in characters",
+    ),
+    "source_counted_in_characters": Defect(
+        "feedback.run",
+        source_counted_in_characters,
+        "feedback.usage-label-limits",
+        "feedback.semantics",
+        "feedback/usage-source-129-bytes-rejected",
+        "the 128-byte limit of a usage source counted in characters",
+    ),
+    "no_item_limit_on_blockers": Defect(
+        "feedback.run",
+        _no_item_limit("blockers"),
+        "feedback.list-and-entry-limits",
+        "feedback.semantics",
+        "feedback/progress-nine-blockers-rejected",
+        "nine blockers accepted (at most eight)",
+    ),
+    "no_item_limit_on_artifacts": Defect(
+        "feedback.run",
+        _no_item_limit("artifacts"),
+        "feedback.list-and-entry-limits",
+        "feedback.semantics",
+        "feedback/progress-nine-artifacts-rejected",
+        "nine artifacts accepted (at most eight)",
+    ),
+    "no_item_limit_on_tests": Defect(
+        "feedback.run",
+        _no_item_limit("tests"),
+        "feedback.list-and-entry-limits",
+        "feedback.semantics",
+        "feedback/progress-nine-tests-rejected",
+        "nine test reports accepted (at most eight)",
+    ),
+    "decrease_checked_for_input_tokens_only": Defect(
+        "feedback.run",
+        decrease_checked_for_input_tokens_only,
+        "feedback.decreasing-counter-rejected",
+        "feedback.semantics",
+        "feedback/usage-output-tokens-decrease-rejected",
+        "the no-decrease rule applied to input_tokens only",
+    ),
+    "counter_keyed_without_source": Defect(
+        "feedback.run",
+        counter_keyed_without_source,
+        "feedback.decreasing-counter-rejected",
+        "feedback.semantics",
+        "feedback/usage-same-counter-two-sources",
+        "the no-decrease rule keyed by counter_id alone, not (source, counter_id)",
+    ),
+    "no_span_cycle_detection": Defect(
+        "runrecord.project",
+        no_span_cycle_detection,
+        "runrecord.span-tree-join",
+        "runrecord.semantics",
+        "runrecord/span-cycle-rejected",
+        "no cycle detection in the span tree",
+    ),
+    "refuses_child_before_parent": Defect(
+        "runrecord.project",
+        refuses_child_before_parent,
+        "runrecord.span-tree-join",
+        "runrecord.semantics",
+        "runrecord/child-span-before-parent",
+        "a valid span list with a child before its parent refused",
+    ),
+    "skips_null_receipt": Defect(
+        "runrecord.project",
+        skips_null_receipt,
+        "runrecord.receipt-null",
+        "runrecord.semantics",
+        "runrecord/explicit-null-receipt-wins",
+        "an explicitly null completion_receipt skipped for an older one",
+    ),
+    "open_heuristics": Defect(
+        "document.roundtrip",
+        open_heuristics,
+        "health.heuristics-empty",
+        "closed.unknown-field-rejected",
+        "documents/health-fact-nonempty-heuristics-rejected",
+        "heuristics is an open object",
+    ),
+    "accepts_unknown_below_turn": Defect(
+        "document.roundtrip",
+        accepts_unknown_below_turn,
+        "recap.reject-unknown-fields",
+        "closed.unknown-field-rejected",
+        "documents/recap-snapshot-unknown-iteration-field-rejected",
+        "an unknown member accepted below a turn",
+    ),
+}
+
+CONTRACTS = ["session-health", "session-feedback", "session-recap", "run-record"]
+
+
+def handlers_for(name: str) -> dict[str, Handler]:
+    """The reference's handlers with the one defect ``name`` in place."""
+    defect = DEFECTS[name]
+    handlers: dict[str, Handler] = dict(HANDLERS)
+    handlers[defect.operation] = defect.handler
+    return handlers
+
+
+def main() -> int:
+    name = sys.argv[1]
+    return serve(
+        handlers_for(name),
+        implementation={"name": f"defects:{name}", "version": "0", "language": "python"},
+        contracts=CONTRACTS,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

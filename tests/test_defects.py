@@ -1,0 +1,117 @@
+"""Every single-defect producer of tests/producers/defects.py is caught twice at
+default settings: by ``certify`` (``--seed 0``, the default number of examples),
+under the id of the check that names the broken rule, and by ``golden check``
+(the fixture the matrix names fails).
+
+The producers run in-process through the same judge certify uses (a runner
+that round-trips every case and answer through JSON, as the wire does), so
+the whole matrix costs seconds, not one certify process per defect.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from session_contracts.conformance.judge._certify import Trial, certify, run_check
+from session_contracts.conformance.judge._checks import check_by_id
+from session_contracts.conformance.judge._golden import default_fixtures_dir, judge, load_corpus
+from session_contracts.conformance.judge._runner import CaseOutcome, ProducerProcess
+from session_contracts.conformance.protocol import Rejected, Skipped
+from session_contracts.conformance.reference._producer import HANDLERS
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "producers"))
+import defects  # noqa: E402
+
+PRODUCER = Path(__file__).resolve().parent / "producers" / "defects.py"
+DEFAULT_EXAMPLES: int = inspect.signature(certify).parameters["examples"].default
+DEFAULT_SEED: int = inspect.signature(certify).parameters["seed"].default
+CONTRACTS = tuple(defects.CONTRACTS)
+OPERATIONS = tuple(sorted(HANDLERS))
+
+
+def in_process(handlers: Mapping[str, Callable[[Mapping[str, Any]], Any]]) -> Callable[..., Any]:
+    """A runner calling ``handlers`` directly; inputs and answers go through JSON."""
+
+    def run(trial: Trial) -> CaseOutcome:
+        case_input = orjson.loads(orjson.dumps(trial.input))
+        try:
+            output = handlers[trial.operation](case_input)
+        except Rejected as rejected:
+            rejection = {"code": rejected.code, "path": rejected.path, "message": rejected.message}
+            return CaseOutcome(0, "rejected", rejection=rejection)
+        except Skipped as skipped:
+            return CaseOutcome(0, "skipped", reason=skipped.reason)
+        return CaseOutcome(0, "result", output=orjson.loads(orjson.dumps(output)))
+
+    return run
+
+
+def test_the_defaults_are_the_cli_defaults() -> None:
+    assert (DEFAULT_EXAMPLES, DEFAULT_SEED) == (25, 0)
+
+
+@pytest.mark.parametrize("name", sorted(defects.DEFECTS))
+def test_certify_catches_the_defect_under_its_check(name: str, tmp_path: Path) -> None:
+    defect = defects.DEFECTS[name]
+    check = check_by_id(defect.check)
+    assert check is not None, defect.check
+    result = run_check(
+        check,
+        in_process(defects.handlers_for(name)),
+        contracts=CONTRACTS,
+        operations=OPERATIONS,
+        examples=DEFAULT_EXAMPLES,
+        seed=DEFAULT_SEED,
+        failures_dir=tmp_path,
+    )
+    assert result.status == "failed", (name, result.status, result.message, result.evidence)
+    assert result.check.id == defect.check
+
+
+@pytest.mark.parametrize("name", sorted(defects.DEFECTS))
+def test_golden_check_catches_the_defect(name: str) -> None:
+    defect = defects.DEFECTS[name]
+    root = default_fixtures_dir()
+    corpus = load_corpus(root)
+    runner = in_process(defects.handlers_for(name))
+    # Only the fixtures of the defect's operation: the others never reach it.
+    failed = {
+        case.name
+        for case in corpus.cases
+        if case.operation == defect.operation
+        and judge(case, runner(Trial(case.operation, case.input)), root=root).status != "passed"
+    }
+    assert defect.fixture in {case.name for case in corpus.cases}, defect.fixture
+    assert defect.fixture in failed, (name, sorted(failed))
+
+
+@pytest.mark.parametrize("check_id", sorted({d.check for d in defects.DEFECTS.values()}))
+def test_the_reference_passes_the_checks_of_the_matrix(check_id: str, tmp_path: Path) -> None:
+    check = check_by_id(check_id)
+    assert check is not None
+    result = run_check(
+        check,
+        in_process(HANDLERS),
+        contracts=CONTRACTS,
+        operations=OPERATIONS,
+        examples=DEFAULT_EXAMPLES,
+        seed=DEFAULT_SEED,
+        failures_dir=tmp_path,
+    )
+    assert result.status == "passed", (result.message, result.trial)
+
+
+def test_a_defect_runs_as_a_producer_process(tmp_path: Path) -> None:
+    check = check_by_id("runrecord.semantics")
+    assert check is not None
+    command = [sys.executable, str(PRODUCER), "refuses_child_before_parent"]
+    with ProducerProcess(command, timeout=30) as producer:
+        producer.start()
+        (result,) = certify(producer, checks=[check], failures_dir=tmp_path)
+    assert result.status == "failed", result
