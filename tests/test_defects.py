@@ -26,7 +26,7 @@ from session_contracts.conformance.protocol import Rejected, Skipped
 from session_contracts.conformance.reference._producer import HANDLERS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "producers"))
-import defects  # noqa: E402
+import defects
 
 PRODUCER = Path(__file__).resolve().parent / "producers" / "defects.py"
 DEFAULT_EXAMPLES: int = inspect.signature(certify).parameters["examples"].default

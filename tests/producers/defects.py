@@ -56,9 +56,7 @@ def sorts_iterations_ascending(case: Mapping[str, Any]) -> Any:
     # Lists a turn's iterations by number (null last), not in order of first appearance.
     output = HANDLERS["recap.project"](case)
     for turn in (_snapshot(output) or {}).get("turns", []):
-        turn["iterations"].sort(
-            key=lambda it: (it["iteration"] is None, it["iteration"] or 0)
-        )
+        turn["iterations"].sort(key=lambda it: (it["iteration"] is None, it["iteration"] or 0))
     return _rehash(output)
 
 
@@ -289,7 +287,9 @@ def decrease_checked_for_input_tokens_only(case: Mapping[str, Any]) -> Any:
         if key in renamed:
             usage["counter_id"] = renamed[key]
         peak = peaks.setdefault(key, {})
-        lower = [f for f in _COUNTERS if isinstance(usage.get(f), int) and usage[f] < peak.get(f, -1)]
+        lower = [
+            f for f in _COUNTERS if isinstance(usage.get(f), int) and usage[f] < peak.get(f, -1)
+        ]
         if lower and "input_tokens" not in lower:
             _reset_counter(usage, index)  # the sample starts a fresh counter: accepted
             renamed[key] = usage["counter_id"]
