@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -32,7 +33,7 @@ class Defect:
     handler: Handler
     rule: str  # a sentence id of conformance/fixtures/sentences.json
     check: str  # the certify check that names the rule
-    fixture: str  # the golden fixture (area/stem) that exposes it
+    fixture: str  # the golden fixture (area/stem) that exposes it; "" when none can
     what: str  # the defect, in a few words
 
 
@@ -367,35 +368,43 @@ def skips_null_receipt(case: Mapping[str, Any]) -> Any:
 
 
 # -- documents ------------------------------------------------------------------------------------
+_PATH_PART = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def _accepts_unknown_where(case: Mapping[str, Any], open_at: Callable[[str], bool]) -> Any:
+    """Keeps (echoes) unknown members where ``open_at(path)``; closed elsewhere."""
+    document = copy.deepcopy(case.get("document"))
+    kept = False
+    for _ in range(64):
+        try:
+            output = HANDLERS["document.roundtrip"](dict(case, document=document))
+        except Rejected as rejected:
+            if rejected.code != "unknown_field" or not open_at(rejected.path):
+                raise
+            parts = [
+                int(index) if index else key
+                for key, index in _PATH_PART.findall(rejected.path.removeprefix("$.document"))
+            ]
+            node = document
+            for part in parts[:-1]:
+                node = node[part]
+            del node[parts[-1]]
+            kept = True
+            continue
+        return copy.deepcopy(case["document"]) if kept else output
+    raise Rejected("too_many_unknown_fields", "$.document", "gave up")
+
+
 def open_heuristics(case: Mapping[str, Any]) -> Any:
     # heuristics is an open object: unknown members inside it are kept.
-    return _accepts_below(case, "heuristics", under_turn=False)
+    return _accepts_unknown_where(case, lambda path: ".heuristics." in path)
 
 
 def accepts_unknown_below_turn(case: Mapping[str, Any]) -> Any:
     # Closed at the snapshot and the turn themselves, open below a turn.
-    return _accepts_below(case, "turns", under_turn=True)
-
-
-def _accepts_below(case: Mapping[str, Any], member: str, *, under_turn: bool) -> Any:
-    """Echo the document when its only unknown members sit below ``member``."""
-    from session_contracts.conformance.judge._cases import UNKNOWN_KEY
-
-    where = case.get("injected_at")
-    document = case.get("document")
-    if isinstance(where, list) and member in where:
-        depth = where.index(member)
-        # For turns: strictly below a turn object ($..turns[i].something...).
-        below = len(where) > depth + (2 if under_turn else 0)
-        if below:
-            probe = copy.deepcopy(document)
-            node = probe
-            for part in where:
-                node = node[part]
-            node.pop(UNKNOWN_KEY, None)
-            HANDLERS["document.roundtrip"](dict(case, document=probe))  # otherwise valid
-            return copy.deepcopy(document)
-    return HANDLERS["document.roundtrip"](case)
+    return _accepts_unknown_where(
+        case, lambda path: re.search(r"\.turns\[\d+\]\.[^.\[]+[.\[]", path) is not None
+    )
 
 
 DEFECTS: dict[str, Defect] = {
@@ -428,7 +437,7 @@ DEFECTS: dict[str, Defect] = {
         clamps_limit_to_32769,
         "recap.limit-default-clamp",
         "recap.limit",
-        "recap/limit-32769-clamped",
+        "",  # only a read of more than 32,768 events shows it: no fixture of that size
         "a limit of 32,769 kept instead of clamped to 32,768",
     ),
     "reset_clears_gauges": Defect(
