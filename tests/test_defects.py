@@ -123,3 +123,11 @@ def test_a_defect_runs_as_a_producer_process(tmp_path: Path) -> None:
         producer.start()
         (result,) = certify(producer, checks=[check], failures_dir=tmp_path)
     assert result.status == "failed", result
+
+
+def test_docs_show_every_defect_in_the_matrix() -> None:
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "checks.md").read_text("utf-8")
+    matrix = docs.split("## Defect matrix", 1)[1]
+    for name, defect in defects.DEFECTS.items():
+        row = next((line for line in matrix.splitlines() if f"(`{name}`)" in line), "")
+        assert f"`{defect.check}`" in row and f"`{defect.rule}`" in row, name
