@@ -336,6 +336,7 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
                 move = "usage"
             else:
                 counter = last_counter
+        future_accepted = False
         if move == "usage":
             tokens += draw(st.integers(1, 500))
             last_usage_at = max(last_usage_at + 1, clock - draw(st.integers(0, 5000)))
@@ -346,7 +347,12 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
         elif move == "conflict":  # another value at the time of the last sample
             request["usage"] = _usage(counter, last_usage_at, tokens + 1, 10)
         elif move == "future":
-            request["usage"] = _usage(counter, clock + 300_001, tokens + 1, 10)
+            # Past the five minutes, or within them (accepted: a clock may lag the host's).
+            ahead = draw(st.sampled_from([300_001, 1, 1000, 300_000]))
+            request["usage"] = _usage(counter, clock + ahead, tokens + 1, 10)
+            future_accepted = ahead <= 300_000 and clock + ahead > last_usage_at
+            if future_accepted:
+                tokens, last_usage_at, last_counter = tokens + 1, clock + ahead, counter
         elif move == "decrease":
             later = max(clock, last_usage_at + 1)
             request["usage"] = _usage(counter, later, max(0, tokens - 1), 10)
@@ -362,7 +368,13 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
             }
         steps.append({"at_unix_ms": clock, "call": "checkpoint", "request": request})
         sent.append(request)
-        if move not in ("stale_version", "future", "decrease", "older", "conflict"):
+        if future_accepted or move not in (
+            "stale_version",
+            "future",
+            "decrease",
+            "older",
+            "conflict",
+        ):
             version += 1
     clock += draw(st.sampled_from([0, 900_000, 900_001]))
     steps.append(
@@ -462,9 +474,17 @@ def run_projections(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             span["ttft_ms"] = draw(st.integers(0, 100))
         spans.append(span)
+    if len(spans) > 1 and draw(st.booleans()):
+        # Listed in another order: a child may come before its parent.
+        spans = draw(st.permutations(spans))
+    children = [s for s in spans if s["parent_span_id"] is not None]
+    if len(children) > 1 and draw(st.integers(0, 4)) == 0:
+        # A cycle between two non-root spans: the list is not a forest.
+        a, b = draw(st.permutations(children))[:2]
+        a["parent_span_id"], b["parent_span_id"] = b["span_id"], a["span_id"]
     events = []
     for event_id in range(1, draw(st.integers(0, 4)) + 1):
-        value = draw(extension_values)
+        value = draw(st.none() | extension_values)
         events.append(
             {
                 "id": event_id,
@@ -576,7 +596,8 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
             "message",
             {"role": "user", "visibility": visibility, "text": prompt},
         )
-        for iteration in range(draw(st.integers(0, 3))):
+        # Iteration numbers in any order: a turn lists them by first appearance.
+        for iteration in draw(st.integers(0, 3).flatmap(lambda n: st.permutations(range(n)))):
             opened = draw(st.integers(0, 5)) > 0
             if opened:
                 add(
@@ -649,7 +670,9 @@ def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dic
         return kind, {
             "callId": call,
             "toolName": draw(st.sampled_from(["edit", "read", None])),
-            "input": draw(st.none() | st.fixed_dictionaries({"path": text})),
+            "input": draw(
+                st.none() | st.fixed_dictionaries({"path": text}) | _secret_arguments(text)
+            ),
         }
     if kind == "tool_result":
         verification = draw(
@@ -710,6 +733,23 @@ def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dic
         "entries": draw(st.lists(entry, max_size=2)),
         "replace": draw(st.sampled_from([None, True, False])),
     }
+
+
+def _secret_arguments(text: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, Any]]:
+    """Tool arguments with a value under a sensitive member name, at some depth."""
+    name = st.sampled_from(["password", "api_key", "token", "secret", "authorization"])
+    return st.builds(
+        lambda key, value, depth: _nest({key: value}, depth),
+        name,
+        st.sampled_from(["hunter2", "k-123"]) | text,
+        st.integers(0, 3),
+    )
+
+
+def _nest(value: dict[str, Any], depth: int) -> dict[str, Any]:
+    for level in range(depth):
+        value = {"options": value} if level % 2 == 0 else {"items": [value]}
+    return value
 
 
 def snake_case_query(query: Mapping[str, Any]) -> dict[str, Any]:
