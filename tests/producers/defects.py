@@ -407,6 +407,197 @@ def accepts_unknown_below_turn(case: Mapping[str, Any]) -> Any:
     )
 
 
+# -- more rules of the seeds, one defect each ------------------------------------------------------
+def _health_facts(case: Mapping[str, Any], edit: Callable[[dict[str, Any]], None]) -> Any:
+    output = HANDLERS["health.reduce"](case)
+    for fact in output["facts"]:
+        for view in ("turn", "rolling"):
+            edit(fact[view])
+    return output
+
+
+def _patched_trend(trend: Callable[..., Any]) -> Handler:
+    def handler(case: Mapping[str, Any]) -> Any:
+        from session_contracts.conformance.reference.health import _reducer
+
+        original = _reducer.diagnostic_trend
+
+        def patched(held: Any, latest: Any, current: Any) -> Any:
+            return trend(original, held, latest, current)
+
+        with _patched(_reducer, "diagnostic_trend", patched):
+            return HANDLERS["health.reduce"](case)
+
+    return handler
+
+
+def _trend_from_one_collection(reference: Any, held: Any, latest: Any, current: Any) -> Any:
+    # Reads "flat" from a single collection.
+    return "flat" if not held else reference(held, latest, current)
+
+
+def _trend_by_cardinality_only(reference: Any, held: Any, latest: Any, current: Any) -> Any:
+    # Never oscillating: the counts alone decide.
+    if not held:
+        return current
+    previous = held[-1]
+    if latest.count != previous.count:
+        return "improving" if latest.count < previous.count else "regressing"
+    return "flat"
+
+
+def edits_zero_before_any(case: Mapping[str, Any]) -> Any:
+    # Starts the edit count at 0 instead of null (unmeasured).
+    def edit(view: dict[str, Any]) -> None:
+        if view["edits_since_verification"] is None:
+            view["edits_since_verification"] = 0
+
+    return _health_facts(case, edit)
+
+
+def ratio_zero_without_calls(case: Mapping[str, Any]) -> Any:
+    # Characters per call is 0 (not null) when no tool call completed.
+    def edit(view: dict[str, Any]) -> None:
+        balance = view["prose_to_tool_balance"]
+        if isinstance(balance, dict) and balance.get("tool_calls") == 0:
+            balance["characters_per_tool_call"] = 0.0
+
+    return _health_facts(case, edit)
+
+
+def rolling_copies_turn(case: Mapping[str, Any]) -> Any:
+    # The rolling view repeats the iteration's measurements.
+    output = HANDLERS["health.reduce"](case)
+    for fact in output["facts"]:
+        fact["rolling"] = copy.deepcopy(fact["turn"])
+    return output
+
+
+def first_stop_class_kept(case: Mapping[str, Any]) -> Any:
+    # Keeps the first terminal classification, not the most recent.
+    first: str | None = None
+    observations = []
+    for observation in case["observations"]:
+        if isinstance(observation, dict) and observation.get("kind") == "terminal_outcome":
+            first = first or observation.get("stop_class")
+            observation = dict(observation, stop_class=first)
+        observations.append(observation)
+    return HANDLERS["health.reduce"](dict(case, observations=observations))
+
+
+def history_invents_calls(case: Mapping[str, Any]) -> Any:
+    # Counts each loaded historical message as a successful tool call.
+    observations: list[Any] = []
+    for index, observation in enumerate(case["observations"]):
+        count = observation.get("count") if isinstance(observation, dict) else None
+        if observation.get("kind") == "historical_messages_loaded" and isinstance(count, int):
+            observations += [
+                {
+                    "kind": "tool_call_completed",
+                    "call_id": f"history-{index}-{n}",
+                    "success": True,
+                    "streaming_parse_candidate": False,
+                }
+                for n in range(count)
+            ]
+        observations.append(observation)
+    return HANDLERS["health.reduce"](dict(case, observations=observations))
+
+
+def absent_exit_counted_as_zero(case: Mapping[str, Any]) -> Any:
+    # An absent exit code is counted as a zero exit.
+    observations: list[Any] = []
+    for observation in case["observations"]:
+        telemetry = observation.get("telemetry") if isinstance(observation, dict) else None
+        if isinstance(telemetry, dict) and telemetry.get("command_exit_code") is None:
+            observation = dict(observation, telemetry=dict(telemetry, command_exit_code=0))
+        observations.append(observation)
+    return HANDLERS["health.reduce"](dict(case, observations=observations))
+
+
+def no_fact_on_terminal_outcome(case: Mapping[str, Any]) -> Any:
+    # Publishes facts after iterations only, never for a terminal outcome.
+    from session_contracts.conformance.reference.health import _reducer
+
+    def terminal(state: Any, observation: Any) -> Any:
+        return _reducer.step(state, observation)[0], ()
+
+    return _reduce_with(case, {"terminal_outcome": terminal})
+
+
+def no_fact_for_late_resolution(case: Mapping[str, Any]) -> Any:
+    # A call resolved after the snapshot updates the state but publishes nothing.
+    from session_contracts.conformance.reference.health import _reducer
+
+    def quiet(state: Any, observation: Any) -> Any:
+        return _reducer.step(state, observation)[0], ()
+
+    return _reduce_with(case, {"tool_call_completed": quiet, "tool_call_abandoned": quiet})
+
+
+def stale_after_five_minutes(case: Mapping[str, Any]) -> Any:
+    # Marks reports stale after five minutes, not fifteen.
+    from session_contracts.conformance.reference.feedback import _rules
+
+    with _patched(_rules, "STALE_AFTER_MS", 300_000):
+        return HANDLERS["feedback.run"](case)
+
+
+def replay_is_a_new_checkpoint(case: Mapping[str, Any]) -> Any:
+    # A duplicate request is processed again instead of replaying its receipt.
+    steps = _steps(case)
+    seen: dict[str, int] = {}
+    for index, step in enumerate(steps):
+        request = step.get("request")
+        if step.get("call") == "checkpoint" and isinstance(request, dict):
+            request_id = request.get("request_id")
+            if request_id in seen:
+                request["request_id"] = f"{request_id}~{index}"
+            seen[request_id] = index
+    return _feedback(case, steps)
+
+
+def shows_internal_text(case: Mapping[str, Any]) -> Any:
+    # Shows internal prompts and assistant text as if they were public.
+    events = []
+    for event in case.get("events", []):
+        payload = event.get("payload") if isinstance(event, dict) else None
+        internal = isinstance(payload, dict) and payload.get("visibility") == "internal"
+        if event.get("kind") == "message" and internal:
+            event = dict(event, payload=dict(payload, visibility="public"))
+        events.append(event)
+    return HANDLERS["recap.project"](dict(case, events=events))
+
+
+def unassigned_not_counted(case: Mapping[str, Any]) -> Any:
+    # Leaves coverage.unassigned at 0 while placing facts in the null segment.
+    output = HANDLERS["recap.project"](case)
+    snapshot = _snapshot(output)
+    if snapshot is not None:
+        snapshot["coverage"]["unassigned"] = 0
+    return _rehash(output)
+
+
+def omits_null_receipt_key(case: Mapping[str, Any]) -> Any:
+    # Writes no completion_receipt key when no receipt was recorded.
+    output = HANDLERS["runrecord.project"](case)
+    metadata = output.get("metadata")
+    if isinstance(metadata, dict) and metadata.get("completion_receipt", 0) is None:
+        del metadata["completion_receipt"]
+    return output
+
+
+def loop_state_numbers_as_strings(case: Mapping[str, Any]) -> Any:
+    # Decodes booleans and null, but leaves numbers as strings.
+    output = HANDLERS["runrecord.provider_call_response"](case)
+    state = output.get("loop_state")
+    if isinstance(state, dict):
+        for key, value in state.items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                state[key] = str(value)
+    return output
+
+
 DEFECTS: dict[str, Defect] = {
     "sorts_iterations_ascending": Defect(
         "recap.project",
@@ -583,6 +774,134 @@ DEFECTS: dict[str, Defect] = {
         "closed.unknown-field-rejected",
         "documents/recap-snapshot-unknown-iteration-field-rejected",
         "an unknown member accepted below a turn",
+    ),
+    "trend_from_one_collection": Defect(
+        "health.reduce",
+        _patched_trend(_trend_from_one_collection),
+        "health.trend-one-collection",
+        "health.semantics",
+        "health/trend-one-collection",
+        "a trend measured from one collection",
+    ),
+    "oscillation_ignored": Defect(
+        "health.reduce",
+        _patched_trend(_trend_by_cardinality_only),
+        "health.trend-oscillating",
+        "health.semantics",
+        "health/trend-oscillating",
+        "a return to the set of two collections ago read by cardinality, never oscillating",
+    ),
+    "edits_zero_before_any": Defect(
+        "health.reduce",
+        edits_zero_before_any,
+        "health.edits-null-before",
+        "health.semantics",
+        "health/single-iteration-null-rates",
+        "edits_since_verification 0 (not null) before any edit or verification",
+    ),
+    "ratio_zero_without_calls": Defect(
+        "health.reduce",
+        ratio_zero_without_calls,
+        "health.prose-balance-nulls",
+        "health.semantics",
+        "health/prose-without-tool-call",
+        "characters per tool call 0 (not null) without a tool call",
+    ),
+    "rolling_copies_turn": Defect(
+        "health.reduce",
+        rolling_copies_turn,
+        "health.rolling-view",
+        "health.semantics",
+        "health/turn-and-rolling-populations",
+        "the rolling view repeats the iteration's measurements",
+    ),
+    "first_stop_class_kept": Defect(
+        "health.reduce",
+        first_stop_class_kept,
+        "health.last-stop-class",
+        "health.semantics",
+        "health/last-stop-class-most-recent",
+        "the first stop class kept, not the most recent",
+    ),
+    "history_invents_calls": Defect(
+        "health.reduce",
+        history_invents_calls,
+        "health.history-invents-nothing",
+        "health.semantics",
+        "health/historical-messages-invent-nothing",
+        "loaded historical messages counted as successful tool calls",
+    ),
+    "absent_exit_counted_as_zero": Defect(
+        "health.reduce",
+        absent_exit_counted_as_zero,
+        "health.absent-exit-excluded",
+        "health.semantics",
+        "health/absent-exit-code-excluded",
+        "an absent exit code counted as exit 0",
+    ),
+    "no_fact_on_terminal_outcome": Defect(
+        "health.reduce",
+        no_fact_on_terminal_outcome,
+        "health.fact-after-iteration",
+        "health.semantics",
+        "health/terminal-outcome-emits-fact",
+        "no fact when the terminal outcome is published",
+    ),
+    "no_fact_for_late_resolution": Defect(
+        "health.reduce",
+        no_fact_for_late_resolution,
+        "health.late-resolution-updates-fact",
+        "health.semantics",
+        "health/late-tool-resolution",
+        "no updated fact for a call resolved after the snapshot",
+    ),
+    "stale_after_five_minutes": Defect(
+        "feedback.run",
+        stale_after_five_minutes,
+        "feedback.stale",
+        "feedback.semantics",
+        "feedback/stale-after-fifteen-minutes",
+        "reports stale after five minutes, not fifteen",
+    ),
+    "replay_is_a_new_checkpoint": Defect(
+        "feedback.run",
+        replay_is_a_new_checkpoint,
+        "feedback.duplicate-replay",
+        "feedback.semantics",
+        "feedback/duplicate-replay",
+        "a duplicate request processed again, not replayed",
+    ),
+    "shows_internal_text": Defect(
+        "recap.project",
+        shows_internal_text,
+        "recap.grouping",
+        "recap.semantics",
+        "recap/message-visibility",
+        "internal prompts and assistant text shown",
+    ),
+    "unassigned_not_counted": Defect(
+        "recap.project",
+        unassigned_not_counted,
+        "recap.read-coverage",
+        "recap.semantics",
+        "recap/unassigned-events",
+        "coverage.unassigned left at 0",
+    ),
+    "omits_null_receipt_key": Defect(
+        "runrecord.project",
+        omits_null_receipt_key,
+        "runrecord.receipt-always",
+        "runrecord.semantics",
+        "runrecord/receipt-absent-is-null",
+        "no completion_receipt key when no receipt was recorded",
+    ),
+    "loop_state_numbers_as_strings": Defect(
+        "runrecord.provider_call_response",
+        loop_state_numbers_as_strings,
+        "runrecord.loop-state-primitives",
+        "runrecord.response-semantics",
+        "runrecord/loop-state-complete",
+        "LOOP_STATE numbers left as strings",
     ),
 }
 
