@@ -7,12 +7,18 @@ leave to chance at the default number of examples. ``EXPLICIT_CASES`` maps a
 check id to the case inputs (the same shape as that check's strategy draws,
 with the operation named) sent first, in order, at every setting; the seed
 never changes them.
+
+To add cases: write (or extend) one builder function per check family that
+returns a list of :class:`ExplicitCase`, and name it for the check ids in
+``_BUILDERS``. Each builder runs once, the first time a check asks for its
+cases, so importing this module stays cheap.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping, Sequence
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,343 +34,394 @@ class ExplicitCase:
     why: str
 
 
-# -- builders of the decisive inputs (tests/producers/defects.py holds a defect for each) ---------
-_MS = 1_700_000_000_000
-_WIDE = "步"  # three UTF-8 bytes, one character: byte limits counted in characters show
+# -- documents ------------------------------------------------------------------------------------
+def _unknown_members() -> list[ExplicitCase]:
+    """One unknown member at every closed object of every bundled example.
+
+    Array items are visited once (the first item stands for the others):
+    an unknown member below a recap turn, inside a health fact's (empty,
+    closed) ``heuristics``, in a run record's evidence, each gets a case.
+    """
+    from session_contracts.conformance.judge._cases import (
+        UNKNOWN_KEY,
+        _closed_objects,
+        bundled_examples,
+    )
+
+    cases = []
+    for doctype in sorted(bundled_examples()):
+        shapes: set[tuple[str | int, ...]] = set()
+        for where in _closed_objects(doctype):
+            shape = tuple(0 if isinstance(part, int) else part for part in where)
+            if shape in shapes:
+                continue
+            shapes.add(shape)
+            document = copy.deepcopy(bundled_examples()[doctype])
+            node = document
+            for part in where:
+                node = node[part]
+            node[UNKNOWN_KEY] = 1
+            path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where)
+            cases.append(
+                ExplicitCase(
+                    "document.roundtrip",
+                    {"doctype": doctype, "document": document, "injected_at": list(where)},
+                    f"{doctype}: an unknown member at {path} is rejected (the contract is closed)",
+                )
+            )
+    return cases
 
 
-def _wide(limit: int, over: bool) -> str:
-    """Text of exactly ``limit`` UTF-8 bytes (or one more) in as few characters as it takes."""
-    size = limit + (1 if over else 0)
-    return _WIDE * (size // 3) + "a" * (size % 3)
+def _extensions() -> list[ExplicitCase]:
+    from session_contracts.conformance.judge._cases import bundled_examples
+
+    values: list[tuple[str, dict[str, Any]]] = [
+        ("an empty extensions object", {}),
+        ("nulls at every depth", {"a": None, "b": {"c": None, "d": [None, {"e": None}]}}),
+        ("empty containers and odd keys", {"": [], "é/ü~1": {}, "0": [[]], "x.y": ""}),
+        ("numbers at the edges", {"max": 2**53 - 1, "min": -(2**53) + 1, "f": 0.1, "z": -0.5}),
+    ]
+    cases = []
+    for doctype in ("session-recap.snapshot", "session-recap.envelope"):
+        for what, extensions in values:
+            document = copy.deepcopy(bundled_examples()[doctype])
+            snapshot = document["snapshot"] if doctype.endswith("envelope") else document
+            snapshot["extensions"] = extensions
+            cases.append(
+                ExplicitCase(
+                    "document.roundtrip",
+                    {"doctype": doctype, "document": document},
+                    f"{doctype}: extensions with {what} survive verbatim",
+                )
+            )
+    return cases
+
+
+# -- health ---------------------------------------------------------------------------------------
+def _call(
+    call_id: str,
+    success: bool = True,
+    *,
+    candidate: bool = False,
+    edit: bool = False,
+    command: str | None = None,
+    exit_code: int | None = None,
+    diagnostics: tuple[str, int] | None = None,
+    verified: bool = False,
+) -> dict[str, Any]:
+    telemetry: dict[str, Any] | None = None
+    if command is not None or exit_code is not None or diagnostics is not None or verified:
+        verification = None
+        if diagnostics is not None or verified:
+            measured = diagnostics and {"set_fingerprint": diagnostics[0], "count": diagnostics[1]}
+            verification = {"diagnostics": measured}
+        telemetry = {
+            "command_id": command,
+            "command_exit_code": exit_code,
+            "verification": verification,
+        }
+    return {
+        "kind": "tool_call_completed",
+        "call_id": call_id,
+        "success": success,
+        "streaming_parse_candidate": candidate,
+        "mutation_applied": edit,
+        "telemetry": telemetry,
+    }
+
+
+def _started(iteration: int) -> dict[str, Any]:
+    return {"kind": "iteration_started", "iteration": iteration}
+
+
+def _finished(wall: int | None = 1000, prose: int | None = 100) -> dict[str, Any]:
+    return {"kind": "iteration_finished", "wall_time_ms": wall, "prose_characters": prose}
+
+
+_RESET = {"kind": "transcript_reset"}
+
+
+def _terminal(stop_class: str) -> dict[str, Any]:
+    return {"kind": "terminal_outcome", "stop_class": stop_class}
+
+
+def _health(why: str, *observations: dict[str, Any]) -> ExplicitCase:
+    return ExplicitCase(
+        "health.reduce", {"session_id": "sess-h", "observations": list(observations)}, why
+    )
+
+
+def _health_streams() -> list[ExplicitCase]:
+    trend = [
+        _call("c1", diagnostics=("fp-a", 5)),
+        _call("c2", diagnostics=("fp-b", 3)),  # improving
+    ]
+    return [
+        _health(
+            "a transcript reset keeps the diagnostic trend, the edit count and the stop class "
+            "(session gauges); only the rolling population restarts",
+            _started(1),
+            *trend,
+            _call("c3", edit=True),
+            _terminal("policy_budget"),
+            _RESET,
+            _finished(),
+            _started(2),
+            _call("c1", success=False),
+            _finished(),
+        ),
+        _health(
+            "a reset in the middle of an iteration does not forget the calls it already "
+            "counted: the same call id completing again after it counts nothing",
+            _started(1),
+            _call("c1"),
+            _call("c2", success=False),
+            _RESET,
+            _call("c1", success=False),
+            _call("c2"),
+            _finished(),
+        ),
+        _health(
+            "a command id counted before a reset is still a repeat after it (exit and "
+            "verification not counted again)",
+            _started(1),
+            _call("c1", command="cmd-1", exit_code=1, verified=True),
+            _call("c2", edit=True),
+            _RESET,
+            _call("c3", command="cmd-1", exit_code=0, verified=True),
+            _finished(),
+        ),
+        _health(
+            "the same call id counts again in a later iteration; a streaming parse candidate "
+            "never counts and does not use up its id",
+            _started(1),
+            _call("c1", candidate=True),
+            _call("c1"),
+            _finished(),
+            _started(2),
+            _call("c1", success=False),
+            _finished(),
+        ),
+        _health(
+            "an oscillation: back to the set two collections ago, unlike the one between",
+            _started(1),
+            _call("c1", diagnostics=("fp-a", 2)),
+            _call("c2", diagnostics=("fp-b", 5)),
+            _call("c3", diagnostics=("fp-a", 2)),
+            _finished(),
+        ),
+        _health(
+            "calls resolving after the terminal outcome (closeout) each emit a fact, once",
+            _started(1),
+            _call("c1"),
+            _finished(),
+            _terminal("natural"),
+            _call("c2", success=False),
+            _call("c2"),
+            {"kind": "tool_call_abandoned", "call_id": "c3"},
+            _terminal("natural"),
+        ),
+        _health(
+            "historical messages loaded do not count as calls; wall time and prose samples "
+            "of null are not samples",
+            _started(1),
+            {"kind": "historical_messages_loaded", "count": 40},
+            _finished(wall=None, prose=None),
+            _started(2),
+            _call("c1"),
+            _finished(wall=0, prose=0),
+        ),
+    ]
+
+
+def _rate_streams() -> list[ExplicitCase]:
+    return [
+        _health(
+            "no call at all: both rates are null in both views",
+            _started(1),
+            _finished(),
+        ),
+        _health(
+            "only streaming parse candidates and calls without an exit code: the success "
+            "rate of the first iteration and every exit rate are null",
+            _started(1),
+            _call("c1", candidate=True),
+            _finished(),
+            _started(2),
+            _call("c2"),
+            _finished(),
+        ),
+        _health(
+            "a reset empties the rolling population: its rates are null until a call counts again",
+            _started(1),
+            _call("c1", command="cmd-1", exit_code=0),
+            _RESET,
+            _finished(),
+            _started(2),
+            _finished(),
+        ),
+        _health("a terminal outcome before any iteration", _terminal("runtime_error")),
+    ]
+
+
+# -- feedback -------------------------------------------------------------------------------------
+_T = 1_700_000_000_000
+
+
+def _start(at: int, session: str = "sess-a", usage: str = "supported") -> dict[str, Any]:
+    client = {"product": "Agent", "capabilities": {"usage": usage, "progress": "supported"}}
+    return {
+        "at_unix_ms": at,
+        "call": "start",
+        "request": {"request_id": "r0", "session_id": session, "client_info": client},
+    }
+
+
+def _checkpoint(
+    at: int, request_id: str, version: int, session: str = "sess-a", **feedback: Any
+) -> dict[str, Any]:
+    request = {
+        "request_id": request_id,
+        "session_id": session,
+        "session_version": version,
+        "context_hash": "ctx",
+        "next_action": "continue",
+        "open_loops": [],
+        **feedback,
+    }
+    return {"at_unix_ms": at, "call": "checkpoint", "request": request}
+
+
+def _observe(at: int, session: str = "sess-a", reader_version: int | None = None) -> dict[str, Any]:
+    step: dict[str, Any] = {
+        "at_unix_ms": at,
+        "call": "observe",
+        "session_id": session,
+        "can_read_raw_receipts": True,
+    }
+    if reader_version is not None:
+        step["reader_contract_version"] = reader_version
+    return step
 
 
 def _usage(
-    counter: str, at: int, source: str = "native_host_event", **tokens: int
+    at: int,
+    tokens: int,
+    output: int = 10,
+    *,
+    counter: str = "c1",
+    source: str = "native_host_event",
+    cached: int | None = None,
 ) -> dict[str, Any]:
-    return {
+    usage = {
         "source": source,
         "counter_id": counter,
         "scope": "host_session",
         "coverage": "partial",
         "observed_at_unix_ms": at,
-        **tokens,
+        "input_tokens": tokens,
+        "output_tokens": output,
     }
+    if cached is not None:
+        usage["cached_input_tokens"] = cached
+    return usage
 
 
-def _feedback(*requests: Mapping[str, Any], ahead_ms: int = 0) -> dict[str, Any]:
-    """A session's start, one checkpoint per request (versions in order), and a read."""
-    session = "sess-x"
-    steps: list[dict[str, Any]] = [
-        {
-            "at_unix_ms": _MS,
-            "call": "start",
-            "request": {
-                "request_id": "r0",
-                "session_id": session,
-                "client_info": {
-                    "product": "Agent",
-                    "capabilities": {"usage": "supported", "progress": "supported"},
-                },
-            },
-        }
-    ]
-    for index, extra in enumerate(requests):
-        request = {
-            "request_id": f"r{index + 1}",
-            "session_id": session,
-            "session_version": index,
-            "context_hash": "ctx",
-            "next_action": "continue",
-            "open_loops": [],
-            **extra,
-        }
-        steps.append(
-            {"at_unix_ms": _MS + 1000 * (index + 1), "call": "checkpoint", "request": request}
-        )
-    steps.append(
-        {
-            "at_unix_ms": _MS + 1000 * (len(requests) + 1),
-            "call": "observe",
-            "session_id": session,
-            "can_read_raw_receipts": True,
-        }
-    )
-    return {"steps": steps}
+def _feedback(why: str, *steps: dict[str, Any]) -> ExplicitCase:
+    return ExplicitCase("feedback.run", {"steps": list(steps)}, why)
 
 
-def _progress(**members: Any) -> dict[str, Any]:
-    return {"progress": {"phase": "testing", "summary": "步骤", **members}}
-
-
-def _feedback_cases() -> list[ExplicitCase]:
-    cases: list[ExplicitCase] = []
-
-    def add(why: str, *requests: Mapping[str, Any]) -> None:
-        cases.append(ExplicitCase("feedback.run", _feedback(*requests), why))
-
-    for over in (False, True):
-        edge = "one byte past" if over else "exactly at"
-        add(f"summary {edge} 2,048 UTF-8 bytes", _progress(summary=_wide(2048, over)))
-        add(f"a completed item {edge} 1,024 bytes", _progress(completed=[_wide(1024, over)]))
-        add(f"a blocker {edge} 1,024 bytes", _progress(blockers=[_wide(1024, over)]))
-        add(
-            f"an artifact label {edge} 256 bytes",
-            _progress(artifacts=[{"label": _wide(256, over), "reference": "r"}]),
-        )
-        add(
-            f"an artifact reference {edge} 1,024 bytes",
-            _progress(artifacts=[{"label": "l", "reference": _wide(1024, over)}]),
-        )
-        add(
-            f"a test name {edge} 256 bytes",
-            _progress(tests=[{"name": _wide(256, over), "outcome": "passed"}]),
-        )
-        add(
-            f"a test reference {edge} 1,024 bytes",
-            _progress(tests=[{"name": "t", "outcome": "failed", "reference": _wide(1024, over)}]),
-        )
-        add(
-            f"a usage source {edge} 128 bytes",
-            {"usage": _usage("c1", _MS, source=_wide(128, over), input_tokens=1)},
-        )
-        add(
-            f"a usage counter_id {edge} 128 bytes",
-            {"usage": _usage(_wide(128, over), _MS, input_tokens=1)},
-        )
-        count = 9 if over else 8
-        items = "nine" if over else "eight"
-        add(f"{items} completed items", _progress(completed=["done"] * count))
-        add(f"{items} blockers", _progress(blockers=["stuck"] * count))
-        add(
-            f"{items} artifacts",
-            _progress(artifacts=[{"label": f"l{i}", "reference": "r"} for i in range(count)]),
-        )
-        add(
-            f"{items} test reports",
-            _progress(tests=[{"name": f"t{i}", "outcome": "passed"} for i in range(count)]),
-        )
-    add(
-        "usage observed one second ahead of the server clock: within five minutes, accepted",
-        {"usage": _usage("c1", _MS + 2000, input_tokens=5)},
-    )
-    add(
-        "usage observed five minutes and one millisecond ahead: rejected",
-        {"usage": _usage("c1", _MS + 1000 + 300_001, input_tokens=5)},
-    )
-    add(
-        "output_tokens decreases while input_tokens grows: rejected for the same counter",
-        {"usage": _usage("c1", _MS + 500, input_tokens=100, output_tokens=50)},
-        {"usage": _usage("c1", _MS + 1500, input_tokens=200, output_tokens=30)},
-    )
-    add(
-        "cached_input_tokens decreases while the others grow: rejected for the same counter",
-        {
-            "usage": _usage(
-                "c1", _MS + 500, input_tokens=100, output_tokens=5, cached_input_tokens=40
-            )
-        },
-        {
-            "usage": _usage(
-                "c1", _MS + 1500, input_tokens=200, output_tokens=6, cached_input_tokens=20
-            )
-        },
-    )
-    add(
-        "two sources share a counter_id: a lower value from the other source is another counter",
-        {"usage": _usage("c1", _MS + 500, source="host-a", input_tokens=500)},
-        {"usage": _usage("c1", _MS + 1500, source="host-b", input_tokens=100)},
-    )
-    return cases
-
-
-def _call(call_id: str, *, fingerprint: str | None = None, count: int = 0) -> dict[str, Any]:
-    telemetry = None
-    if fingerprint is not None:
-        diagnostics = {"set_fingerprint": fingerprint, "count": count}
-        telemetry = {
-            "command_id": None,
-            "command_exit_code": 0,
-            "verification": {"diagnostics": diagnostics},
-        }
-    return {
-        "kind": "tool_call_completed",
-        "call_id": call_id,
-        "success": True,
-        "streaming_parse_candidate": False,
-        "mutation_applied": False,
-        "telemetry": telemetry,
-    }
-
-
-_FINISHED = {"kind": "iteration_finished", "wall_time_ms": 100, "prose_characters": 10}
-
-
-def _health_cases() -> list[ExplicitCase]:
+def _feedback_runs() -> list[ExplicitCase]:
     return [
-        ExplicitCase(
-            "health.reduce",
-            {
-                "session_id": "sess-h",
-                "observations": [
-                    {"kind": "iteration_started", "iteration": 1},
-                    _call("c1", fingerprint="fp-a", count=2),
-                    _call("c2", fingerprint="fp-b", count=5),
-                    _FINISHED,
-                    {"kind": "terminal_outcome", "stop_class": "policy_budget"},
-                    {"kind": "iteration_started", "iteration": 2},
-                    {"kind": "transcript_reset"},
-                    _FINISHED,
-                ],
-            },
-            "a transcript reset with a trend and a stop class in flight: both survive it",
+        _feedback(
+            "usage observed exactly 300,000 ms ahead of the server clock is accepted, "
+            "300,001 ms ahead is usage_future_timestamp (a tolerance of minutes, not "
+            "milliseconds)",
+            _start(_T),
+            _checkpoint(_T + 1000, "r1", 0, usage=_usage(_T + 1000 + 300, 100)),
+            _checkpoint(_T + 2000, "r2", 1, usage=_usage(_T + 2000 + 300_000, 200)),
+            _checkpoint(_T + 3000, "r3", 2, usage=_usage(_T + 3000 + 300_001, 300)),
+            _observe(_T + 4000),
         ),
-        ExplicitCase(
-            "health.reduce",
-            {
-                "session_id": "sess-h",
-                "observations": [
-                    {"kind": "iteration_started", "iteration": 1},
-                    _call("c1"),
-                    {"kind": "transcript_reset"},
-                    _call("c1"),
-                    _FINISHED,
-                ],
-            },
-            "a repeated terminal update after a reset: the call still counts once",
+        _feedback(
+            "a report exactly 900,000 ms old is fresh, 900,001 ms old is stale; usage ages "
+            "from the host's observation time",
+            _start(_T),
+            _checkpoint(
+                _T,
+                "r1",
+                0,
+                usage=_usage(_T - 5000, 100),
+                progress={"phase": "testing", "summary": "步骤"},
+            ),
+            _observe(_T + 895_000),
+            _observe(_T + 900_000),
+            _observe(_T + 900_001),
+        ),
+        _feedback(
+            "a reader of another contract version sees every report stale (contract_mismatch)",
+            _start(_T),
+            _checkpoint(_T, "r1", 0, usage=_usage(_T, 100)),
+            _observe(_T + 1000, reader_version=2),
+        ),
+        _feedback(
+            "the decrease rule is kept per (source, counter): another source's counter of the "
+            "same id is not a decrease; every token field is checked, not input_tokens alone",
+            _start(_T),
+            _checkpoint(_T + 1000, "r1", 0, usage=_usage(_T + 1000, 500, 50, cached=100)),
+            _checkpoint(
+                _T + 2000, "r2", 1, usage=_usage(_T + 2000, 100, 5, source="host_estimate")
+            ),
+            _checkpoint(_T + 3000, "r3", 2, usage=_usage(_T + 3000, 600, 40)),
+            _checkpoint(_T + 4000, "r4", 2, usage=_usage(_T + 4000, 600, 60, cached=90)),
+            _observe(_T + 5000),
+        ),
+        _feedback(
+            "older usage and another sample at the same time are refused across counters; the "
+            "identical sample again is accepted",
+            _start(_T),
+            _checkpoint(_T + 1000, "r1", 0, usage=_usage(_T + 1000, 100)),
+            _checkpoint(_T + 2000, "r2", 1, usage=_usage(_T + 999, 200, counter="c2")),
+            _checkpoint(_T + 3000, "r3", 1, usage=_usage(_T + 1000, 200, counter="c2")),
+            _checkpoint(_T + 4000, "r4", 1, usage=_usage(_T + 1000, 100)),
+            _observe(_T + 5000),
+        ),
+        _feedback(
+            "a retried request replays its receipt although it names an older version; a "
+            "checkpoint for an unknown session is session_missing",
+            _start(_T),
+            _checkpoint(_T + 1000, "r1", 0, progress={"phase": "testing", "summary": "a"}),
+            _checkpoint(_T + 2000, "r1", 0, progress={"phase": "testing", "summary": "a"}),
+            _checkpoint(_T + 3000, "r9", 0, session="sess-b"),
+            _observe(_T + 4000),
+            _observe(_T + 4000, session="sess-b"),
         ),
     ]
 
 
-def _event(
-    event_id: int, kind: str, payload: Any, session: str = "sess-1", turn: str | None = "turn-0"
-) -> dict[str, Any]:
-    return {
-        "id": event_id,
-        "sessionId": session,
-        "runId": "run-1",
-        "turnId": turn,
-        "iteration": None,
-        "executionId": None,
-        "topic": "session",
-        "kind": kind,
-        "recordedAtUnixMs": _MS + event_id,
-        "payload": payload,
-    }
-
-
-def _checkpoint(event_id: int, label: str, iteration: int) -> dict[str, Any]:
-    return _event(event_id, "loop_checkpoint", {"checkpoint": label, "iteration": iteration})
-
-
-def _assistant(event_id: int, text: str) -> dict[str, Any]:
-    return _event(event_id, "message", {"role": "assistant", "visibility": "public", "text": text})
-
-
-SENSITIVE_ARGUMENTS = {
-    "password": "hunter2",
-    "path": "src/app.py",
-    "options": {"api_key": "k-123", "retries": 2, "headers": [{"authorization": "Bearer abc"}]},
-    "env": [{"name": "DB", "secret": "s3"}],
-}
-
-
-def _recap_cases() -> list[ExplicitCase]:
-    prompt = _event(1, "message", {"role": "user", "visibility": None, "text": "go"})
-    out_of_order = [prompt]
-    for iteration in (2, 0, 1):
-        base = len(out_of_order) + 1
-        out_of_order += [
-            _checkpoint(base, "iteration_start", iteration),
-            _assistant(base + 1, f"step {iteration}"),
-            _checkpoint(base + 2, "iteration_end", iteration),
-        ]
-    interleaved = [
-        prompt,
-        _event(2, "message", {"role": "user", "visibility": None, "text": "x"}, session="sess-2"),
-        _assistant(3, "one"),
-        _event(4, "other", {"note": "x"}, session="sess-2"),
-        _event(5, "other", {"note": "not a recap kind"}),
-        _event(6, "message", {"role": "user", "visibility": None, "text": "y"}, session="sess-2"),
-        _assistant(7, "two"),
-        _assistant(8, "three"),
-    ]
-    tools = [
-        prompt,
-        _checkpoint(2, "iteration_start", 0),
-        _event(3, "tool_call", {"callId": "c1", "toolName": "edit", "input": SENSITIVE_ARGUMENTS}),
-        _event(
-            4,
-            "tool_result",
-            {
-                "callId": "c1",
-                "toolName": "edit",
-                "isError": False,
-                "output": {"token": "t-1", "ok": True},
-                "verification": None,
-            },
-        ),
-        _checkpoint(5, "iteration_end", 0),
-    ]
+def _usage_runs() -> list[ExplicitCase]:
     return [
-        ExplicitCase(
-            "recap.project",
-            {"events": out_of_order, "query": {"sessionId": "sess-1"}},
-            "iterations 2, 0, 1 in journal order: listed in order of first appearance",
+        _feedback(
+            "snapshots of two counters: observe shows the latest one, never their sum",
+            _start(_T),
+            _checkpoint(_T + 1000, "r1", 0, usage=_usage(_T + 1000, 100, 10, cached=50)),
+            _checkpoint(_T + 2000, "r2", 1, usage=_usage(_T + 2000, 40, 4, counter="c2")),
+            _observe(_T + 3000),
+            _checkpoint(_T + 4000, "r3", 2, usage=_usage(_T + 4000, 150, 20)),
+            _observe(_T + 5000),
         ),
-        ExplicitCase(
-            "recap.project",
-            {"events": interleaved, "query": {"sessionId": "sess-1", "limit": 3}},
-            "another session interleaved and a page ending on an unmatched event: "
-            "nextEventId follows the last event read",
-        ),
-        ExplicitCase(
-            "recap.project",
-            {"events": tools, "query": {"sessionId": "sess-1"}},
-            "secrets under sensitive member names at every depth of tool arguments and output",
+        _feedback(
+            "a later checkpoint without usage keeps the latest snapshot",
+            _start(_T),
+            _checkpoint(_T + 1000, "r1", 0, usage=_usage(_T + 1000, 100)),
+            _checkpoint(_T + 2000, "r2", 1),
+            _observe(_T + 3000),
         ),
     ]
 
 
-def _recap_limit_cases() -> list[ExplicitCase]:
-    # One session of 32,770 small events: only a read of more than 32,768
-    # events shows whether 32,769 is clamped.
-    events = [_event(i, "other", {}, turn=None) for i in range(1, 32_771)]
-    return [
-        ExplicitCase(
-            "recap.project",
-            {"events": events, "query": {"sessionId": "sess-1", "limit": limit}},
-            f"a limit of {limit} over 32,770 events: the read is clamped to 32,768",
-        )
-        for limit in (32_769,)
-    ]
-
-
-def _span(span_id: int, parent: int | None) -> dict[str, Any]:
-    return {
-        "trace_id": "trace-1",
-        "span_id": span_id,
-        "parent_span_id": parent,
-        "kind": "tool",
-        "name": "step",
-        "start_ms": 0,
-        "duration_ms": 1,
-        "metadata": {"harn.execution.id": "hxe-77"},
-    }
-
-
-def _run(spans: list[dict[str, Any]], events: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    run = {
-        "kind": "run",
-        "status": "completed",
-        "session_id": "sess-r",
-        "execution_id": "hxe-77",
-        "spans": spans,
-    }
-    return {"run": run, "events": events or []}
-
-
-def _receipt(event_id: int, value: Any) -> dict[str, Any]:
+# -- run records ----------------------------------------------------------------------------------
+def _attribute(event_id: int, name: str, value: Any) -> dict[str, Any]:
     return {
         "id": event_id,
         "sessionId": "sess-r",
@@ -374,82 +431,363 @@ def _receipt(event_id: int, value: Any) -> dict[str, Any]:
         "executionId": None,
         "topic": "session",
         "kind": "session_attribute",
-        "recordedAtUnixMs": _MS + event_id,
-        "payload": {"name": "completion_receipt", "value": value},
+        "recordedAtUnixMs": _T + event_id,
+        "payload": {"name": name, "value": value},
     }
 
 
-def _runrecord_cases() -> list[ExplicitCase]:
+def _span(span_id: int, parent: int | None, start: int = 0) -> dict[str, Any]:
+    return {
+        "trace_id": "trace-1",
+        "span_id": span_id,
+        "parent_span_id": parent,
+        "kind": "tool",
+        "name": "step",
+        "start_ms": start,
+        "duration_ms": 10,
+        "metadata": {},
+    }
+
+
+def _projection(why: str, events: list[dict[str, Any]], spans: Sequence[Any] = ()) -> ExplicitCase:
+    run = {
+        "kind": "session",
+        "status": "completed",
+        "session_id": "sess-r",
+        "execution_id": None,
+        "spans": list(spans),
+    }
+    return ExplicitCase("runrecord.project", {"run": run, "events": events}, why)
+
+
+def _run_projections() -> list[ExplicitCase]:
     return [
-        ExplicitCase(
-            "runrecord.project",
-            _run([_span(1, None), _span(2, 3), _span(3, 2)]),
-            "spans 2 and 3 name each other as parent: a cycle, rejected",
+        _projection(
+            "an explicitly null receipt stored after a value is the receipt: null, not the "
+            "earlier value",
+            [
+                _attribute(1, "completion_receipt", {"ok": True}),
+                _attribute(2, "completion_receipt", None),
+            ],
         ),
-        ExplicitCase(
-            "runrecord.project",
-            _run([_span(3, 2), _span(2, 1), _span(1, None)]),
-            "children listed before their parents: a valid tree",
+        _projection(
+            "an explicitly null receipt alone projects as null",
+            [_attribute(1, "completion_receipt", None)],
         ),
-        ExplicitCase(
-            "runrecord.project",
-            _run([_span(1, None)], [_receipt(1, {"ok": True}), _receipt(2, None)]),
-            "an explicit null receipt after a recorded one: the latest (null) wins",
+        _projection(
+            "the latest receipt is the highest event id, whatever order the events come in",
+            [_attribute(3, "completion_receipt", {"n": 3}), _attribute(1, "completion_receipt", 1)],
+        ),
+        _projection(
+            "a child listed before its parent is a valid span tree",
+            [],
+            [_span(2, 1, 5), _span(1, None), _span(3, 2, 7)],
         ),
     ]
 
 
-def _unknown_member(doctype: str, where: list[str | int]) -> ExplicitCase:
-    from session_contracts.conformance.judge._cases import UNKNOWN_KEY, bundled_examples
-
-    document = copy.deepcopy(bundled_examples()[doctype])
-    node = document
-    for part in where:
-        node = node[part]
-    node[UNKNOWN_KEY] = 1
+def _provider(why: str, text: str, tool_calls: Sequence[Any] = ()) -> ExplicitCase:
+    response = {
+        "call_id": "call-1",
+        "iteration": 1,
+        "span_id": None,
+        "text": text,
+        "tool_calls": list(tool_calls),
+    }
     return ExplicitCase(
-        "document.roundtrip",
-        {"doctype": doctype, "document": document, "injected_at": where},
-        f"an unknown member inside {doctype} at {where}",
+        "runrecord.provider_call_response", {"response": response, "execution_id": None}, why
     )
 
 
-def _document_cases() -> list[ExplicitCase]:
-    iteration: list[str | int] = ["turns", 0, "iterations", 0]
+_NATIVE = {"id": "tc-1", "name": "search", "arguments": {"query": "x"}}
+
+
+def _provider_responses() -> list[ExplicitCase]:
+    inline = f"<tool_call>{json.dumps(_NATIVE)}</tool_call>"
     return [
-        _unknown_member("session-health.fact", ["heuristics"]),
-        _unknown_member("session-recap.snapshot", iteration),
-        _unknown_member("session-recap.snapshot", [*iteration, "tools", 0]),
-        _unknown_member("session-recap.snapshot", ["turns", 0, "prompts", 0]),
+        _provider(
+            "a text-protocol call identical to the native tool_calls is stored as a reference",
+            inline,
+            [_NATIVE],
+        ),
+        _provider(
+            "a parse that differs from tool_calls stays inline",
+            inline,
+            [dict(_NATIVE, id="tc-2")],
+        ),
+        _provider("no tool call at all: an empty parse is never a reference", "prose only", []),
+        _provider(
+            "LOOP_STATE values: booleans, numbers, null and nil (any case) become primitives",
+            "## LOOP_STATE\ndone: true\nstep: -2.5\nretry: nil\nnote: NIL\n## END_LOOP_STATE",
+        ),
+        _provider(
+            "an unterminated LOOP_STATE block gives null",
+            "## LOOP_STATE\ndone: true\nstep: 3",
+        ),
     ]
 
 
-class _Lazy(Mapping[str, Sequence[ExplicitCase]]):
-    """Built on first use: importing the judge stays cheap."""
+def _provider_canaries() -> list[ExplicitCase]:
+    from session_contracts._redaction import canaries
 
-    def __init__(self, build: Mapping[str, Any]) -> None:
-        self._build = build
-        self._built: dict[str, Sequence[ExplicitCase]] = {}
+    cases = []
+    for kind, canary in sorted(canaries().items()):
+        arguments = {"config": {"auth": {"value": canary}}, "password": canary, "note": canary}
+        text_call = {"id": "tc-9", "name": "search", "arguments": arguments}
+        text = f"{canary}\n<tool_call>{json.dumps(text_call)}</tool_call>"
+        if "\n" not in canary:
+            text += f"\n## LOOP_STATE\nnote: {canary}\n## END_LOOP_STATE"
+        cases.append(
+            _provider(
+                f"a {kind} secret in prose, behind labels at every depth of tool arguments "
+                "(native and text-protocol) and in a LOOP_STATE value is redacted",
+                text,
+                [{"id": "tc-1", "name": "search", "arguments": arguments}],
+            )
+        )
+    return cases
+
+
+# -- recaps ---------------------------------------------------------------------------------------
+def _journal(
+    *rows: tuple[str, str | None, str | None, str, dict[str, Any]], first_id: int = 1
+) -> list[dict[str, Any]]:
+    from session_contracts.conformance.judge._cases import _event
+
+    return [
+        _event(first_id + index, session, run, turn, None, kind, payload)
+        for index, (session, run, turn, kind, payload) in enumerate(rows)
+    ]
+
+
+def _prompt(session: str, turn: str, text: str = "do it") -> tuple[Any, ...]:
+    return (session, "run-1", turn, "message", {"role": "user", "visibility": None, "text": text})
+
+
+def _loop(session: str, turn: str, label: str, iteration: int | None) -> tuple[Any, ...]:
+    return (
+        session,
+        "run-1",
+        turn,
+        "loop_checkpoint",
+        {"checkpoint": label, "iteration": iteration},
+    )
+
+
+def _recap(why: str, events: list[dict[str, Any]], **query: Any) -> ExplicitCase:
+    return ExplicitCase(
+        "recap.project", {"events": events, "query": {"sessionId": "sess-1", **query}}, why
+    )
+
+
+def _interleaved() -> list[dict[str, Any]]:
+    """sess-1 holds ids 1, 3, 5, 7; sess-2 holds 2, 4, 6."""
+    rows = []
+    for index in range(4):
+        rows.append(_prompt("sess-1", f"turn-{index}"))
+        if index < 3:
+            rows.append(_prompt("sess-2", f"turn-{index}"))
+    return _journal(*rows)
+
+
+def _recap_pages() -> list[ExplicitCase]:
+    events = _interleaved()
+    return [
+        _recap(
+            "an exactly full page (limit = the session's events) has nothing after it: "
+            "nextEventId null, not truncated",
+            events,
+            limit=4,
+        ),
+        _recap(
+            "one short of full: nextEventId is lastEventId + 1 although another session's "
+            "event holds that id",
+            events,
+            limit=3,
+        ),
+        _recap("limit 0 is clamped up to 1", events, limit=0),
+        _recap("limit 1 reads one event", events, limit=1),
+        _recap("limit 32,768 (the clamp) is kept", events, limit=32768),
+        _recap("limit 32,769 is clamped; the echo keeps 32,769", events, limit=32769),
+        _recap("no limit: 4,096 by default; the echo has none", events),
+        _recap(
+            "fromEventId between two of the session's events starts at the next one",
+            events,
+            fromEventId=4,
+            limit=2,
+        ),
+        _recap(
+            "fromEventId past the session's last event: available, nothing read",
+            events,
+            fromEventId=8,
+        ),
+        _recap(
+            "iterations that appear out of numeric order are listed as docs/recap.md 4.1 says "
+            "(order of first appearance)",
+            _journal(
+                _prompt("sess-1", "turn-0"),
+                _loop("sess-1", "turn-0", "iteration_start", 2),
+                _loop("sess-1", "turn-0", "iteration_end", 2),
+                _loop("sess-1", "turn-0", "iteration_start", 1),
+                _loop("sess-1", "turn-0", "iteration_end", 1),
+            ),
+        ),
+    ]
+
+
+def _recap_canaries() -> list[ExplicitCase]:
+    from session_contracts._redaction import canaries
+
+    cases = []
+    for kind, canary in sorted(canaries().items()):
+        arguments = {"path": canary, "auth": {"password": canary, "headers": [canary]}}
+        events = _journal(
+            _prompt("sess-1", "turn-0", f"label: {canary}"),
+            _loop("sess-1", "turn-0", "iteration_start", 0),
+            (
+                "sess-1",
+                "run-1",
+                "turn-0",
+                "message",
+                {"role": "assistant", "visibility": "public", "text": canary},
+            ),
+            (
+                "sess-1",
+                "run-1",
+                "turn-0",
+                "tool_call",
+                {"callId": "c1", "toolName": "edit", "input": arguments},
+            ),
+            (
+                "sess-1",
+                "run-1",
+                "turn-0",
+                "tool_result",
+                {
+                    "callId": "c1",
+                    "toolName": "edit",
+                    "isError": False,
+                    "output": canary,
+                    "verification": {
+                        "schema": "harn.agent_tool_postcondition.v1",
+                        "status": "passed",
+                        "verifiedPaths": [canary],
+                    },
+                },
+            ),
+            (
+                "sess-1",
+                "run-1",
+                "turn-0",
+                "plan",
+                {
+                    "documentId": "plan-1",
+                    "revisionId": "rev-1",
+                    "title": canary,
+                    "summary": canary,
+                    "steps": [{"id": "step-1", "content": canary, "status": "pending"}],
+                    "event": None,
+                },
+            ),
+            (
+                "sess-1",
+                "run-1",
+                "turn-0",
+                "progress",
+                {
+                    "message": canary,
+                    "entries": [{"content": canary, "status": "pending", "priority": None}],
+                    "replace": None,
+                },
+            ),
+            _loop("sess-1", "turn-0", "iteration_end", 0),
+            (
+                "sess-1",
+                "run-1",
+                "turn-0",
+                "terminal",
+                {
+                    "kind": "natural",
+                    "owner": "agent",
+                    "finalStatus": canary,
+                    "stopReason": "completed",
+                    "reason": canary,
+                },
+            ),
+        )
+        cases.append(
+            _recap(
+                f"a {kind} secret in every public text, behind a label and at every depth of "
+                "tool input, is redacted",
+                events,
+            )
+        )
+    return cases
+
+
+def _recap_aliases() -> list[ExplicitCase]:
+    return [
+        _recap(
+            "every query field spelled in camelCase (the check sends the snake-case twin)",
+            _interleaved(),
+            runId="run-1",
+            turnId="turn-1",
+            fromEventId=2,
+            limit=2,
+        )
+    ]
+
+
+# -- the table ------------------------------------------------------------------------------------
+_BUILDERS: Mapping[str, Callable[[], list[ExplicitCase]]] = {
+    "closed.unknown-field-rejected": _unknown_members,
+    "extensions.verbatim": _extensions,
+    "health.semantics": _health_streams,
+    "health.no-zero-rate": _rate_streams,
+    "feedback.semantics": _feedback_runs,
+    "feedback.usage-never-summed": _usage_runs,
+    "runrecord.semantics": _run_projections,
+    "runrecord.response-semantics": _provider_responses,
+    "runrecord.reference-when-identical": _provider_responses,
+    "redaction.canaries": _provider_canaries,
+    "recap.semantics": _recap_pages,
+    "recap.limit": _recap_pages,
+    "recap.hashes": _recap_pages,
+    "recap.query-aliases": _recap_aliases,
+    "redaction.recap-canaries": _recap_canaries,
+}
+
+
+class _Table(Mapping[str, Sequence[ExplicitCase]]):
+    """Check id -> its explicit cases, each builder run once, on first use."""
+
+    def __init__(self, builders: Mapping[str, Callable[[], list[ExplicitCase]]]) -> None:
+        self._builders = builders
+        self._built: dict[str, tuple[ExplicitCase, ...]] = {}
 
     def __getitem__(self, check_id: str) -> Sequence[ExplicitCase]:
         if check_id not in self._built:
-            self._built[check_id] = tuple(self._build[check_id]())
+            self._built[check_id] = tuple(self._builders[check_id]())
         return self._built[check_id]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._build)
+        return iter(self._builders)
 
     def __len__(self) -> int:
-        return len(self._build)
+        return len(self._builders)
 
 
-EXPLICIT_CASES: Mapping[str, Sequence[ExplicitCase]] = _Lazy(
-    {
-        "feedback.semantics": _feedback_cases,
-        "health.semantics": _health_cases,
-        "recap.semantics": _recap_cases,
-        "recap.limit": _recap_limit_cases,
-        "runrecord.semantics": _runrecord_cases,
-        "closed.unknown-field-rejected": _document_cases,
-    }
-)
+def _joined() -> Mapping[str, Callable[[], list[ExplicitCase]]]:
+    """This table and the defect cases (tests/producers/defects.py), per check."""
+    from session_contracts.conformance.judge._explicit_defect_cases import DEFECT_CASES
+
+    def both(*builders: Callable[[], list[ExplicitCase]]) -> Callable[[], list[ExplicitCase]]:
+        return lambda: [case for build in builders for case in build()]
+
+    joined = dict(_BUILDERS)
+    for check_id, build in DEFECT_CASES.items():
+        joined[check_id] = both(joined[check_id], build) if check_id in joined else build
+    return joined
+
+
+EXPLICIT_CASES: Mapping[str, Sequence[ExplicitCase]] = _Table(_joined())
