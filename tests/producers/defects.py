@@ -277,8 +277,8 @@ def _reset_counter(usage: dict[str, Any], index: int) -> None:
 def decrease_checked_for_input_tokens_only(case: Mapping[str, Any]) -> Any:
     # A lower output_tokens or cached_input_tokens passes: only input_tokens is compared.
     steps = _steps(case)
-    peaks: dict[tuple[str, str], dict[str, int]] = {}
-    renamed: dict[tuple[str, str], str] = {}
+    peaks: dict[tuple[Any, Any], dict[str, int]] = {}
+    renamed: dict[tuple[Any, Any], str] = {}
     for index, step in enumerate(steps):
         request = step.get("request")
         usage = request.get("usage") if isinstance(request, dict) else None
@@ -305,7 +305,7 @@ def counter_keyed_without_source(case: Mapping[str, Any]) -> Any:
     # Keys the no-decrease rule by counter_id alone: two sources sharing a
     # counter name are one counter, so the second source's lower value is refused.
     steps = _steps(case)
-    first_source: dict[str, str] = {}
+    first_source: dict[Any, Any] = {}
     for step in steps:
         request = step.get("request")
         usage = request.get("usage") if isinstance(request, dict) else None
@@ -385,7 +385,7 @@ def _accepts_unknown_where(case: Mapping[str, Any], open_at: Callable[[str], boo
                 int(index) if index else key
                 for key, index in _PATH_PART.findall(rejected.path.removeprefix("$.document"))
             ]
-            node = document
+            node: Any = document
             for part in parts[:-1]:
                 node = node[part]
             del node[parts[-1]]
@@ -546,7 +546,7 @@ def stale_after_five_minutes(case: Mapping[str, Any]) -> Any:
 def replay_is_a_new_checkpoint(case: Mapping[str, Any]) -> Any:
     # A duplicate request is processed again instead of replaying its receipt.
     steps = _steps(case)
-    seen: dict[str, int] = {}
+    seen: dict[Any, int] = {}
     for index, step in enumerate(steps):
         request = step.get("request")
         if step.get("call") == "checkpoint" and isinstance(request, dict):
@@ -563,7 +563,7 @@ def shows_internal_text(case: Mapping[str, Any]) -> Any:
     for event in case.get("events", []):
         payload = event.get("payload") if isinstance(event, dict) else None
         internal = isinstance(payload, dict) and payload.get("visibility") == "internal"
-        if event.get("kind") == "message" and internal:
+        if event.get("kind") == "message" and internal and isinstance(payload, dict):
             event = dict(event, payload=dict(payload, visibility="public"))
         events.append(event)
     return HANDLERS["recap.project"](dict(case, events=events))
