@@ -130,4 +130,51 @@ def test_docs_show_every_defect_in_the_matrix() -> None:
     matrix = docs.split("## Defect matrix", 1)[1]
     for name, defect in defects.DEFECTS.items():
         row = next((line for line in matrix.splitlines() if f"(`{name}`)" in line), "")
-        assert f"`{defect.check}`" in row and f"`{defect.rule}`" in row, name
+        assert f"`{defect.check}`" in row, name
+        assert f"`{defect.rule}`" in row, name
+
+
+# The older producers of tests/producers/faulty.py, with the check test_certify.py names.
+def _faulty() -> dict[str, tuple[str, Any, str]]:
+    import faulty
+    from test_certify import MATRIX
+
+    return {name: (*faulty.DEFECTS[name], check) for name, check in MATRIX.items()}
+
+
+FAULTY = _faulty()
+
+
+def _faulty_handlers(name: str) -> dict[str, Any]:
+    operation, handler, _ = FAULTY[name]
+    return {**HANDLERS, operation: handler}
+
+
+@pytest.mark.parametrize("name", sorted(FAULTY))
+def test_certify_catches_the_older_defects_at_default_settings(name: str, tmp_path: Path) -> None:
+    check = check_by_id(FAULTY[name][2])
+    assert check is not None
+    result = run_check(
+        check,
+        in_process(_faulty_handlers(name)),
+        contracts=CONTRACTS,
+        operations=OPERATIONS,
+        examples=DEFAULT_EXAMPLES,
+        seed=DEFAULT_SEED,
+        failures_dir=tmp_path,
+    )
+    assert result.status == "failed", (name, result.status, result.message)
+
+
+@pytest.mark.parametrize("name", sorted(FAULTY))
+def test_golden_check_catches_the_older_defects(name: str) -> None:
+    operation = FAULTY[name][0]
+    root = default_fixtures_dir()
+    runner = in_process(_faulty_handlers(name))
+    failed = [
+        case.name
+        for case in load_corpus(root).cases
+        if case.operation == operation
+        and judge(case, runner(Trial(case.operation, case.input)), root=root).status != "passed"
+    ]
+    assert failed, name
