@@ -360,6 +360,7 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
             request["progress"] = {
                 "phase": draw(st.sampled_from(["testing", "blocked"])),
                 "summary": "步骤" * draw(st.integers(0, 3)),
+                **draw(_progress_at_a_limit()),
             }
         if draw(st.booleans()):
             request["client_info"] = {
@@ -386,6 +387,45 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
         }
     )
     return {"steps": steps}
+
+
+def _limited_text(limit: int, over: bool) -> str:
+    """Exactly ``limit`` UTF-8 bytes (or one more) of three-byte characters: a byte
+    limit counted in characters lets the longer one through."""
+    size = limit + int(over)
+    return "步" * (size // 3) + "a" * (size % 3)
+
+
+@st.composite
+def _progress_at_a_limit(draw: st.DrawFn) -> dict[str, Any]:
+    """Progress members with one limited field at its bound, now and then one past it."""
+    field = draw(
+        st.sampled_from(
+            ["", "", "completed", "blockers", "label", "reference", "test", "items", "summary"]
+        )
+    )
+    over = draw(st.integers(0, 3)) == 0
+    if field in ("completed", "blockers"):
+        return {field: [_limited_text(1024, over)]}
+    if field in ("label", "reference"):
+        limit = 256 if field == "label" else 1024
+        artifact = {"label": "l", "reference": "r", field: _limited_text(limit, over)}
+        return {"artifacts": [artifact]}
+    if field == "test":
+        return {"tests": [{"name": _limited_text(256, over), "outcome": "passed"}]}
+    if field == "items":
+        member = draw(st.sampled_from(["completed", "blockers", "artifacts", "tests"]))
+        count = 9 if over else 8
+        item: Any = {
+            "completed": "done",
+            "blockers": "stuck",
+            "artifacts": {"label": "l", "reference": "r"},
+            "tests": {"name": "t", "outcome": "not_run"},
+        }[member]
+        return {member: [copy.deepcopy(item) for _ in range(count)]}
+    if field == "summary":
+        return {"summary": _limited_text(2048, over)}
+    return {}
 
 
 # -- run records --------------------------------------------------------------------------------
