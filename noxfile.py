@@ -15,9 +15,18 @@ HAND_WRITTEN = ["session_contracts", "generator", "conformance", "tests", "bench
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """The whole test suite (property tests, golden examples, the drift check)."""
+    """The whole test suite (property tests, golden examples, the drift check), but the
+    tests marked slow (`nox -s slow`); `-- ARGS` replaces the selection."""
     session.install("-e", ".[dev]")
-    session.run("pytest", *session.posargs)
+    session.run("pytest", *(session.posargs or ["-m", "not slow"]))
+
+
+@nox.session(python=PYTHON)
+def slow(session: nox.Session) -> None:
+    """The tests marked slow: the reference certified at 500 cases a check (about 10 CPU
+    minutes, too long for every CI run)."""
+    session.install("-e", ".[dev]")
+    session.run("pytest", "-m", "slow", *session.posargs)
 
 
 @nox.session(python=PYTHON)

@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as hypothesis_seed
 from session_contracts.conformance.judge import _cases
-from session_contracts.conformance.judge._certify import certify
+from session_contracts.conformance.judge._certify import DEFAULT_EXAMPLES, certify, explicit_trials
 from session_contracts.conformance.judge._checks import CHECKS
 from session_contracts.conformance.judge._runner import ProducerProcess
 from session_contracts.conformance.reference._producer import HANDLERS
@@ -67,10 +67,15 @@ def bench_certify(repeats: int) -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as folder, ProducerProcess(REFERENCE, timeout=30) as p:
             p.start()
             started = time.perf_counter()
-            results = certify(p, checks=CHECKS, examples=25, seed=0, failures_dir=Path(folder))
+            results = certify(
+                p, checks=CHECKS, examples=DEFAULT_EXAMPLES, seed=0, failures_dir=Path(folder)
+            )
             samples.append(time.perf_counter() - started)
             assert all(r.status == "passed" for r in results), results
-    return {"seconds": statistics.median(samples), "checks": len(CHECKS)}
+            info = p.info
+    assert info is not None
+    explicit = sum(len(explicit_trials(c, info.contracts, info.operations)) for c in CHECKS)
+    return {"seconds": statistics.median(samples), "checks": len(CHECKS), "explicit": explicit}
 
 
 def main() -> None:
@@ -83,7 +88,8 @@ def main() -> None:
     )
     run = bench_certify(3)
     print(
-        f"- certify the reference producer, default settings ({run['checks']} checks x 25 cases): "
+        f"- certify the reference producer, default settings ({run['checks']} checks x "
+        f"{DEFAULT_EXAMPLES} random cases, {run['explicit']} explicit cases): "
         f"median {run['seconds']:.1f} s (target < 60 s) "
         f"{'MET' if run['seconds'] < 60 else 'MISSED'}"
     )

@@ -340,6 +340,7 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
                 move = "usage"
             else:
                 counter = last_counter
+        future_accepted = False
         if move == "usage":
             tokens += draw(st.integers(1, 500))
             last_usage_at = max(last_usage_at + 1, clock - draw(st.integers(0, 5000)))
@@ -350,7 +351,12 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
         elif move == "conflict":  # another value at the time of the last sample
             request["usage"] = _usage(counter, last_usage_at, tokens + 1, 10)
         elif move == "future":
-            request["usage"] = _usage(counter, clock + 300_001, tokens + 1, 10)
+            # Past the five minutes, or within them (accepted: a clock may lag the host's).
+            ahead = draw(st.sampled_from([300_001, 1, 1000, 300_000]))
+            request["usage"] = _usage(counter, clock + ahead, tokens + 1, 10)
+            future_accepted = ahead <= 300_000 and clock + ahead > last_usage_at
+            if future_accepted:
+                tokens, last_usage_at, last_counter = tokens + 1, clock + ahead, counter
         elif move == "decrease":
             later = max(clock, last_usage_at + 1)
             request["usage"] = _usage(counter, later, max(0, tokens - 1), 10)
@@ -358,6 +364,7 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
             request["progress"] = {
                 "phase": draw(st.sampled_from(["testing", "blocked"])),
                 "summary": "步骤" * draw(st.integers(0, 3)),
+                **draw(_progress_at_a_limit()),
             }
         if draw(st.booleans()):
             request["client_info"] = {
@@ -366,7 +373,13 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
             }
         steps.append({"at_unix_ms": clock, "call": "checkpoint", "request": request})
         sent.append(request)
-        if move not in ("stale_version", "future", "decrease", "older", "conflict"):
+        if future_accepted or move not in (
+            "stale_version",
+            "future",
+            "decrease",
+            "older",
+            "conflict",
+        ):
             version += 1
     clock += draw(st.sampled_from([0, 900_000, 900_001]))
     steps.append(
@@ -378,6 +391,45 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
         }
     )
     return {"steps": steps}
+
+
+def _limited_text(limit: int, over: bool) -> str:
+    """Exactly ``limit`` UTF-8 bytes (or one more) of three-byte characters: a byte
+    limit counted in characters lets the longer one through."""
+    size = limit + int(over)
+    return "步" * (size // 3) + "a" * (size % 3)
+
+
+@st.composite
+def _progress_at_a_limit(draw: st.DrawFn) -> dict[str, Any]:
+    """Progress members with one limited field at its bound, now and then one past it."""
+    field = draw(
+        st.sampled_from(
+            ["", "", "completed", "blockers", "label", "reference", "test", "items", "summary"]
+        )
+    )
+    over = draw(st.integers(0, 3)) == 0
+    if field in ("completed", "blockers"):
+        return {field: [_limited_text(1024, over)]}
+    if field in ("label", "reference"):
+        limit = 256 if field == "label" else 1024
+        artifact = {"label": "l", "reference": "r", field: _limited_text(limit, over)}
+        return {"artifacts": [artifact]}
+    if field == "test":
+        return {"tests": [{"name": _limited_text(256, over), "outcome": "passed"}]}
+    if field == "items":
+        member = draw(st.sampled_from(["completed", "blockers", "artifacts", "tests"]))
+        count = 9 if over else 8
+        item: Any = {
+            "completed": "done",
+            "blockers": "stuck",
+            "artifacts": {"label": "l", "reference": "r"},
+            "tests": {"name": "t", "outcome": "not_run"},
+        }[member]
+        return {member: [copy.deepcopy(item) for _ in range(count)]}
+    if field == "summary":
+        return {"summary": _limited_text(2048, over)}
+    return {}
 
 
 # -- run records --------------------------------------------------------------------------------
@@ -466,9 +518,17 @@ def run_projections(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             span["ttft_ms"] = draw(st.integers(0, 100))
         spans.append(span)
+    if len(spans) > 1 and draw(st.booleans()):
+        # Listed in another order: a child may come before its parent.
+        spans = draw(st.permutations(spans))
+    children = [s for s in spans if s["parent_span_id"] is not None]
+    if len(children) > 1 and draw(st.integers(0, 4)) == 0:
+        # A cycle between two non-root spans: the list is not a forest.
+        a, b = draw(st.permutations(children))[:2]
+        a["parent_span_id"], b["parent_span_id"] = b["span_id"], a["span_id"]
     events = []
     for event_id in range(1, draw(st.integers(0, 4)) + 1):
-        value = draw(extension_values)
+        value = draw(st.none() | extension_values)
         events.append(
             {
                 "id": event_id,
@@ -580,7 +640,8 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
             "message",
             {"role": "user", "visibility": visibility, "text": prompt},
         )
-        for iteration in range(draw(st.integers(0, 3))):
+        # Iteration numbers in any order: a turn lists them by first appearance.
+        for iteration in draw(st.integers(0, 3).flatmap(lambda n: st.permutations(range(n)))):
             opened = draw(st.integers(0, 5)) > 0
             if opened:
                 add(
@@ -653,7 +714,9 @@ def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dic
         return kind, {
             "callId": call,
             "toolName": draw(st.sampled_from(["edit", "read", None])),
-            "input": draw(st.none() | st.fixed_dictionaries({"path": text})),
+            "input": draw(
+                st.none() | st.fixed_dictionaries({"path": text}) | _secret_arguments(text)
+            ),
         }
     if kind == "tool_result":
         verification = draw(
@@ -714,6 +777,23 @@ def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dic
         "entries": draw(st.lists(entry, max_size=2)),
         "replace": draw(st.sampled_from([None, True, False])),
     }
+
+
+def _secret_arguments(text: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, Any]]:
+    """Tool arguments with a value under a sensitive member name, at some depth."""
+    name = st.sampled_from(["password", "api_key", "token", "secret", "authorization"])
+    return st.builds(
+        lambda key, value, depth: _nest({key: value}, depth),
+        name,
+        st.sampled_from(["hunter2", "k-123"]) | text,
+        st.integers(0, 3),
+    )
+
+
+def _nest(value: dict[str, Any], depth: int) -> dict[str, Any]:
+    for level in range(depth):
+        value = {"options": value} if level % 2 == 0 else {"items": [value]}
+    return value
 
 
 def snake_case_query(query: Mapping[str, Any]) -> dict[str, Any]:

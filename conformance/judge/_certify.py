@@ -9,6 +9,8 @@ JSON, wrong seq, or an error it reported), skipped (with the reason).
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import hashlib
 import math
 import shlex
@@ -23,8 +25,10 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from session_contracts.conformance.judge import _cases
 from session_contracts.conformance.judge._checks import CHECKS, Check
+from session_contracts.conformance.judge._explicit_cases import EXPLICIT_CASES, ExplicitCase
 from session_contracts.conformance.judge._runner import CaseOutcome, ProducerProcess
-from session_contracts.conformance.protocol import Rejected
+from session_contracts.conformance.protocol import Handler, Rejected
+from session_contracts.conformance.protocol._serve import _answer
 from session_contracts.conformance.reference._producer import HANDLERS
 
 from session_contracts._canonical import canonical_bytes
@@ -33,16 +37,23 @@ from session_contracts._validator import default_validator
 from session_contracts._xkeywords import json_equal
 
 __all__ = [
+    "DEFAULT_EXAMPLES",
     "CheckResult",
     "Evidence",
     "Runner",
     "Trial",
     "certify",
+    "explicit_trials",
+    "in_process_runner",
     "judge_rejection",
     "judge_trial",
     "replay_trial",
     "run_check",
 ]
+
+
+# Random cases a check draws after its explicit ones, unless --examples says otherwise.
+DEFAULT_EXAMPLES = 25
 
 
 @dataclass(frozen=True)
@@ -343,21 +354,107 @@ def judge_semantics(runner: Runner, trial: Trial) -> None:
         raise _Failed("differs from the reference: " + _first_difference(expected, actual))
 
 
+def _rate_members(fact: Any) -> Iterator[tuple[str, Any]]:
+    """(where, rate) for both rates of both views of a fact: ``turn.tool_call_success_rate``..."""
+    if not isinstance(fact, dict):
+        return
+    for view in ("turn", "rolling"):
+        members = fact.get(view)
+        if not isinstance(members, dict):
+            continue
+        for name in ("tool_call_success_rate", "nonzero_command_exit_rate"):
+            yield f"{view}.{name}", members.get(name)
+
+
 def judge_no_zero_rate(runner: Runner, trial: Trial) -> None:
+    """Only the rule: a rate without a qualifying observation is null, never a zero rate.
+
+    A zero denominator is wrong wherever it appears; a rate (zero or not)
+    where the reference reports null is a rate made up for a population with
+    no qualifying observation. Every other difference (counts, gauges, edits,
+    trends, which facts are emitted) is ``health.semantics``'s to report: the
+    facts are compared rate by rate only when both list the same number of
+    facts, since otherwise no fact can be paired with the reference's.
+    """
     output = _expect_result(_run(runner, trial))
-    for index, fact in enumerate(output.get("facts", [])):
-        for view in ("turn", "rolling"):
-            for name in ("tool_call_success_rate", "nonzero_command_exit_rate"):
-                rate = fact.get(view, {}).get(name)
-                if isinstance(rate, dict) and rate.get("denominator") == 0:
-                    raise _Failed(
-                        f"$.facts[{index}].{view}.{name}: a zero-denominator rate instead of null"
-                    )
-    judge_semantics(runner, trial)
+    facts = output.get("facts") if isinstance(output, dict) else None
+    if not isinstance(facts, list):
+        return  # not the shape of a reduction: schema.output reports it
+    for index, fact in enumerate(facts):
+        for where, rate in _rate_members(fact):
+            if isinstance(rate, dict) and rate.get("denominator") == 0:
+                raise _Failed(f"$.facts[{index}].{where}: a zero-denominator rate instead of null")
+    kind, expected = _reference(trial)
+    if kind != "result" or len(expected["facts"]) != len(facts):
+        return
+    for index, (reference_fact, fact) in enumerate(zip(expected["facts"], facts, strict=True)):
+        actual_rates = dict(_rate_members(fact))
+        for where, reference_rate in _rate_members(reference_fact):
+            actual = actual_rates.get(where)
+            if reference_rate is None and actual is not None:
+                raise _Failed(
+                    f"$.facts[{index}].{where}: {_short(actual)} where no observation qualifies "
+                    "(the reference has null)"
+                )
+
+
+def _accepted_usage(steps: Sequence[Any], responses: Sequence[Any], upto: int) -> dict[str, Any]:
+    """Per session, the latest usage snapshot the producer itself accepted before step ``upto``.
+
+    Latest by the host's ``observed_at_unix_ms``, then by checkpoint order
+    (docs/feedback.md): the answer to an observe must be exactly that
+    snapshot, whatever the producer accepted or refused on other grounds.
+    """
+    latest: dict[str, tuple[int, int, Any]] = {}
+    for index in range(min(upto, len(steps), len(responses))):
+        step, response = steps[index], responses[index]
+        if not isinstance(step, dict) or step.get("call") != "checkpoint":
+            continue
+        request = step.get("request")
+        usage = request.get("usage") if isinstance(request, dict) else None
+        accepted = (
+            isinstance(response, dict) and "checkpoint_id" in response and "code" not in response
+        )
+        if not isinstance(usage, dict) or not accepted or response.get("replayed") is True:
+            continue
+        at = usage.get("observed_at_unix_ms")
+        key = (at if isinstance(at, int) else -1, index)
+        session = str(request.get("session_id"))
+        if session not in latest or key >= latest[session][:2]:
+            latest[session] = (*key, usage)
+    return {session: usage for session, (_, _, usage) in latest.items()}
 
 
 def judge_usage_not_summed(runner: Runner, trial: Trial) -> None:
-    judge_semantics(runner, trial)
+    """Only the rule: work.observe shows the latest accepted usage snapshot, never a sum.
+
+    Judged against the producer's own receipts: whatever it accepted, the
+    usage an observe reports must be the latest of those snapshots, member
+    for member. Which checkpoints should have been accepted, the report
+    metadata (ages, staleness, checkpoint ids) and the missing-slot reasons
+    are ``feedback.semantics``'s to judge.
+    """
+    output = _expect_result(_run(runner, trial))
+    responses = output.get("responses") if isinstance(output, dict) else None
+    steps = trial.input.get("steps")
+    if not isinstance(responses, list) or not isinstance(steps, list):
+        return  # not the shape of a run: schema.output reports it
+    for index, (step, response) in enumerate(zip(steps, responses, strict=False)):
+        if not isinstance(step, dict) or step.get("call") != "observe":
+            continue
+        slot = response.get("usage") if isinstance(response, dict) else None
+        reported = isinstance(slot, dict) and slot.get("state") == "reported"
+        latest = _accepted_usage(steps, responses, index).get(str(step.get("session_id")))
+        where = f"$.responses[{index}].usage"
+        if reported and latest is None:
+            raise _Failed(f"{where}: reports usage although no usage snapshot was accepted")
+        if reported and not json_equal(slot.get("value"), latest):
+            raise _Failed(
+                f"{where}.value is not the latest accepted snapshot: "
+                + _first_difference(latest, slot.get("value"), f"{where}.value")
+            )
+        if latest is not None and not reported:
+            raise _Failed(f"{where}: no usage reported although a snapshot was accepted")
 
 
 def judge_reference_rule(runner: Runner, trial: Trial) -> None:
@@ -675,6 +772,77 @@ def _save(folder: Path, check: Check, trial: Trial) -> Path:
     return path
 
 
+def _seed_for(seed: int, check_id: str, part: int) -> int:
+    """The seed of one check's ``part``-th strategy: a function of (seed, check id, part) only.
+
+    Checks that draw from the same strategy (the recap checks) get cases of
+    their own, and a check's cases do not depend on which checks run before it.
+    """
+    digest = hashlib.sha256(f"{seed}\x00{check_id}\x00{part}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+# Hypothesis's (private) source of constants harvested from local modules.
+_LOCAL_CONSTANTS = "_get_local_constants"
+
+
+@contextlib.contextmanager
+def _fixed_generation() -> Iterator[None]:
+    """Case generation that depends on the seed alone, not on what this process imported.
+
+    Hypothesis now and then draws a constant harvested from the source of
+    every "local" module in ``sys.modules``; which modules are loaded depends
+    on the checks already run (the reference imports its parts lazily), on
+    how session-contracts is installed (an editable install is local, a
+    site-packages one is not) and on the caller (the bench, a test). So the
+    same seed gave other cases to the same check. The local pool is emptied
+    while certify draws; hypothesis's fixed global constants still apply.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - another hypothesis layout: nothing to empty
+        yield
+        return
+    original = getattr(providers, _LOCAL_CONSTANTS, None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if original is None or cache is None:  # pragma: no cover - another hypothesis version
+        yield
+        return
+    empty = providers.Constants()
+    setattr(providers, _LOCAL_CONSTANTS, lambda: empty)
+    cache.cache.clear()
+    try:
+        yield
+    finally:
+        setattr(providers, _LOCAL_CONSTANTS, original)
+        cache.cache.clear()
+
+
+def _claims(contracts: tuple[str, ...], operations: tuple[str, ...], case: ExplicitCase) -> bool:
+    """Whether a producer with these declarations is asked an explicit case."""
+    if case.operation not in operations:
+        return False
+    if case.operation != "document.roundtrip":
+        return True
+    doctype = str(case.input.get("doctype", ""))
+    return any(
+        doctype.startswith(prefix)
+        for contract in contracts
+        for prefix in _cases.CONTRACT_DOCTYPES.get(contract, ())
+    )
+
+
+def explicit_trials(
+    check: Check, contracts: tuple[str, ...], operations: tuple[str, ...]
+) -> list[tuple[Trial, str]]:
+    """The explicit cases ``check`` sends first, in order, with the rule each decides."""
+    return [
+        (Trial(case.operation, copy.deepcopy(dict(case.input))), case.why)
+        for case in EXPLICIT_CASES.get(check.id, ())
+        if _claims(contracts, operations, case)
+    ]
+
+
 def run_check(
     check: Check,
     runner: Runner,
@@ -686,12 +854,15 @@ def run_check(
     failures_dir: Path,
     prepare: Callable[[Trial], Trial] | None = None,
 ) -> CheckResult:
-    """Run one check's property against ``runner``.
+    """Run one check against ``runner``: its explicit cases first, then its property.
 
-    ``prepare`` rewrites each generated trial before anything sees it, the
-    reference and the judge included (the HTTP runner gives each case its
-    own sessions and event ids in a shared journal this way: the hashes bind
-    both, so they cannot be renamed after the fact).
+    The explicit cases (``_explicit_cases.EXPLICIT_CASES``) are the rare but
+    decisive inputs, sent at every setting; the property's ``examples``
+    random cases follow, drawn from a seed derived from (``seed``, check id).
+    Both count as cases and evidence. ``prepare`` rewrites each trial before
+    anything sees it, the reference and the judge included (the HTTP runner
+    gives each case its own sessions and event ids in a shared journal this
+    way: the hashes bind both, so they cannot be renamed after the fact).
     """
     plan = PLANS[check.id]
     if check.operation != "*" and check.operation not in operations:
@@ -713,17 +884,81 @@ def run_check(
     strategies = planned if isinstance(planned, list) else [planned]
     if prepare is not None:
         strategies = [strategy.map(prepare) for strategy in strategies]
-    total = 0
-    evidence = Evidence()
-    skip_reason: str | None = None
-    for strategy in strategies:
-        result = _run_property(check, plan, runner, strategy, examples, seed, failures_dir, total)
+    explicit = explicit_trials(check, contracts, operations)
+    if prepare is not None:
+        explicit = [(prepare(trial), why) for trial, why in explicit]
+    result = _run_explicit(check, plan, runner, explicit, failures_dir)
+    evidence = result.evidence
+    if result.status in ("failed", "errored"):
+        return result
+    total = result.cases
+    skip_reason: str | None = result.message or None
+    for part, strategy in enumerate(strategies):
+        result = _run_property(
+            check,
+            plan,
+            runner,
+            strategy,
+            examples,
+            _seed_for(seed, check.id, part),
+            failures_dir,
+            total,
+        )
         evidence += result.evidence
         if result.status in ("failed", "errored"):
             return replace(result, evidence=evidence)
         total = result.cases
         skip_reason = skip_reason or result.message or None
     return _settled(check, total, evidence, skip_reason)
+
+
+def _run_explicit(
+    check: Check,
+    plan: _Plan,
+    runner: Runner,
+    trials: Sequence[tuple[Trial, str]],
+    failures_dir: Path,
+) -> CheckResult:
+    """Judge the explicit cases in order; the first failure or error ends the check.
+
+    An explicit case is not shrunk (it is already the deciding input): a
+    failure reports the rule it decides (its ``why``) and is saved like a
+    random case, so ``--replay`` runs it again.
+    """
+    counts = Evidence()
+    skip_reason = ""
+    for cases, (trial, why) in enumerate(trials, start=1):
+        try:
+            plan.judge(runner, trial)
+        except _Skip as skip:
+            skip_reason = skip_reason or str(skip)
+            counts += Evidence(skipped=1)
+        except _Errored as errored:
+            outcome = errored.outcome
+            return CheckResult(
+                check,
+                "errored",
+                cases,
+                f"{outcome.error_code}: {outcome.message} (explicit case: {why})",
+                trial,
+                str(_save(failures_dir, check, trial)),
+                {"error_code": outcome.error_code, "stderr_tail": outcome.stderr_tail},
+                counts + Evidence(errored=1),
+            )
+        except _Failed as failed:
+            return CheckResult(
+                check,
+                "failed",
+                cases,
+                f"{failed} (explicit case: {why})",
+                trial,
+                str(_save(failures_dir, check, trial)),
+                {"explicit": why},
+                counts + Evidence(judged=1),
+            )
+        else:
+            counts += Evidence(judged=1, agreed=1)
+    return CheckResult(check, "passed", len(trials), skip_reason, evidence=counts)
 
 
 def _settled(check: Check, cases: int, evidence: Evidence, skip_reason: str | None) -> CheckResult:
@@ -793,7 +1028,8 @@ def _run_property(
 
     try:
         try:
-            prop()
+            with _fixed_generation():
+                prop()
         except ExceptionGroup as group:
             # A failure that does not repeat (hypothesis calls it flaky) is
             # still a failure: nondeterminism is exactly what some checks find.
@@ -842,11 +1078,38 @@ def _runner_for(producer: ProducerProcess) -> Runner:
     return runner
 
 
+def in_process_runner(handlers: Mapping[str, Handler]) -> Runner:
+    """Trials answered by ``handlers`` in this process, as the protocol would answer them.
+
+    Input and answer go through JSON as on the wire, so a handler sees a copy
+    and the judge sees what a producer could send. For the tests and the
+    reference's self-certification: no process, no pipe.
+    """
+
+    def runner(trial: Trial) -> CaseOutcome:
+        case_input = orjson.loads(orjson.dumps(dict(trial.input)))
+        answer = orjson.loads(
+            orjson.dumps(_answer(0, handlers.get(trial.operation), case_input, trial.operation))
+        )
+        outcome = answer["outcome"]
+        if outcome == "result":
+            return CaseOutcome(0, "result", output=answer["output"])
+        if outcome == "rejected":
+            return CaseOutcome(0, "rejected", rejection=answer["rejection"])
+        if outcome == "skipped":
+            return CaseOutcome(0, "skipped", reason=answer["reason"])
+        return CaseOutcome(
+            0, "errored", error_code="producer_error", message=str(answer.get("message", ""))
+        )
+
+    return runner
+
+
 def certify(
     producer: ProducerProcess,
     *,
     checks: Sequence[Check] = CHECKS,
-    examples: int = 25,
+    examples: int = DEFAULT_EXAMPLES,
     seed: int = 0,
     failures_dir: Path = Path(".session-contracts/failures"),
     progress: Callable[[Check, CheckResult], None] | None = None,

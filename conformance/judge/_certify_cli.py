@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from session_contracts.conformance.judge._certify import (
+    DEFAULT_EXAMPLES,
     CheckResult,
     Trial,
     certify,
@@ -75,7 +76,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--check", action="append", default=[], help="only this check id (repeatable)"
     )
-    parser.add_argument("--examples", type=int, default=25, help="cases per check (default 25)")
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=DEFAULT_EXAMPLES,
+        help=f"random cases per check, after its explicit ones (default {DEFAULT_EXAMPLES})",
+    )
     parser.add_argument("--seed", type=int, default=0, help="the same seed gives the same cases")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per case (default 10)")
     parser.add_argument("--fail-on", choices=["required", "recommended"], default="required")

@@ -387,5 +387,166 @@ def main() -> int:
     )
 
 
+# oracle: own-rule checks
+# Single defects that 25 random cases used to miss (each caught by an explicit case of
+# conformance/judge/_explicit_cases.py), and defects that another rule's check must
+# not report under its own name (tests/test_oracle.py).
+def usage_future_tolerance_300_ms(case: Mapping[str, Any]) -> Any:
+    # Refuses usage more than 300 ms ahead of the clock (the rule allows 300,000 ms).
+    steps = copy.deepcopy(list(case["steps"]))
+    for step in steps:
+        usage = step.get("request", {}).get("usage") if step.get("call") == "checkpoint" else None
+        if (
+            isinstance(usage, dict)
+            and usage.get("observed_at_unix_ms", 0) > step["at_unix_ms"] + 300
+        ):
+            usage["observed_at_unix_ms"] = max(
+                usage["observed_at_unix_ms"], step["at_unix_ms"] + 300_001
+            )
+    return HANDLERS["feedback.run"](dict(case, steps=steps))
+
+
+def open_heuristics(case: Mapping[str, Any]) -> Any:
+    # A health fact's heuristics object accepts any member (it must be closed and empty).
+    document = case.get("document")
+    if case.get("doctype") != "session-health.fact" or not isinstance(document, dict):
+        return HANDLERS["document.roundtrip"](case)
+    heuristics = document.get("heuristics")
+    extra = dict(heuristics) if isinstance(heuristics, dict) else {}
+    output = HANDLERS["document.roundtrip"](dict(case, document=dict(document, heuristics={})))
+    output["heuristics"] = extra
+    return output
+
+
+def _strip_below_turns(
+    node: Any, known: frozenset[str], removed: list[Any], where: tuple[Any, ...]
+) -> None:
+    if isinstance(node, dict):
+        for key in [k for k in node if k not in known]:
+            removed.append((where, key, node.pop(key)))
+        for key, value in node.items():
+            _strip_below_turns(value, known, removed, (*where, key))
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            _strip_below_turns(item, known, removed, (*where, index))
+
+
+def _recap_member_names() -> frozenset[str]:
+    import json
+
+    from session_contracts._schemas import default_schema_set
+
+    names: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            properties = node.get("properties")
+            if isinstance(properties, dict):
+                names.update(properties)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    for schema_id, schema in default_schema_set().schemas.items():
+        if "recap" in schema_id:
+            walk(json.loads(json.dumps(schema)))
+    return frozenset(names)
+
+
+def accepts_unknown_member_below_turn(case: Mapping[str, Any]) -> Any:
+    # Checks members down to a turn, not inside it: anything below a turn is accepted.
+    document = copy.deepcopy(case.get("document"))
+    if not str(case.get("doctype", "")).startswith("session-recap.") or not isinstance(
+        document, dict
+    ):
+        return HANDLERS["document.roundtrip"](case)
+    snapshot = document.get("snapshot", document)
+    removed: list[Any] = []
+    if isinstance(snapshot, dict) and isinstance(snapshot.get("turns"), list):
+        _strip_below_turns(snapshot["turns"], _recap_member_names(), removed, ())
+    output = HANDLERS["document.roundtrip"](dict(case, document=document))
+    turns = output.get("snapshot", output)["turns"]
+    for where, key, value in removed:
+        node = turns
+        for part in where:
+            node = node[part]
+        node[key] = value
+    return output
+
+
+def reset_forgets_resolved_calls(case: Mapping[str, Any]) -> Any:
+    # A transcript reset also forgets which call ids this iteration already counted.
+    observations = []
+    epoch = 0
+    for observation in case["observations"]:
+        kind = observation.get("kind") if isinstance(observation, dict) else None
+        if kind == "iteration_started":
+            epoch = 0
+        elif kind == "transcript_reset":
+            epoch += 1
+        elif kind in ("tool_call_completed", "tool_call_abandoned") and epoch:
+            observation = dict(observation, call_id=f"{observation['call_id']}~reset{epoch}")
+        observations.append(observation)
+    return HANDLERS["health.reduce"](dict(case, observations=observations))
+
+
+def skips_null_receipt(case: Mapping[str, Any]) -> Any:
+    # An explicitly null completion receipt is skipped, so an earlier value shows through.
+    events = [
+        event
+        for event in case.get("events", [])
+        if not (
+            event.get("kind") == "session_attribute"
+            and event.get("payload", {}).get("name") == "completion_receipt"
+            and event.get("payload", {}).get("value") is None
+        )
+    ]
+    return HANDLERS["runrecord.project"](dict(case, events=events))
+
+
+def stale_at_exactly_900_000_ms(case: Mapping[str, Any]) -> Any:
+    # A report exactly 900,000 ms old is called stale (the rule: older than 900,000 ms).
+    output = HANDLERS["feedback.run"](case)
+    for response in output["responses"]:
+        if "observed_at_unix_ms" not in response:
+            continue
+        for slot in response.values():
+            report = slot.get("report") if isinstance(slot, dict) else None
+            if isinstance(report, dict) and report.get("age_ms") == 900_000:
+                report["stale"] = True
+                if "age_exceeded" not in report["stale_reasons"]:
+                    report["stale_reasons"].append("age_exceeded")
+    return output
+
+
+def ignores_edits_of_failed_calls(case: Mapping[str, Any]) -> Any:
+    # A failed call's applied edit is not counted in edits_since_verification.
+    observations = [
+        dict(o, mutation_applied=False)
+        if isinstance(o, dict) and o.get("kind") == "tool_call_completed" and not o.get("success")
+        else o
+        for o in case["observations"]
+    ]
+    return HANDLERS["health.reduce"](dict(case, observations=observations))
+
+
+DEFECTS.update(
+    {
+        "usage_future_tolerance_300_ms": ("feedback.run", usage_future_tolerance_300_ms),
+        "open_heuristics": ("document.roundtrip", open_heuristics),
+        "accepts_unknown_member_below_turn": (
+            "document.roundtrip",
+            accepts_unknown_member_below_turn,
+        ),
+        "reset_forgets_resolved_calls": ("health.reduce", reset_forgets_resolved_calls),
+        "skips_null_receipt": ("runrecord.project", skips_null_receipt),
+        "stale_at_exactly_900_000_ms": ("feedback.run", stale_at_exactly_900_000_ms),
+        "ignores_edits_of_failed_calls": ("health.reduce", ignores_edits_of_failed_calls),
+    }
+)
+
+
 if __name__ == "__main__":
     sys.exit(main())

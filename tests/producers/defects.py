@@ -1,0 +1,929 @@
+"""More single-defect producers: the reference with exactly one rule broken.
+
+Each defect wraps the reference HANDLERS (as tests/producers/faulty.py does) and
+breaks one output-observable rule of the seeds the way a careful third party
+might. ``DEFECTS`` names, for each, the operation it replaces, the seed sentence
+(conformance/fixtures/sentences.json) it breaks, the check that must catch it
+and the golden fixture that must catch it; tests/test_defects.py proves both
+catch it at default settings, and docs/checks.md ("Defect matrix") shows the
+table. Run one as a producer: ``python tests/producers/defects.py NAME``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import re
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from session_contracts.conformance.protocol import Rejected, serve
+from session_contracts.conformance.reference._producer import HANDLERS
+
+Handler = Callable[[Mapping[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class Defect:
+    """One defect: where it lives, the rule it breaks, and who must catch it."""
+
+    operation: str
+    handler: Handler
+    rule: str  # a sentence id of conformance/fixtures/sentences.json
+    check: str  # the certify check that names the rule
+    fixture: str  # the golden fixture (area/stem) that exposes it; "" when none can
+    what: str  # the defect, in a few words
+
+
+# -- recap ----------------------------------------------------------------------------------------
+def _rehash(output: Any) -> Any:
+    """A consistent producer rehashes what it changed: the defect stays semantic."""
+    from session_contracts._snapshot_hashes import projection_hash
+
+    snapshot = output.get("snapshot") if isinstance(output, dict) else None
+    if isinstance(snapshot, dict):
+        snapshot["projectionHash"] = projection_hash(snapshot)
+    return output
+
+
+def _snapshot(output: Any) -> dict[str, Any] | None:
+    snapshot = output.get("snapshot") if isinstance(output, dict) else None
+    return snapshot if isinstance(snapshot, dict) else None
+
+
+def sorts_iterations_ascending(case: Mapping[str, Any]) -> Any:
+    # Lists a turn's iterations by number (null last), not in order of first appearance.
+    output = HANDLERS["recap.project"](case)
+    for turn in (_snapshot(output) or {}).get("turns", []):
+        turn["iterations"].sort(key=lambda it: (it["iteration"] is None, it["iteration"] or 0))
+    return _rehash(output)
+
+
+def next_event_id_from_last_matched(case: Mapping[str, Any]) -> Any:
+    # Continues after the last event it matched, not after the last event it read.
+    output = HANDLERS["recap.project"](case)
+    snapshot = _snapshot(output)
+    if snapshot is None or snapshot["cursor"]["nextEventId"] is None:
+        return output
+    matched = [i for turn in snapshot["turns"] for i in turn["sourceEventIds"]]
+    if matched:
+        snapshot["cursor"]["nextEventId"] = max(matched) + 1
+    return _rehash(output)
+
+
+def _restore_key_redactions(shown: Any, raw: Any) -> Any:
+    if isinstance(shown, dict) and isinstance(raw, dict):
+        return {k: _restore_key_redactions(v, raw.get(k)) for k, v in shown.items()}
+    if isinstance(shown, list) and isinstance(raw, list) and len(shown) == len(raw):
+        return [_restore_key_redactions(s, r) for s, r in zip(shown, raw, strict=True)]
+    if shown == "[redacted]" and raw is not None and raw != shown:
+        return copy.deepcopy(raw)
+    return shown
+
+
+def keeps_sensitive_tool_arguments(case: Mapping[str, Any]) -> Any:
+    # Scans tool values for secret patterns but never redacts by member name:
+    # {"password": "hunter2"} goes out as written.
+    raw = {
+        event["id"]: event["payload"]
+        for event in case["events"]
+        if event.get("kind") in ("tool_call", "tool_result") and isinstance(event["payload"], dict)
+    }
+    output = HANDLERS["recap.project"](case)
+    for turn in (_snapshot(output) or {}).get("turns", []):
+        for iteration in turn["iterations"]:
+            for tool in iteration["tools"]:
+                for event_id in tool["sourceEventIds"]:
+                    payload = raw.get(event_id, {})
+                    for member in ("input", "output"):
+                        if payload.get(member) is not None:
+                            tool[member] = _restore_key_redactions(tool[member], payload[member])
+    return _rehash(output)
+
+
+@contextlib.contextmanager
+def _patched(module: Any, name: str, value: Any) -> Iterator[None]:
+    saved = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, saved)
+
+
+def clamps_limit_to_32769(case: Mapping[str, Any]) -> Any:
+    # An off-by-one ceiling: 32,769 is kept, not clamped to 32,768.
+    from session_contracts.conformance.reference.recap import _service
+
+    def clamp(requested: int | None) -> int:
+        return 4096 if requested is None else max(1, min(32_769, requested))
+
+    with _patched(_service, "clamp_limit", clamp):
+        return HANDLERS["recap.project"](case)
+
+
+# -- health ---------------------------------------------------------------------------------------
+def _reduce_with(case: Mapping[str, Any], transitions: Mapping[str, Any]) -> Any:
+    """The reference reducer with some transitions replaced (after its own input checks)."""
+    from session_contracts.conformance.reference.health import _reducer
+
+    HANDLERS["health.reduce"](case)  # rejects what the reference rejects
+    state = _reducer.initial_state(str(case["session_id"]))
+    facts: list[Any] = []
+    for observation in case["observations"]:
+        transition = transitions.get(observation.get("kind"))
+        if transition is None:
+            state, emitted = _reducer.step(state, observation)
+        else:
+            state, emitted = transition(state, observation)
+        facts.extend(emitted)
+    return {"facts": facts}
+
+
+def reset_clears_gauges(case: Mapping[str, Any]) -> Any:
+    # A transcript reset also forgets the diagnostic trend and the last stop class.
+    from session_contracts.conformance.reference.health import _reducer
+
+    def reset(state: Any, observation: Any) -> Any:
+        return replace(
+            state,
+            rolling=_reducer.Counts(),
+            diagnostics=(),
+            diagnostic_trend=None,
+            last_stop_class=None,
+        ), ()
+
+    return _reduce_with(case, {"transcript_reset": reset})
+
+
+def reset_forgets_resolved_calls(case: Mapping[str, Any]) -> Any:
+    # A transcript reset also forgets which calls were counted: a repeated
+    # terminal update after the reset counts the call again.
+    from session_contracts.conformance.reference.health import _reducer
+
+    def reset(state: Any, observation: Any) -> Any:
+        return replace(
+            state, rolling=_reducer.Counts(), counted_calls=type(state.counted_calls)()
+        ), ()
+
+    return _reduce_with(case, {"transcript_reset": reset})
+
+
+# -- feedback -------------------------------------------------------------------------------------
+def _steps(case: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return copy.deepcopy(list(case["steps"]))
+
+
+def _feedback(case: Mapping[str, Any], steps: list[dict[str, Any]]) -> Any:
+    return HANDLERS["feedback.run"](dict(case, steps=steps))
+
+
+def future_tolerance_300_ms(case: Mapping[str, Any]) -> Any:
+    # Allows 300 ms of clock skew instead of five minutes.
+    for step in case["steps"]:
+        usage = step.get("request", {}).get("usage") if step.get("call") == "checkpoint" else None
+        if isinstance(usage, dict) and isinstance(usage.get("observed_at_unix_ms"), int):
+            ahead = usage["observed_at_unix_ms"] - int(step["at_unix_ms"])
+            if 300 < ahead <= 300_000:
+                raise Rejected(
+                    "usage_future_timestamp",
+                    "$.usage.observed_at_unix_ms",
+                    "observed more than 300 ms ahead of the server clock",
+                )
+    return HANDLERS["feedback.run"](case)
+
+
+def _fits_in_characters(text: Any, limit: int) -> bool:
+    return isinstance(text, str) and len(text) <= limit < len(text.encode("utf-8"))
+
+
+def _shorten(text: str, limit: int) -> str:
+    # What a producer counting characters stores fits its own idea of the
+    # limit; it is cut here only so the reference accepts the rest of the case.
+    return text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
+
+
+def _progress_items(request: dict[str, Any], member: str) -> list[Any]:
+    progress = request.get("progress")
+    items = progress.get(member) if isinstance(progress, dict) else None
+    return items if isinstance(items, list) else []
+
+
+def _counts_characters_in_list(member: str, limit: int) -> Handler:
+    def handler(case: Mapping[str, Any]) -> Any:
+        steps = _steps(case)
+        for step in steps:
+            request = step.get("request")
+            if step.get("call") != "checkpoint" or not isinstance(request, dict):
+                continue
+            items = _progress_items(request, member)
+            for index, item in enumerate(items):
+                if _fits_in_characters(item, limit):
+                    items[index] = _shorten(item, limit)
+        return _feedback(case, steps)
+
+    return handler
+
+
+def _counts_characters_in_objects(member: str, key: str, limit: int) -> Handler:
+    def handler(case: Mapping[str, Any]) -> Any:
+        steps = _steps(case)
+        for step in steps:
+            request = step.get("request")
+            if step.get("call") != "checkpoint" or not isinstance(request, dict):
+                continue
+            for item in _progress_items(request, member):
+                if isinstance(item, dict) and _fits_in_characters(item.get(key), limit):
+                    item[key] = _shorten(item[key], limit)
+        return _feedback(case, steps)
+
+    return handler
+
+
+def source_counted_in_characters(case: Mapping[str, Any]) -> Any:
+    # The usage source's 128-byte limit checked in characters.
+    steps = _steps(case)
+    for step in steps:
+        request = step.get("request")
+        usage = request.get("usage") if isinstance(request, dict) else None
+        if isinstance(usage, dict) and _fits_in_characters(usage.get("source"), 128):
+            usage["source"] = _shorten(usage["source"], 128)
+    return _feedback(case, steps)
+
+
+def _no_item_limit(member: str) -> Handler:
+    def handler(case: Mapping[str, Any]) -> Any:
+        # Keeps every item it is sent; it stores (here: forwards) the first eight.
+        steps = _steps(case)
+        for step in steps:
+            request = step.get("request")
+            progress = request.get("progress") if isinstance(request, dict) else None
+            if isinstance(progress, dict) and isinstance(progress.get(member), list):
+                del progress[member][8:]
+        return _feedback(case, steps)
+
+    return handler
+
+
+_COUNTERS = ("input_tokens", "output_tokens", "cached_input_tokens")
+
+
+def _reset_counter(usage: dict[str, Any], index: int) -> None:
+    usage["counter_id"] = f"{usage['counter_id']}~{index}"
+
+
+def decrease_checked_for_input_tokens_only(case: Mapping[str, Any]) -> Any:
+    # A lower output_tokens or cached_input_tokens passes: only input_tokens is compared.
+    steps = _steps(case)
+    peaks: dict[tuple[Any, Any], dict[str, int]] = {}
+    renamed: dict[tuple[Any, Any], str] = {}
+    for index, step in enumerate(steps):
+        request = step.get("request")
+        usage = request.get("usage") if isinstance(request, dict) else None
+        if not isinstance(usage, dict):
+            continue
+        key = (usage.get("source"), usage.get("counter_id"))
+        if key in renamed:
+            usage["counter_id"] = renamed[key]
+        peak = peaks.setdefault(key, {})
+        lower = [
+            f for f in _COUNTERS if isinstance(usage.get(f), int) and usage[f] < peak.get(f, -1)
+        ]
+        if lower and "input_tokens" not in lower:
+            _reset_counter(usage, index)  # the sample starts a fresh counter: accepted
+            renamed[key] = usage["counter_id"]
+            peaks[key] = {}
+        for field in _COUNTERS:
+            if isinstance(usage.get(field), int):
+                peaks[key][field] = max(peaks[key].get(field, -1), usage[field])
+    return _feedback(case, steps)
+
+
+def counter_keyed_without_source(case: Mapping[str, Any]) -> Any:
+    # Keys the no-decrease rule by counter_id alone: two sources sharing a
+    # counter name are one counter, so the second source's lower value is refused.
+    steps = _steps(case)
+    first_source: dict[Any, Any] = {}
+    for step in steps:
+        request = step.get("request")
+        usage = request.get("usage") if isinstance(request, dict) else None
+        if not isinstance(usage, dict):
+            continue
+        counter = usage.get("counter_id")
+        owner = first_source.setdefault(counter, usage.get("source"))
+        usage["source"] = owner  # the same counter, whoever reports it
+    return _feedback(case, steps)
+
+
+# -- run records ----------------------------------------------------------------------------------
+def _spans(case: Mapping[str, Any]) -> list[dict[str, Any]]:
+    spans = case.get("run", {}).get("spans", [])
+    return [s for s in spans if isinstance(s, dict)]
+
+
+def no_span_cycle_detection(case: Mapping[str, Any]) -> Any:
+    # Checks that parents exist, never that following them ends at a root.
+    spans = _spans(case)
+    ids = {s.get("span_id") for s in spans}
+    cut = copy.deepcopy(dict(case))
+    for span in cut["run"].get("spans", []):
+        if span.get("parent_span_id") in ids:
+            span["parent_span_id"] = None  # the tree is not walked at all
+    output = HANDLERS["runrecord.project"](cut)
+    for written, given in zip(output["evidence"]["trace_spans"], spans, strict=True):
+        written["parent_span_id"] = given.get("parent_span_id")
+    return output
+
+
+def refuses_child_before_parent(case: Mapping[str, Any]) -> Any:
+    # Resolves parents in one pass: a parent listed after its child is "missing".
+    seen: set[Any] = set()
+    for index, span in enumerate(_spans(case)):
+        parent = span.get("parent_span_id")
+        if parent is not None and parent not in seen:
+            raise Rejected(
+                "span_parent_missing",
+                f"$.run.spans[{index}].parent_span_id",
+                f"span {span.get('span_id')} names parent {parent}, not seen before it",
+            )
+        seen.add(span.get("span_id"))
+    return HANDLERS["runrecord.project"](case)
+
+
+def skips_null_receipt(case: Mapping[str, Any]) -> Any:
+    # Takes the latest non-null completion_receipt: an explicit null is skipped.
+    events = [
+        e
+        for e in case.get("events", [])
+        if not (
+            isinstance(e, dict)
+            and e.get("kind") == "session_attribute"
+            and e.get("payload", {}).get("name") == "completion_receipt"
+            and e.get("payload", {}).get("value") is None
+        )
+    ]
+    return HANDLERS["runrecord.project"](dict(case, events=events))
+
+
+# -- documents ------------------------------------------------------------------------------------
+_PATH_PART = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def _accepts_unknown_where(case: Mapping[str, Any], open_at: Callable[[str], bool]) -> Any:
+    """Keeps (echoes) unknown members where ``open_at(path)``; closed elsewhere."""
+    document = copy.deepcopy(case.get("document"))
+    kept = False
+    for _ in range(64):
+        try:
+            output = HANDLERS["document.roundtrip"](dict(case, document=document))
+        except Rejected as rejected:
+            if rejected.code != "unknown_field" or not open_at(rejected.path):
+                raise
+            parts = [
+                int(index) if index else key
+                for key, index in _PATH_PART.findall(rejected.path.removeprefix("$.document"))
+            ]
+            node: Any = document
+            for part in parts[:-1]:
+                node = node[part]
+            del node[parts[-1]]
+            kept = True
+            continue
+        return copy.deepcopy(case["document"]) if kept else output
+    raise Rejected("too_many_unknown_fields", "$.document", "gave up")
+
+
+def open_heuristics(case: Mapping[str, Any]) -> Any:
+    # heuristics is an open object: unknown members inside it are kept.
+    return _accepts_unknown_where(case, lambda path: ".heuristics." in path)
+
+
+def accepts_unknown_below_turn(case: Mapping[str, Any]) -> Any:
+    # Closed at the snapshot and the turn themselves, open below a turn.
+    return _accepts_unknown_where(
+        case, lambda path: re.search(r"\.turns\[\d+\]\.[^.\[]+[.\[]", path) is not None
+    )
+
+
+# -- more rules of the seeds, one defect each ------------------------------------------------------
+def _health_facts(case: Mapping[str, Any], edit: Callable[[dict[str, Any]], None]) -> Any:
+    output = HANDLERS["health.reduce"](case)
+    for fact in output["facts"]:
+        for view in ("turn", "rolling"):
+            edit(fact[view])
+    return output
+
+
+def _patched_trend(trend: Callable[..., Any]) -> Handler:
+    def handler(case: Mapping[str, Any]) -> Any:
+        from session_contracts.conformance.reference.health import _reducer
+
+        original = _reducer.diagnostic_trend
+
+        def patched(held: Any, latest: Any, current: Any) -> Any:
+            return trend(original, held, latest, current)
+
+        with _patched(_reducer, "diagnostic_trend", patched):
+            return HANDLERS["health.reduce"](case)
+
+    return handler
+
+
+def _trend_from_one_collection(reference: Any, held: Any, latest: Any, current: Any) -> Any:
+    # Reads "flat" from a single collection.
+    return "flat" if not held else reference(held, latest, current)
+
+
+def _trend_by_cardinality_only(reference: Any, held: Any, latest: Any, current: Any) -> Any:
+    # Never oscillating: the counts alone decide.
+    if not held:
+        return current
+    previous = held[-1]
+    if latest.count != previous.count:
+        return "improving" if latest.count < previous.count else "regressing"
+    return "flat"
+
+
+def edits_zero_before_any(case: Mapping[str, Any]) -> Any:
+    # Starts the edit count at 0 instead of null (unmeasured).
+    def edit(view: dict[str, Any]) -> None:
+        if view["edits_since_verification"] is None:
+            view["edits_since_verification"] = 0
+
+    return _health_facts(case, edit)
+
+
+def ratio_zero_without_calls(case: Mapping[str, Any]) -> Any:
+    # Characters per call is 0 (not null) when no tool call completed.
+    def edit(view: dict[str, Any]) -> None:
+        balance = view["prose_to_tool_balance"]
+        if isinstance(balance, dict) and balance.get("tool_calls") == 0:
+            balance["characters_per_tool_call"] = 0.0
+
+    return _health_facts(case, edit)
+
+
+def rolling_copies_turn(case: Mapping[str, Any]) -> Any:
+    # The rolling view repeats the iteration's measurements.
+    output = HANDLERS["health.reduce"](case)
+    for fact in output["facts"]:
+        fact["rolling"] = copy.deepcopy(fact["turn"])
+    return output
+
+
+def first_stop_class_kept(case: Mapping[str, Any]) -> Any:
+    # Keeps the first terminal classification, not the most recent.
+    first: str | None = None
+    observations = []
+    for observation in case["observations"]:
+        if isinstance(observation, dict) and observation.get("kind") == "terminal_outcome":
+            first = first or observation.get("stop_class")
+            observation = dict(observation, stop_class=first)
+        observations.append(observation)
+    return HANDLERS["health.reduce"](dict(case, observations=observations))
+
+
+def history_invents_calls(case: Mapping[str, Any]) -> Any:
+    # Counts each loaded historical message as a successful tool call.
+    observations: list[Any] = []
+    for index, observation in enumerate(case["observations"]):
+        count = observation.get("count") if isinstance(observation, dict) else None
+        if observation.get("kind") == "historical_messages_loaded" and isinstance(count, int):
+            observations += [
+                {
+                    "kind": "tool_call_completed",
+                    "call_id": f"history-{index}-{n}",
+                    "success": True,
+                    "streaming_parse_candidate": False,
+                }
+                for n in range(count)
+            ]
+        observations.append(observation)
+    return HANDLERS["health.reduce"](dict(case, observations=observations))
+
+
+def absent_exit_counted_as_zero(case: Mapping[str, Any]) -> Any:
+    # An absent exit code is counted as a zero exit.
+    observations: list[Any] = []
+    for observation in case["observations"]:
+        telemetry = observation.get("telemetry") if isinstance(observation, dict) else None
+        if isinstance(telemetry, dict) and telemetry.get("command_exit_code") is None:
+            observation = dict(observation, telemetry=dict(telemetry, command_exit_code=0))
+        observations.append(observation)
+    return HANDLERS["health.reduce"](dict(case, observations=observations))
+
+
+def no_fact_on_terminal_outcome(case: Mapping[str, Any]) -> Any:
+    # Publishes facts after iterations only, never for a terminal outcome.
+    from session_contracts.conformance.reference.health import _reducer
+
+    def terminal(state: Any, observation: Any) -> Any:
+        return _reducer.step(state, observation)[0], ()
+
+    return _reduce_with(case, {"terminal_outcome": terminal})
+
+
+def no_fact_for_late_resolution(case: Mapping[str, Any]) -> Any:
+    # A call resolved after the snapshot updates the state but publishes nothing.
+    from session_contracts.conformance.reference.health import _reducer
+
+    def quiet(state: Any, observation: Any) -> Any:
+        return _reducer.step(state, observation)[0], ()
+
+    return _reduce_with(case, {"tool_call_completed": quiet, "tool_call_abandoned": quiet})
+
+
+def stale_after_five_minutes(case: Mapping[str, Any]) -> Any:
+    # Marks reports stale after five minutes, not fifteen.
+    from session_contracts.conformance.reference.feedback import _rules
+
+    with _patched(_rules, "STALE_AFTER_MS", 300_000):
+        return HANDLERS["feedback.run"](case)
+
+
+def replay_is_a_new_checkpoint(case: Mapping[str, Any]) -> Any:
+    # A duplicate request is processed again instead of replaying its receipt.
+    steps = _steps(case)
+    seen: dict[Any, int] = {}
+    for index, step in enumerate(steps):
+        request = step.get("request")
+        if step.get("call") == "checkpoint" and isinstance(request, dict):
+            request_id = request.get("request_id")
+            if request_id in seen:
+                request["request_id"] = f"{request_id}~{index}"
+            seen[request_id] = index
+    return _feedback(case, steps)
+
+
+def shows_internal_text(case: Mapping[str, Any]) -> Any:
+    # Shows internal prompts and assistant text as if they were public.
+    events = []
+    for event in case.get("events", []):
+        payload = event.get("payload") if isinstance(event, dict) else None
+        internal = isinstance(payload, dict) and payload.get("visibility") == "internal"
+        if event.get("kind") == "message" and internal and isinstance(payload, dict):
+            event = dict(event, payload=dict(payload, visibility="public"))
+        events.append(event)
+    return HANDLERS["recap.project"](dict(case, events=events))
+
+
+def unassigned_not_counted(case: Mapping[str, Any]) -> Any:
+    # Leaves coverage.unassigned at 0 while placing facts in the null segment.
+    output = HANDLERS["recap.project"](case)
+    snapshot = _snapshot(output)
+    if snapshot is not None:
+        snapshot["coverage"]["unassigned"] = 0
+    return _rehash(output)
+
+
+def omits_null_receipt_key(case: Mapping[str, Any]) -> Any:
+    # Writes no completion_receipt key when no receipt was recorded.
+    output = HANDLERS["runrecord.project"](case)
+    metadata = output.get("metadata")
+    if isinstance(metadata, dict) and metadata.get("completion_receipt", 0) is None:
+        del metadata["completion_receipt"]
+    return output
+
+
+def loop_state_numbers_as_strings(case: Mapping[str, Any]) -> Any:
+    # Decodes booleans and null, but leaves numbers as strings.
+    output = HANDLERS["runrecord.provider_call_response"](case)
+    state = output.get("loop_state")
+    if isinstance(state, dict):
+        for key, value in state.items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                state[key] = str(value)
+    return output
+
+
+DEFECTS: dict[str, Defect] = {
+    "sorts_iterations_ascending": Defect(
+        "recap.project",
+        sorts_iterations_ascending,
+        "recap.grouping",
+        "recap.semantics",
+        "recap/iterations-in-order-of-first-appearance",
+        "iterations sorted by number, not in order of first appearance",
+    ),
+    "next_event_id_from_last_matched": Defect(
+        "recap.project",
+        next_event_id_from_last_matched,
+        "recap.from-event-id",
+        "recap.semantics",
+        "recap/next-event-id-after-last-read-interleaved",
+        "nextEventId = last matched id + 1, not last read id + 1",
+    ),
+    "keeps_sensitive_tool_arguments": Defect(
+        "recap.project",
+        keeps_sensitive_tool_arguments,
+        "recap.redaction",
+        "recap.semantics",
+        "recap/tool-arguments-redacted-by-name",
+        'a secret under a sensitive name in tool arguments ({"password": "hunter2"}) kept',
+    ),
+    "clamps_limit_to_32769": Defect(
+        "recap.project",
+        clamps_limit_to_32769,
+        "recap.limit-default-clamp",
+        "recap.limit",
+        "",  # only a read of more than 32,768 events shows it: no fixture of that size
+        "a limit of 32,769 kept instead of clamped to 32,768",
+    ),
+    "reset_clears_gauges": Defect(
+        "health.reduce",
+        reset_clears_gauges,
+        "health.session-gauges",
+        "health.semantics",
+        "health/reset-keeps-trend-and-stop-class",
+        "a transcript reset also clears the diagnostic trend and the stop class",
+    ),
+    "reset_forgets_resolved_calls": Defect(
+        "health.reduce",
+        reset_forgets_resolved_calls,
+        "health.repeated-update-once",
+        "health.semantics",
+        "health/reset-keeps-resolved-calls",
+        "a transcript reset forgets which calls were counted",
+    ),
+    "future_tolerance_300_ms": Defect(
+        "feedback.run",
+        future_tolerance_300_ms,
+        "feedback.future-timestamp-rejected",
+        "feedback.semantics",
+        "feedback/usage-one-second-ahead-accepted",
+        "300 ms of future tolerance instead of five minutes",
+    ),
+    "completed_counted_in_characters": Defect(
+        "feedback.run",
+        _counts_characters_in_list("completed", 1024),
+        "feedback.list-and-entry-limits",
+        "feedback.semantics",
+        "feedback/progress-completed-1025-bytes-rejected",
+        "the 1,024-byte limit of a completed item counted in characters",
+    ),
+    "artifact_label_counted_in_characters": Defect(
+        "feedback.run",
+        _counts_characters_in_objects("artifacts", "label", 256),
+        "feedback.list-and-entry-limits",
+        "feedback.semantics",
+        "feedback/progress-artifact-label-257-bytes-rejected",
+        "the 256-byte limit of an artifact label counted in characters",
+    ),
+    "test_name_counted_in_characters": Defect(
+        "feedback.run",
+        _counts_characters_in_objects("tests", "name", 256),
+        "feedback.list-and-entry-limits",
+        "feedback.semantics",
+        "feedback/progress-test-name-257-bytes-rejected",
+        "the 256-byte limit of a test name counted in characters",
+    ),
+    "reference_counted_in_characters": Defect(
+        "feedback.run",
+        _counts_characters_in_objects("artifacts", "reference", 1024),
+        "feedback.list-and-entry-limits",
+        "feedback.semantics",
+        "feedback/progress-artifact-reference-1025-bytes-rejected",
+        "the 1,024-byte limit of an artifact reference counted in characters",
+    ),
+    "source_counted_in_characters": Defect(
+        "feedback.run",
+        source_counted_in_characters,
+        "feedback.usage-label-limits",
+        "feedback.semantics",
+        "feedback/usage-source-129-bytes-rejected",
+        "the 128-byte limit of a usage source counted in characters",
+    ),
+    "no_item_limit_on_blockers": Defect(
+        "feedback.run",
+        _no_item_limit("blockers"),
+        "feedback.list-and-entry-limits",
+        "feedback.semantics",
+        "feedback/progress-nine-blockers-rejected",
+        "nine blockers accepted (at most eight)",
+    ),
+    "no_item_limit_on_artifacts": Defect(
+        "feedback.run",
+        _no_item_limit("artifacts"),
+        "feedback.list-and-entry-limits",
+        "feedback.semantics",
+        "feedback/progress-nine-artifacts-rejected",
+        "nine artifacts accepted (at most eight)",
+    ),
+    "no_item_limit_on_tests": Defect(
+        "feedback.run",
+        _no_item_limit("tests"),
+        "feedback.list-and-entry-limits",
+        "feedback.semantics",
+        "feedback/progress-nine-tests-rejected",
+        "nine test reports accepted (at most eight)",
+    ),
+    "decrease_checked_for_input_tokens_only": Defect(
+        "feedback.run",
+        decrease_checked_for_input_tokens_only,
+        "feedback.decreasing-counter-rejected",
+        "feedback.semantics",
+        "feedback/usage-output-tokens-decrease-rejected",
+        "the no-decrease rule applied to input_tokens only",
+    ),
+    "counter_keyed_without_source": Defect(
+        "feedback.run",
+        counter_keyed_without_source,
+        "feedback.decreasing-counter-rejected",
+        "feedback.semantics",
+        "feedback/usage-same-counter-two-sources",
+        "the no-decrease rule keyed by counter_id alone, not (source, counter_id)",
+    ),
+    "no_span_cycle_detection": Defect(
+        "runrecord.project",
+        no_span_cycle_detection,
+        "runrecord.span-tree-join",
+        "runrecord.semantics",
+        "runrecord/span-cycle-rejected",
+        "no cycle detection in the span tree",
+    ),
+    "refuses_child_before_parent": Defect(
+        "runrecord.project",
+        refuses_child_before_parent,
+        "runrecord.span-tree-join",
+        "runrecord.semantics",
+        "runrecord/child-span-before-parent",
+        "a valid span list with a child before its parent refused",
+    ),
+    "skips_null_receipt": Defect(
+        "runrecord.project",
+        skips_null_receipt,
+        "runrecord.receipt-null",
+        "runrecord.semantics",
+        "runrecord/explicit-null-receipt-wins",
+        "an explicitly null completion_receipt skipped for an older one",
+    ),
+    "open_heuristics": Defect(
+        "document.roundtrip",
+        open_heuristics,
+        "health.heuristics-empty",
+        "closed.unknown-field-rejected",
+        "documents/health-fact-nonempty-heuristics-rejected",
+        "heuristics is an open object",
+    ),
+    "accepts_unknown_below_turn": Defect(
+        "document.roundtrip",
+        accepts_unknown_below_turn,
+        "recap.reject-unknown-fields",
+        "closed.unknown-field-rejected",
+        "documents/recap-snapshot-unknown-iteration-field-rejected",
+        "an unknown member accepted below a turn",
+    ),
+    "trend_from_one_collection": Defect(
+        "health.reduce",
+        _patched_trend(_trend_from_one_collection),
+        "health.trend-one-collection",
+        "health.semantics",
+        "health/trend-one-collection",
+        "a trend measured from one collection",
+    ),
+    "oscillation_ignored": Defect(
+        "health.reduce",
+        _patched_trend(_trend_by_cardinality_only),
+        "health.trend-oscillating",
+        "health.semantics",
+        "health/trend-oscillating",
+        "a return to the set of two collections ago read by cardinality, never oscillating",
+    ),
+    "edits_zero_before_any": Defect(
+        "health.reduce",
+        edits_zero_before_any,
+        "health.edits-null-before",
+        "health.semantics",
+        "health/single-iteration-null-rates",
+        "edits_since_verification 0 (not null) before any edit or verification",
+    ),
+    "ratio_zero_without_calls": Defect(
+        "health.reduce",
+        ratio_zero_without_calls,
+        "health.prose-balance-nulls",
+        "health.semantics",
+        "health/prose-without-tool-call",
+        "characters per tool call 0 (not null) without a tool call",
+    ),
+    "rolling_copies_turn": Defect(
+        "health.reduce",
+        rolling_copies_turn,
+        "health.rolling-view",
+        "health.semantics",
+        "health/turn-and-rolling-populations",
+        "the rolling view repeats the iteration's measurements",
+    ),
+    "first_stop_class_kept": Defect(
+        "health.reduce",
+        first_stop_class_kept,
+        "health.last-stop-class",
+        "health.semantics",
+        "health/last-stop-class-most-recent",
+        "the first stop class kept, not the most recent",
+    ),
+    "history_invents_calls": Defect(
+        "health.reduce",
+        history_invents_calls,
+        "health.history-invents-nothing",
+        "health.semantics",
+        "health/historical-messages-invent-nothing",
+        "loaded historical messages counted as successful tool calls",
+    ),
+    "absent_exit_counted_as_zero": Defect(
+        "health.reduce",
+        absent_exit_counted_as_zero,
+        "health.absent-exit-excluded",
+        "health.semantics",
+        "health/absent-exit-code-excluded",
+        "an absent exit code counted as exit 0",
+    ),
+    "no_fact_on_terminal_outcome": Defect(
+        "health.reduce",
+        no_fact_on_terminal_outcome,
+        "health.fact-after-iteration",
+        "health.semantics",
+        "health/terminal-outcome-emits-fact",
+        "no fact when the terminal outcome is published",
+    ),
+    "no_fact_for_late_resolution": Defect(
+        "health.reduce",
+        no_fact_for_late_resolution,
+        "health.late-resolution-updates-fact",
+        "health.semantics",
+        "health/late-tool-resolution",
+        "no updated fact for a call resolved after the snapshot",
+    ),
+    "stale_after_five_minutes": Defect(
+        "feedback.run",
+        stale_after_five_minutes,
+        "feedback.stale",
+        "feedback.semantics",
+        "feedback/stale-after-fifteen-minutes",
+        "reports stale after five minutes, not fifteen",
+    ),
+    "replay_is_a_new_checkpoint": Defect(
+        "feedback.run",
+        replay_is_a_new_checkpoint,
+        "feedback.duplicate-replay",
+        "feedback.semantics",
+        "feedback/duplicate-replay",
+        "a duplicate request processed again, not replayed",
+    ),
+    "shows_internal_text": Defect(
+        "recap.project",
+        shows_internal_text,
+        "recap.grouping",
+        "recap.semantics",
+        "recap/message-visibility",
+        "internal prompts and assistant text shown",
+    ),
+    "unassigned_not_counted": Defect(
+        "recap.project",
+        unassigned_not_counted,
+        "recap.read-coverage",
+        "recap.semantics",
+        "recap/unassigned-events",
+        "coverage.unassigned left at 0",
+    ),
+    "omits_null_receipt_key": Defect(
+        "runrecord.project",
+        omits_null_receipt_key,
+        "runrecord.receipt-always",
+        "runrecord.semantics",
+        "runrecord/receipt-absent-is-null",
+        "no completion_receipt key when no receipt was recorded",
+    ),
+    "loop_state_numbers_as_strings": Defect(
+        "runrecord.provider_call_response",
+        loop_state_numbers_as_strings,
+        "runrecord.loop-state-primitives",
+        "runrecord.response-semantics",
+        "runrecord/loop-state-complete",
+        "LOOP_STATE numbers left as strings",
+    ),
+}
+
+CONTRACTS = ["session-health", "session-feedback", "session-recap", "run-record"]
+
+
+def handlers_for(name: str) -> dict[str, Handler]:
+    """The reference's handlers with the one defect ``name`` in place."""
+    defect = DEFECTS[name]
+    handlers: dict[str, Handler] = dict(HANDLERS)
+    handlers[defect.operation] = defect.handler
+    return handlers
+
+
+def main() -> int:
+    name = sys.argv[1]
+    return serve(
+        handlers_for(name),
+        implementation={"name": f"defects:{name}", "version": "0", "language": "python"},
+        contracts=CONTRACTS,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
