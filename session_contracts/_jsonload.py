@@ -27,7 +27,8 @@ __all__ = [
 ]
 
 MAX_DEPTH = 64
-MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
+#: The default bound on one document or JSON Lines line, in bytes (docs/check.md).
+MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 
 # A lone surrogate can only reach a JSON text as a \\uD800-\\uDFFF escape: raw
 # UTF-8 cannot encode one and the decoder below refuses such bytes.
@@ -130,8 +131,9 @@ def loads_strict(
     if len(raw) > max_bytes:
         raise _error(
             "json_too_large",
-            f"the document is {len(raw):,} bytes, over the limit of {max_bytes:,}",
-            "split it into JSON Lines, or raise the limit with --max-document-bytes",
+            f"the document is over the limit of {max_bytes:,} bytes",
+            "split it into JSON Lines of smaller documents, or raise the limit with "
+            "--max-document-bytes (validate, roundtrip, canonicalize, hash, verify)",
         )
     try:
         text = raw.decode("utf-8")
