@@ -333,6 +333,12 @@ def _cmd_recap(args: argparse.Namespace, out: TextIO) -> int:
         query_echo,
     )
 
+    for option, text in (
+        ("--session", args.session),
+        ("--run-id", args.run_id),
+        ("--turn-id", args.turn_id),
+    ):
+        _require_utf8(option, text)
     flags = (
         ("runId", args.run_id),
         ("turnId", args.turn_id),
@@ -349,6 +355,25 @@ def _cmd_recap(args: argparse.Namespace, out: TextIO) -> int:
     sys.stdout.buffer.write(envelope_bytes(outcome.envelope) + b"\n")
     sys.stdout.buffer.flush()
     return EXIT_OK if outcome.available else EXIT_FINDINGS
+
+
+def _require_utf8(option: str, text: str | None) -> None:
+    """An argument the system could not decode (it holds surrogate escapes) is a usage error."""
+    if text is None:
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(
+            [
+                Finding(
+                    f"$.{option.lstrip('-').replace('-', '_')}",
+                    "argument_not_utf8",
+                    f"{option} is not valid UTF-8 text",
+                    "pass the value as UTF-8 (check the shell's locale)",
+                )
+            ]
+        ) from None
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:

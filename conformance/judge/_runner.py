@@ -31,7 +31,14 @@ from typing import Any
 
 import orjson
 
-from session_contracts._errors import EXIT_USAGE, Finding, SessionContractsError, UsageError
+from session_contracts._errors import (
+    EXIT_USAGE,
+    Finding,
+    InvalidDocument,
+    SessionContractsError,
+    UsageError,
+)
+from session_contracts._jsonload import loads_strict
 from session_contracts._validator import default_validator
 
 __all__ = [
@@ -282,6 +289,8 @@ class ProducerProcess:
         self.gave_up: str = ""
         self._first_start_seconds: float | None = None
         self._token: str | None = None
+        #: What the strict reader said of the last answer that was not JSON.
+        self.last_json_problem = ""
         self._process: subprocess.Popen[bytes] | None = None
         self._stdout: _LineReader | None = None
         self._stderr: _TailReader | None = None
@@ -449,6 +458,13 @@ class ProducerProcess:
         try:
             return orjson.loads(line)  # type: ignore[arg-type]
         except orjson.JSONDecodeError:
+            pass
+        # orjson stops at integers beyond 64 bits: the strict reader keeps them
+        # exact, or says what is wrong with the line.
+        try:
+            return loads_strict(line, max_bytes=self.max_line_bytes)  # type: ignore[arg-type]
+        except InvalidDocument as exc:
+            self.last_json_problem = exc.findings[0].message
             return "invalid_json"
 
     def run(self, seq: int, case: Mapping[str, Any]) -> CaseOutcome:
@@ -489,7 +505,7 @@ class ProducerProcess:
                 "timeout": f"no answer within {self.timeout:g} s",
                 "producer_crashed": "the producer exited before answering",
                 "line_too_long": f"the answer exceeds {self.max_line_bytes:,} bytes",
-                "invalid_json": "the answer is not JSON",
+                "invalid_json": f"the answer is not JSON: {self.last_json_problem}",
             }
             return self._broken(seq, answer, messages[answer], started)
         findings = default_validator().validate("producer-protocol.response", answer)

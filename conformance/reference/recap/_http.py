@@ -17,7 +17,9 @@ exactly :func:`envelope_bytes` of the envelope.
 
 from __future__ import annotations
 
+import errno
 import os
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -34,10 +36,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from session_contracts._errors import Finding, InvalidDocument
+from session_contracts._errors import Finding, InvalidDocument, UsageError
 from session_contracts._redaction import RedactionPolicy
 
-__all__ = ["RECAP_ROUTE", "create_app", "error_body", "serve"]
+__all__ = ["RECAP_ROUTE", "bind", "create_app", "error_body", "serve"]
 
 # The path convertor lets a session id hold any character, "/" included.
 RECAP_ROUTE = "/sessions/{sessionId:path}/recap"
@@ -149,6 +151,52 @@ def create_app(service: RecapService) -> Starlette:
     return app
 
 
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host``:``port``, or a usage error that says why not.
+
+    Bound here, before uvicorn starts, so a busy port or an unknown host is a
+    clear error (exit 2) rather than a server log line and exit 3.
+    """
+    hint = "pick a free port with --port (0 lets the system choose one)"
+    if not 0 <= port <= 65535:
+        raise UsageError(
+            [Finding("$.port", "serve_port_invalid", f"--port {port} is not 0 to 65535", hint)]
+        )
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as exc:
+        raise UsageError(
+            [
+                Finding(
+                    "$.host",
+                    "serve_host_invalid",
+                    f"--host {host!r} is not an address of this machine: {exc}",
+                    "pass an IP address or a name of this machine, e.g. --host 127.0.0.1",
+                )
+            ]
+        ) from None
+    family, kind, protocol, _, address = infos[0]
+    listener = socket.socket(family, kind, protocol)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+        listener.listen(2048)
+    except OSError as exc:
+        listener.close()
+        busy = exc.errno == errno.EADDRINUSE
+        raise UsageError(
+            [
+                Finding(
+                    "$.port" if busy else "$.host",
+                    "serve_port_busy" if busy else "serve_bind_failed",
+                    f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+                    hint if busy else "pass an address of this machine with --host",
+                )
+            ]
+        ) from None
+    return listener
+
+
 def serve(
     journal: str | os.PathLike[str],
     host: str = "127.0.0.1",
@@ -157,5 +205,12 @@ def serve(
     policy: RedactionPolicy | None = None,
 ) -> None:
     """Serve recaps of ``journal`` over HTTP until interrupted (uvicorn)."""
-    service = RecapService(journal, policy)
-    uvicorn.run(create_app(service), host=host, port=port, log_level="info", ws="none")
+    listener = bind(host, port)
+    try:
+        service = RecapService(journal, policy)
+        config = uvicorn.Config(
+            create_app(service), host=host, port=port, log_level="info", ws="none"
+        )
+        uvicorn.Server(config).run(sockets=[listener])
+    finally:
+        listener.close()
