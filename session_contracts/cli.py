@@ -314,7 +314,17 @@ def _recap_policy(args: argparse.Namespace) -> Any:
 def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts.conformance.reference.recap import serve
 
-    serve(args.journal, args.host, args.port, policy=_recap_policy(args))
+    if args.max_concurrent is not None and args.max_concurrent < 1:
+        raise UsageError(
+            [Finding("$.max_concurrent", "usage", "--max-concurrent must be at least 1", "")]
+        )
+    serve(
+        args.journal,
+        args.host,
+        args.port,
+        policy=_recap_policy(args),
+        max_concurrent=args.max_concurrent,
+    )
     return EXIT_OK
 
 
@@ -551,6 +561,13 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8765, help="port to listen on")
     serve.add_argument("--policy", help=_POLICY_HELP)
+    serve.add_argument(
+        "--max-concurrent",
+        type=int,
+        metavar="N",
+        help="large projections (limit over 4096) running at once, 4*N in all; more are "
+        "answered 503 with Retry-After (default: the number of cores)",
+    )
     serve.set_defaults(handler=_cmd_serve)
 
     acp = commands.add_parser(
