@@ -386,6 +386,44 @@ def _require_utf8(option: str, text: str | None) -> None:
         ) from None
 
 
+def _cmd_journal_import(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts.conformance.reference.journal import import_files
+
+    results = import_files(args.files, args.journal)
+    failed = 0
+    for result in results:
+        if result.findings:
+            failed += 1
+            for finding in result.findings:
+                out.write(finding.render() + "\n")
+            out.write(f"{result.path}: nothing imported\n")
+        else:
+            out.write(f"{result.path}: imported {result.imported} event(s)\n")
+    sys.stderr.write(
+        f"{len(results) - failed} of {len(results)} file(s) imported into {args.journal}\n"
+    )
+    return EXIT_FINDINGS if failed else EXIT_OK
+
+
+def _cmd_journal_stats(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts.conformance.reference.journal import journal_stats
+
+    stats = journal_stats(args.journal)
+    if args.format == "json":
+        out.write(orjson.dumps(stats).decode() + "\n")
+        return EXIT_OK
+    ids = (
+        f"{stats['firstEventId']}..{stats['lastEventId']}"
+        if stats["events"]
+        else "none (the journal is empty)"
+    )
+    out.write(
+        f"journal   {stats['journal']}\nsessions  {stats['sessions']}\n"
+        f"events    {stats['events']}\nids       {ids}\nbytes     {stats['bytes']:,}\n"
+    )
+    return EXIT_OK
+
+
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts.conformance.judge._captured import CheckStats, check_documents
 
@@ -588,6 +626,28 @@ def _build_parser() -> argparse.ArgumentParser:
     recap.add_argument("--limit", help="source-event bound (default 4096, clamped to 1..32768)")
     recap.add_argument("--policy", help=_POLICY_HELP)
     recap.set_defaults(handler=_cmd_recap)
+
+    journal = commands.add_parser("journal", help="build and inspect a SQLite session journal")
+    journal_commands = journal.add_subparsers(
+        dest="journal_command", required=True, parser_class=_Parser
+    )
+    journal_import = journal_commands.add_parser(
+        "import",
+        help="append session events from JSON Lines tapes or .json files, atomically per file",
+    )
+    journal_import.add_argument(
+        "files", nargs="+", metavar="FILE", help="a tape (one event a line) or a .json file"
+    )
+    journal_import.add_argument(
+        "--journal", required=True, help="the SQLite journal (created if missing)"
+    )
+    journal_import.set_defaults(handler=_cmd_journal_import)
+    journal_stats = journal_commands.add_parser(
+        "stats", help="sessions, events, the id range and the size of a journal"
+    )
+    journal_stats.add_argument("--journal", required=True, help="the SQLite journal")
+    journal_stats.add_argument("--format", choices=["text", "json"], default="text")
+    journal_stats.set_defaults(handler=_cmd_journal_stats)
 
     quickstart = commands.add_parser(
         "quickstart", help="the main job on built-in defaults: regenerate, validate the examples"
