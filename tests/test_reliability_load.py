@@ -3,18 +3,22 @@ answered 503 with Retry-After and a JSON body, small queries keep their lane."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
+import uvicorn
 from session_contracts.conformance.reference.recap import RecapService
-from session_contracts.conformance.reference.recap._http import create_app
+from session_contracts.conformance.reference.recap._http import JsonErrorH11Protocol, create_app
 from session_contracts.conformance.reference.recap._service import RecapOutcome
-from uvicorn_thread import serving
+from uvicorn_thread import free_socket, serving
 
 
 class _HeldService(RecapService):
@@ -91,3 +95,31 @@ def test_serve_refuses_a_bound_below_one(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert b"--max-concurrent must be at least 1" in result.stderr
+
+
+def test_malformed_http_gets_the_json_error_body(tmp_path: Path) -> None:
+    service = RecapService(tmp_path / "none.sqlite")
+    listener = free_socket()
+    config = uvicorn.Config(
+        create_app(service), log_level="warning", ws="none", http=JsonErrorH11Protocol
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            assert thread.is_alive()
+            time.sleep(0.02)
+        with socket.create_connection(listener.getsockname(), timeout=30) as client:
+            client.sendall(b"GARBAGE / HTTP/1.1\r\n\r\n")
+            answer = b""
+            while chunk := client.recv(65536):
+                answer += chunk
+    finally:
+        server.should_exit = True
+        thread.join(20)
+        listener.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400")
+    assert b"content-type: application/json" in head
+    assert orjson.loads(body)["error"]["code"] == "invalid_http"

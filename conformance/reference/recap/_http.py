@@ -37,6 +37,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote_to_bytes
 
 import anyio.to_thread
+import h11
 import orjson
 import uvicorn
 from session_contracts.conformance.reference.recap._query import (
@@ -51,6 +52,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from session_contracts._errors import Finding, InvalidDocument, UsageError
 from session_contracts._redaction import RedactionPolicy
@@ -237,6 +239,35 @@ def create_app(service: RecapService, *, max_concurrent: int | None = None) -> S
     return app
 
 
+class JsonErrorH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol, answering a request it cannot parse with the JSON
+    error body (code ``invalid_http``) instead of a text/plain line."""
+
+    def send_400_response(self, msg: str) -> None:
+        body = error_body(
+            Finding(
+                "$",
+                "invalid_http",
+                f"the request is not valid HTTP/1.1: {msg}",
+                f"send GET {RECAP_ROUTE.replace(':path', '')} as HTTP/1.1",
+            )
+        )
+        headers = [
+            (b"content-type", _JSON.encode()),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+        ]
+        event = h11.Response(status_code=400, headers=headers, reason=b"Bad Request")
+        try:
+            for part in (event, h11.Data(data=body), h11.EndOfMessage()):
+                self.transport.write(self.conn.send(part))
+        except h11.LocalProtocolError:
+            # h11 cannot write a response in this state: fall back to uvicorn's own.
+            super().send_400_response(msg)
+            return
+        self.transport.close()
+
+
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host``:``port``, or a usage error that says why not.
 
@@ -296,7 +327,9 @@ def serve(
     try:
         service = RecapService(journal, policy)
         app = create_app(service, max_concurrent=max_concurrent)
-        config = uvicorn.Config(app, host=host, port=port, log_level="info", ws="none")
+        config = uvicorn.Config(
+            app, host=host, port=port, log_level="info", ws="none", http=JsonErrorH11Protocol
+        )
         uvicorn.Server(config).run(sockets=[listener])
     finally:
         listener.close()
