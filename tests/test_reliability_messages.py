@@ -189,3 +189,43 @@ def test_an_answer_with_a_huge_integer_says_so() -> None:
         outcome = producer.run(1, {"operation": "health.reduce", "input": {}})
     assert outcome.error_code == "invalid_json"
     assert "4,300 digits" in outcome.message
+
+
+def test_the_reference_producer_says_why_it_stops_on_a_line_that_is_not_json() -> None:
+    result = cli("reference-producer", stdin=b"garbage\n")
+    assert result.returncode == 2
+    assert b"not JSON" in result.stderr
+
+
+def test_a_run_without_a_case_is_answered_with_what_is_missing() -> None:
+    commands = b'{"cmd": "run", "seq": 3}\n{"cmd": "run", "seq": 4, "case": {}}\n{"cmd": "stop"}\n'
+    result = cli("reference-producer", stdin=commands)
+    answers = [orjson.loads(line) for line in result.stdout.splitlines()]
+    assert [a["seq"] for a in answers] == [3, 4]
+    assert all(a["outcome"] == "errored" for a in answers)
+    assert "no case object" in answers[0]["message"]
+    assert "no string operation" in answers[1]["message"]
+    assert not any("None" in a["message"] for a in answers)
+
+
+def test_certify_http_names_no_internal_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from session_contracts.conformance.judge import _certify_http
+    from session_contracts.conformance.reference.recap import create_app
+    from uvicorn_thread import serving
+
+    from session_contracts._errors import UsageError
+
+    monkeypatch.setattr(_certify_http, "MAX_BODY_BYTES", 8)
+    service = RecapService(tmp_path / "none.sqlite", None)
+    journal = str(tmp_path / "j.sqlite")
+    with (
+        serving(create_app(service)) as base,
+        _certify_http.HttpTarget(base, journal, timeout=30) as target,
+        pytest.raises(UsageError) as caught,
+    ):
+        target.check_reachable()
+    message = caught.value.findings[0].message
+    assert "_TooLarge" not in message
+    assert "exceeds 8 bytes" in message
