@@ -260,7 +260,9 @@ class JsonErrorH11Protocol(H11Protocol):
         event = h11.Response(status_code=400, headers=headers, reason=b"Bad Request")
         try:
             for part in (event, h11.Data(data=body), h11.EndOfMessage()):
-                self.transport.write(self.conn.send(part))
+                data = self.conn.send(part)
+                if data:
+                    self.transport.write(data)
         except h11.LocalProtocolError:
             # h11 cannot write a response in this state: fall back to uvicorn's own.
             super().send_400_response(msg)
