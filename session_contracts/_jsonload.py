@@ -27,7 +27,8 @@ __all__ = [
 ]
 
 MAX_DEPTH = 64
-MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
+#: The default bound on one document or JSON Lines line, in bytes (docs/check.md).
+MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 
 # A lone surrogate can only reach a JSON text as a \\uD800-\\uDFFF escape: raw
 # UTF-8 cannot encode one and the decoder below refuses such bytes.
@@ -130,8 +131,9 @@ def loads_strict(
     if len(raw) > max_bytes:
         raise _error(
             "json_too_large",
-            f"the document is {len(raw):,} bytes, over the limit of {max_bytes:,}",
-            "split it into JSON Lines, or raise the limit with --max-document-bytes",
+            f"the document is over the limit of {max_bytes:,} bytes",
+            "split it into JSON Lines of smaller documents, or raise the limit with "
+            "--max-document-bytes (validate, roundtrip, canonicalize, hash, verify)",
         )
     try:
         text = raw.decode("utf-8")
@@ -151,12 +153,14 @@ def loads_strict(
             "json_duplicate_key",
             f"the key {exc.key!r} appears twice in one object",
             "keep one value per key: readers disagree on which duplicate wins",
+            _locate(text),
         ) from None
     except _NonFinite as exc:
         raise _error(
             "json_non_finite_number",
             f"{exc.args[0]} is not a finite JSON number",
             "JSON has no NaN or Infinity; write null or a finite number",
+            _locate(text),
         ) from None
     except RecursionError:
         raise _error(
@@ -203,6 +207,61 @@ def loads_strict(
                 json_path(where),
             )
     return value
+
+
+class _Flagged(dict[str, Any]):
+    """An object of the locating pass that held a duplicate key (``duplicate``)."""
+
+    duplicate: str = ""
+
+
+class _Bad(float):
+    """A NaN, Infinity or overflowing literal, kept by the locating pass to be found."""
+
+
+def _locating_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = _Flagged(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                obj.duplicate = key
+                break
+            seen.add(key)
+    return obj
+
+
+def _locating_float(text: str) -> float:
+    value = float(text)
+    return _Bad(value) if math.isinf(value) else value
+
+
+_LOCATING_DECODER = json.JSONDecoder(
+    object_pairs_hook=_locating_pairs,
+    parse_constant=lambda name: _Bad("nan"),
+    parse_float=_locating_float,
+)
+
+
+def _locate(text: str) -> str:
+    """The JSON path of the first duplicate key or non-finite number in ``text``,
+    found by a second, tolerant pass (run only for a document already refused)."""
+    try:
+        value, _ = _LOCATING_DECODER.raw_decode(text, _skip_ws(text, 0))
+    except (ValueError, RecursionError):
+        return "$"
+    stack: list[tuple[Any, list[str | int]]] = [(value, [])]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, _Bad):
+            return json_path(where)
+        if isinstance(node, _Flagged):
+            if node.duplicate:
+                return json_path([*where, node.duplicate])
+            stack.extend((item, [*where, key]) for key, item in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((item, [*where, i]) for i, item in reversed(list(enumerate(node))))
+    return "$"
 
 
 def _skip_ws(text: str, pos: int) -> int:

@@ -8,9 +8,10 @@ prints one line and asks for a report (``--debug`` shows the traceback).
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -26,7 +27,7 @@ from session_contracts._errors import (
     UsageError,
 )
 from session_contracts._json_wire import dumps_wire
-from session_contracts._jsonload import MAX_DOCUMENT_BYTES, JsonDocument, iter_documents
+from session_contracts._jsonload import MAX_DOCUMENT_BYTES, JsonDocument
 
 __all__ = ["main"]
 
@@ -39,19 +40,40 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError([Finding("$", "usage", message, f"see `{self.prog} --help`")])
 
 
-def _read_input(path: str) -> tuple[bytes, str]:
-    from session_contracts._input_files import read_regular_file
+def _documents(args: argparse.Namespace) -> Iterator[JsonDocument]:
+    """The documents of ``args.file`` one at a time, in bounded memory (``-`` is stdin).
 
-    if path == "-":
-        return sys.stdin.buffer.read(), "<stdin>"
-    # Read one byte past the limit: enough to say "too large" without loading a
-    # huge file whole.  A FIFO or device is refused, never waited on.
-    return read_regular_file(path, MAX_DOCUMENT_BYTES * 64 + 1), path
+    A FIFO or device is refused, never waited on; input over
+    ``--max-document-bytes`` is refused, never read whole or cut.
+    """
+    from session_contracts._input_files import iter_input_documents
+
+    return iter_input_documents(
+        args.file, jsonl=getattr(args, "jsonl", None), max_bytes=args.max_document_bytes
+    )
 
 
-def _documents(path: str, jsonl: bool | None) -> list[JsonDocument]:
-    data, name = _read_input(path)
-    return list(iter_documents(data, name, jsonl=jsonl))
+def _max_document_bytes(text: str) -> int:
+    """``--max-document-bytes``: a positive integer, with an optional K, M or G (binary)."""
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    scale = units.get(text[-1:].lower(), 1)
+    digits = text[:-1] if scale > 1 else text
+    if not digits.isdigit() or int(digits) * scale < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number of bytes (e.g. 16777216 or 16M), not {text!r}"
+        )
+    return int(digits) * scale
+
+
+def _add_max_document_bytes_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-document-bytes",
+        type=_max_document_bytes,
+        default=MAX_DOCUMENT_BYTES,
+        metavar="N",
+        help="refuse a document (or JSON Lines line) over N bytes, K/M/G allowed "
+        f"(default {MAX_DOCUMENT_BYTES >> 20}M); larger input is refused, never cut",
+    )
 
 
 def _print_findings(
@@ -94,17 +116,9 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
 
     validator = default_validator()
     validator.schema_set.document_type(args.doctype)
-    documents = _documents(args.file, args.jsonl)
-    if not documents:
-        _print_findings(
-            [Finding("$", "no_documents", f"{args.file} holds no document", "")],
-            out,
-            args.format,
-            args,
-        )
-        return EXIT_FINDINGS
-    invalid = 0
-    for document in documents:
+    invalid = read = 0
+    for document in _documents(args):
+        read += 1
         if document.error is not None:
             findings = list(document.error.findings)
         else:
@@ -112,19 +126,26 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
         if findings:
             invalid += 1
             _print_findings([f.at(document.source) for f in findings], out, args.format, args)
-    if args.format == "text":
-        sys.stderr.write(
-            f"{len(documents) - invalid} of {len(documents)} document(s) valid as {args.doctype}\n"
+    if not read:
+        _print_findings(
+            [Finding("$", "no_documents", f"{args.file} holds no document", "")],
+            out,
+            args.format,
+            args,
         )
+        return EXIT_FINDINGS
+    if args.format == "text":
+        sys.stderr.write(f"{read - invalid} of {read} document(s) valid as {args.doctype}\n")
     return EXIT_FINDINGS if invalid else EXIT_OK
 
 
 def _cmd_roundtrip(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts.bindings import decode, encode
 
-    documents = _documents(args.file, args.jsonl)
     failed = False
-    for document in documents:
+    read = 0
+    for document in _documents(args):
+        read += 1
         try:
             if document.error is not None:
                 raise document.error
@@ -136,7 +157,7 @@ def _cmd_roundtrip(args: argparse.Namespace, out: TextIO) -> int:
             _print_findings([f.at(document.source) for f in exc.findings], sys.stderr, "text")
             continue
         out.write(dumps_wire(encoded).decode() + "\n")
-    return EXIT_FINDINGS if failed or not documents else EXIT_OK
+    return EXIT_FINDINGS if failed or not read else EXIT_OK
 
 
 def _cmd_generate(args: argparse.Namespace, out: TextIO) -> int:
@@ -247,8 +268,15 @@ def _cmd_canonicalize(args: argparse.Namespace, out: TextIO) -> int:
 
     to_bytes = harn_canonical_bytes if args.form == "harn" else canonical_bytes
     failed = False
-    documents = _documents(args.file, args.jsonl)
-    for document in documents:
+    documents = _documents(args)
+    # One document prints bare; several print with their source: look one ahead.
+    first = next(documents, None)
+    second = next(documents, None) if first is not None else None
+    single = second is None
+    ahead = [d for d in (first, second) if d is not None]
+    read = 0
+    for document in itertools.chain(ahead, documents):
+        read += 1
         try:
             if document.error is not None:
                 raise document.error
@@ -260,14 +288,12 @@ def _cmd_canonicalize(args: argparse.Namespace, out: TextIO) -> int:
             _print_findings([f.at(document.source) for f in exc.findings], sys.stderr, "text")
             continue
         if args.command == "hash":
-            out.write(
-                hash_bytes(data) + ("\n" if len(documents) == 1 else f"  {document.source}\n")
-            )
+            out.write(hash_bytes(data) + ("\n" if single else f"  {document.source}\n"))
         else:
             out.flush()
-            sys.stdout.buffer.write(data + (b"\n" if len(documents) > 1 else b""))
+            sys.stdout.buffer.write(data + (b"" if single else b"\n"))
             sys.stdout.buffer.flush()
-    return EXIT_FINDINGS if failed or not documents else EXIT_OK
+    return EXIT_FINDINGS if failed or not read else EXIT_OK
 
 
 def _journal_record_hashes(path: str, document: Any) -> dict[int, str]:
@@ -292,9 +318,9 @@ def _cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
 
     validator = default_validator()
     validator.schema_set.document_type(args.doctype)
-    documents = _documents(args.file, args.jsonl)
-    failed = 0
-    for document in documents:
+    failed = read = 0
+    for document in _documents(args):
+        read += 1
         if document.error is not None:
             findings = list(document.error.findings)
         else:
@@ -318,9 +344,9 @@ def _cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
                 )
     if args.doctype not in HASH_BEARING:
         sys.stderr.write(f"{args.doctype} carries no hashes; checked the schema only\n")
-    if not documents:
+    if not read:
         return EXIT_FINDINGS
-    sys.stderr.write(f"{len(documents) - failed} of {len(documents)} document(s) verified\n")
+    sys.stderr.write(f"{read - failed} of {read} document(s) verified\n")
     return EXIT_FINDINGS if failed else EXIT_OK
 
 
@@ -363,7 +389,17 @@ def _recap_policy(args: argparse.Namespace) -> Any:
 def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts.conformance.reference.recap import serve
 
-    serve(args.journal, args.host, args.port, policy=_recap_policy(args))
+    if args.max_concurrent is not None and args.max_concurrent < 1:
+        raise UsageError(
+            [Finding("$.max_concurrent", "usage", "--max-concurrent must be at least 1", "")]
+        )
+    serve(
+        args.journal,
+        args.host,
+        args.port,
+        policy=_recap_policy(args),
+        max_concurrent=args.max_concurrent,
+    )
     return EXIT_OK
 
 
@@ -382,6 +418,12 @@ def _cmd_recap(args: argparse.Namespace, out: TextIO) -> int:
         query_echo,
     )
 
+    for option, text in (
+        ("--session", args.session),
+        ("--run-id", args.run_id),
+        ("--turn-id", args.turn_id),
+    ):
+        _require_utf8(option, text)
     flags = (
         ("runId", args.run_id),
         ("turnId", args.turn_id),
@@ -398,6 +440,63 @@ def _cmd_recap(args: argparse.Namespace, out: TextIO) -> int:
     sys.stdout.buffer.write(envelope_bytes(outcome.envelope) + b"\n")
     sys.stdout.buffer.flush()
     return EXIT_OK if outcome.available else EXIT_FINDINGS
+
+
+def _require_utf8(option: str, text: str | None) -> None:
+    """An argument the system could not decode (it holds surrogate escapes) is a usage error."""
+    if text is None:
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(
+            [
+                Finding(
+                    f"$.{option.lstrip('-').replace('-', '_')}",
+                    "argument_not_utf8",
+                    f"{option} is not valid UTF-8 text",
+                    "pass the value as UTF-8 (check the shell's locale)",
+                )
+            ]
+        ) from None
+
+
+def _cmd_journal_import(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts.conformance.reference.journal import import_files
+
+    results = import_files(args.files, args.journal)
+    failed = 0
+    for result in results:
+        if result.findings:
+            failed += 1
+            for finding in result.findings:
+                out.write(finding.render() + "\n")
+            out.write(f"{result.path}: nothing imported\n")
+        else:
+            out.write(f"{result.path}: imported {result.imported} event(s)\n")
+    sys.stderr.write(
+        f"{len(results) - failed} of {len(results)} file(s) imported into {args.journal}\n"
+    )
+    return EXIT_FINDINGS if failed else EXIT_OK
+
+
+def _cmd_journal_stats(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts.conformance.reference.journal import journal_stats
+
+    stats = journal_stats(args.journal)
+    if args.format == "json":
+        out.write(orjson.dumps(stats).decode() + "\n")
+        return EXIT_OK
+    ids = (
+        f"{stats['firstEventId']}..{stats['lastEventId']}"
+        if stats["events"]
+        else "none (the journal is empty)"
+    )
+    out.write(
+        f"journal   {stats['journal']}\nsessions  {stats['sessions']}\n"
+        f"events    {stats['events']}\nids       {ids}\nbytes     {stats['bytes']:,}\n"
+    )
+    return EXIT_OK
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
@@ -490,6 +589,7 @@ def _build_parser() -> argparse.ArgumentParser:
         if name == "validate":
             command.add_argument("--format", choices=["text", "json"], default="text")
             _add_annotations_option(command)
+        _add_max_document_bytes_option(command)
         command.set_defaults(handler=handler)
 
     for name, text in (
@@ -506,6 +606,7 @@ def _build_parser() -> argparse.ArgumentParser:
             help="rfc8785 (JCS, the default) or harn: Harn's canonical JSON, the form of a "
             "recap's contentHash and projectionHash (docs/hashing.md)",
         )
+        _add_max_document_bytes_option(command)
         command.set_defaults(handler=_cmd_canonicalize)
 
     verify = commands.add_parser(
@@ -517,6 +618,7 @@ def _build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--jsonl", action="store_const", const=True, default=None)
     verify.add_argument("--format", choices=["text", "json"], default="text")
     _add_annotations_option(verify)
+    _add_max_document_bytes_option(verify)
     verify.set_defaults(handler=_cmd_verify)
 
     generate = commands.add_parser("generate", help="regenerate generated/ from schemas/")
@@ -590,6 +692,13 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8765, help="port to listen on")
     serve.add_argument("--policy", help=_POLICY_HELP)
+    serve.add_argument(
+        "--max-concurrent",
+        type=int,
+        metavar="N",
+        help="large projections (limit over 4096) running at once, 4*N in all; more are "
+        "answered 503 with Retry-After (default: the number of cores)",
+    )
     serve.set_defaults(handler=_cmd_serve)
 
     acp = commands.add_parser(
@@ -610,6 +719,28 @@ def _build_parser() -> argparse.ArgumentParser:
     recap.add_argument("--limit", help="source-event bound (default 4096, clamped to 1..32768)")
     recap.add_argument("--policy", help=_POLICY_HELP)
     recap.set_defaults(handler=_cmd_recap)
+
+    journal = commands.add_parser("journal", help="build and inspect a SQLite session journal")
+    journal_commands = journal.add_subparsers(
+        dest="journal_command", required=True, parser_class=_Parser
+    )
+    journal_import = journal_commands.add_parser(
+        "import",
+        help="append session events from JSON Lines tapes or .json files, atomically per file",
+    )
+    journal_import.add_argument(
+        "files", nargs="+", metavar="FILE", help="a tape (one event a line) or a .json file"
+    )
+    journal_import.add_argument(
+        "--journal", required=True, help="the SQLite journal (created if missing)"
+    )
+    journal_import.set_defaults(handler=_cmd_journal_import)
+    journal_stats = journal_commands.add_parser(
+        "stats", help="sessions, events, the id range and the size of a journal"
+    )
+    journal_stats.add_argument("--journal", required=True, help="the SQLite journal")
+    journal_stats.add_argument("--format", choices=["text", "json"], default="text")
+    journal_stats.set_defaults(handler=_cmd_journal_stats)
 
     quickstart = commands.add_parser(
         "quickstart", help="the main job on built-in defaults: regenerate, validate the examples"

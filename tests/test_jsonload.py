@@ -13,11 +13,13 @@ from session_contracts._jsonload import iter_documents, loads_strict
 @pytest.mark.parametrize(
     ("text", "code", "path"),
     [
-        (b'{"a": 1, "a": 2}', "json_duplicate_key", "$"),
-        (b"[NaN]", "json_non_finite_number", "$"),
-        (b"[Infinity]", "json_non_finite_number", "$"),
-        (b"[-Infinity]", "json_non_finite_number", "$"),
+        (b'{"a": 1, "a": 2}', "json_duplicate_key", "$.a"),
+        (b'{"x": [{"b": 1}, {"c": 1, "c": 2}]}', "json_duplicate_key", "$.x[1].c"),
+        (b"[NaN]", "json_non_finite_number", "$[0]"),
+        (b"[Infinity]", "json_non_finite_number", "$[0]"),
+        (b'{"a": {"b": -Infinity}}', "json_non_finite_number", "$.a.b"),
         (b"1e400", "json_non_finite_number", "$"),
+        (b'{"n": [1, 1e400]}', "json_non_finite_number", "$.n[1]"),
         (b'{"a": ["\\ud800"]}', "json_lone_surrogate", "$.a[0]"),
         (b'{"\\udfff": 1}', "json_lone_surrogate", "$"),
         (b"[" * 10_000 + b"]" * 10_000, "json_too_deep", "$"),

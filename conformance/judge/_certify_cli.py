@@ -213,21 +213,37 @@ def _http_target(args: argparse.Namespace) -> HttpTarget:
 
 
 def _replay(args: argparse.Namespace, console: Console) -> int:
+    saved: Any = None
     try:
-        saved: Any = loads_strict(read_regular_file(args.replay, MAX_DOCUMENT_BYTES + 1))
-        check = check_by_id(saved["check"])
-        trial = Trial(saved["operation"], saved["input"])
-    except (OSError, InvalidDocument, KeyError, TypeError) as exc:
+        saved = loads_strict(read_regular_file(args.replay, MAX_DOCUMENT_BYTES + 1))
+        problem, where = "", "$"
+    except OSError as exc:
+        problem, where = exc.strerror or type(exc).__name__, "$"
+    except InvalidDocument as exc:
+        finding = exc.findings[0]
+        problem, where = f"{finding.message} [{finding.code}]", finding.path
+    if not problem:
+        # A saved case is {"check": str, "operation": str, "input": object}.
+        shape = {"check": str, "operation": str, "input": dict}
+        if not isinstance(saved, dict):
+            problem = "it is not a JSON object"
+        for member, kind in shape.items():
+            if not problem and not isinstance(saved.get(member), kind):
+                what = "an object" if kind is dict else "a string"
+                problem, where = f"its member {member!r} is missing or not {what}", f"$.{member}"
+    if problem:
         raise UsageError(
             [
                 Finding(
-                    "$",
+                    where,
                     "replay_unreadable",
-                    f"cannot read {args.replay}: {exc}",
-                    "pass a file written by a failing certify run",
+                    f"cannot replay {args.replay}: {problem}",
+                    "pass a file written by a failing certify run (in --failures-dir)",
                 )
             ]
-        ) from None
+        )
+    check = check_by_id(saved["check"])
+    trial = Trial(saved["operation"], saved["input"])
     if check is None:
         raise UsageError([Finding("$.check", "unknown_check", f"no check {saved['check']!r}", "")])
     if args.http:

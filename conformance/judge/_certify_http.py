@@ -387,7 +387,9 @@ class HttpTarget:
             status, _, server, body = self._exchange(target)
         except TimeoutError:
             problem = f"no answer within {self.timeout:g} s"
-        except (http.client.HTTPException, OSError, _TooLarge) as exc:
+        except _TooLarge:
+            problem = f"the answer exceeds {MAX_BODY_BYTES:,} bytes"
+        except (http.client.HTTPException, OSError) as exc:
             problem = str(exc) or type(exc).__name__
         else:
             problem = ""

@@ -130,8 +130,14 @@ def serve(
             continue
         try:
             command = loads_wire(line)
-        except ValueError:
-            return 2  # the harness spoke garbage: nothing sensible to answer
+        except ValueError as exc:
+            # The harness spoke garbage: nothing sensible to answer, but say why.
+            sys.stderr.write(
+                f"producer: a command is not JSON ({exc}); the protocol is one JSON "
+                'object a line, e.g. {"cmd": "start", "protocol_version": 1}\n'
+            )
+            sys.stderr.flush()
+            return 2
         kind = command.get("cmd") if isinstance(command, dict) else None
         if kind == "start":
             send(
@@ -143,10 +149,29 @@ def serve(
                 }
             )
         elif kind == "run":
-            case = command.get("case") or {}
-            operation = str(case.get("operation"))
+            case = command.get("case")
+            if not isinstance(case, dict) or not isinstance(case.get("operation"), str):
+                what = (
+                    "the run command has no case object"
+                    if not isinstance(case, dict)
+                    else "the case has no string operation"
+                )
+                send(
+                    {
+                        "seq": command.get("seq"),
+                        "outcome": "errored",
+                        "message": f"{what}: "
+                        '{"cmd": "run", "seq": N, "case": {"operation": OP, "input": {...}}}',
+                    }
+                )
+                continue
+            operation = case["operation"]
             send(_answer(command.get("seq"), handlers.get(operation), case.get("input"), operation))
         elif kind == "stop":
             return 0
         else:
+            sys.stderr.write(
+                f"producer: unknown command {kind!r}; the commands are start, run and stop\n"
+            )
+            sys.stderr.flush()
             return 2

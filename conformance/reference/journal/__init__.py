@@ -7,7 +7,13 @@ A journal is an ordered log of :class:`SessionEvent` values
 describes the layout and the error codes.
 """
 
-from session_contracts.conformance.reference.journal._import import export_tape, import_tape
+from session_contracts.conformance.reference.journal._import import (
+    FileImport,
+    export_tape,
+    import_files,
+    import_tape,
+    journal_stats,
+)
 from session_contracts.conformance.reference.journal._jsonl import JsonlTape
 from session_contracts.conformance.reference.journal._model import (
     EVENT_DOCUMENT_TYPE,
@@ -41,6 +47,7 @@ __all__ = [
     "SESSION_EVENT_SCHEMA_ID",
     "EventKind",
     "EventRecord",
+    "FileImport",
     "JournalCorrupt",
     "JournalError",
     "JournalUnavailable",
@@ -55,7 +62,9 @@ __all__ = [
     "decode_stored_event",
     "event_findings",
     "export_tape",
+    "import_files",
     "import_tape",
+    "journal_stats",
     "quick_validator",
     "validate_event",
 ]

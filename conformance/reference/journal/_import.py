@@ -7,11 +7,23 @@ Both stores hold the same canonical bytes per event, so a round trip
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from session_contracts.conformance.reference.journal._jsonl import JsonlTape
+from session_contracts.conformance.reference.journal._model import (
+    JournalError,
+    SessionEvent,
+    corrupt,
+)
 from session_contracts.conformance.reference.journal._sqlite import SqliteJournal
 
-__all__ = ["export_tape", "import_tape"]
+from session_contracts._errors import Finding, InvalidDocument, SessionContractsError
+from session_contracts._input_files import open_regular_file
+from session_contracts._jsonload import MAX_DOCUMENT_BYTES, loads_strict
+
+__all__ = ["FileImport", "export_tape", "import_files", "import_tape", "journal_stats"]
 
 
 def import_tape(tape_path: str | os.PathLike[str], sqlite_path: str | os.PathLike[str]) -> int:
@@ -45,3 +57,82 @@ def export_tape(
             # Checked first so the error is SessionMissing, not a write of nothing.
             list(journal.iter_events(session_id=session_id))
         return JsonlTape(tape_path).write(journal.iter_events(session_id=session_id))
+
+
+@dataclass(frozen=True, slots=True)
+class FileImport:
+    """What importing one file did: ``imported`` events, or the findings that stopped it."""
+
+    path: str
+    imported: int = 0
+    findings: tuple[Finding, ...] = ()
+
+
+def _read_events(path: str) -> list[SessionEvent]:
+    """The events of one file: JSON Lines (a tape, one event a line) or, for a ``.json``
+    file, one event or an array of events. Checked whole; nothing is written here."""
+    with open_regular_file(path):  # a FIFO or device is refused, never waited on
+        pass
+    if not path.endswith(".json"):
+        return list(JsonlTape(path).iter_events())
+    with open_regular_file(path) as handle:
+        data = handle.read(MAX_DOCUMENT_BYTES + 1)
+    try:
+        value: Any = loads_strict(data)
+    except InvalidDocument as exc:
+        raise corrupt(exc.findings, source=path) from None
+    items = value if isinstance(value, list) else [value]
+    events = []
+    for index, item in enumerate(items):
+        try:
+            events.append(SessionEvent.from_json(item))
+        except InvalidDocument as exc:
+            prefix = f"$[{index}]" if isinstance(value, list) else "$"
+            findings = [
+                Finding(prefix + f.path[1:], f.code, f.message, f.hint) for f in exc.findings
+            ]
+            raise corrupt(findings, source=f"{path}#{prefix}") from None
+    return events
+
+
+def import_files(paths: Sequence[str], journal_path: str | os.PathLike[str]) -> list[FileImport]:
+    """Import each file into the SQLite journal (created if missing), atomically per file.
+
+    Every event of a file is read and checked before the journal is touched,
+    then appended in one transaction: a file with one bad line (or an id
+    already in the journal) imports nothing, and its findings name the file
+    and the line. The other files are still imported.
+    """
+    results = []
+    for path in paths:
+        try:
+            events = _read_events(path)
+            with SqliteJournal.open(journal_path, create=True) as journal:
+                count = journal.append(events)
+        except (JournalError, SessionContractsError) as exc:
+            findings = tuple(
+                f if f.source else Finding(f.path, f.code, f.message, f.hint, source=path)
+                for f in exc.findings
+            )
+            results.append(FileImport(path, findings=findings))
+        else:
+            results.append(FileImport(path, imported=count))
+    return results
+
+
+def journal_stats(journal_path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Sessions, events, the id range and the file size of a SQLite journal (read-only)."""
+    with SqliteJournal.open(journal_path) as journal:
+        ((sessions, events, low, high),) = journal._fetch(  # one aggregate row
+            "SELECT count(DISTINCT session_id), count(*), min(id), max(id) FROM session_events",
+            (),
+        )
+        path = journal.path
+    return {
+        "journal": str(path),
+        "sessions": sessions,
+        "events": events,
+        "firstEventId": low,
+        "lastEventId": high,
+        "bytes": os.path.getsize(path),
+    }

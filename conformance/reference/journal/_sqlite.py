@@ -493,8 +493,13 @@ class SqliteJournal:
                 source, f"SQLite could not read the journal: {exc}", "retry; check the file"
             ) from None
         except sqlite3.DatabaseError as exc:
-            problem = Finding("$", JournalCorrupt.code, f"the database file is damaged: {exc}")
-            raise corrupt([problem], source=source) from None
+            # SQLite cannot read the file (truncated or damaged under us): the
+            # journal is not available (seed 002), as when it cannot be opened.
+            raise _unavailable(
+                source,
+                f"the file is not a readable SQLite database: {exc}",
+                "restore the journal from a copy; SQLite cannot read this file",
+            ) from None
 
     def _decode_all(self, rows: Sequence[_Row]) -> list[SessionEvent]:
         return [

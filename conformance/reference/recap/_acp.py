@@ -24,6 +24,7 @@ array of requests) get an array of responses.  End of input ends the loop.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any, BinaryIO
 
@@ -56,7 +57,54 @@ _MESSAGES = {
 _NO_ID = object()  # a request without an id member: a notification
 
 
+class _IntLiteral(str):
+    """An integer literal too long for the strict reader (over 4,300 digits), kept as
+    written so a request id of any size is echoed exactly (docs/recap.md)."""
+
+
+_LONG_INTEGER = re.compile(rb"-?[0-9]{4301,}")
+
+
+def _loads_keeping_long_integers(line: bytes) -> Any:
+    """``line`` parsed strictly, each overlong integer literal read as an ``_IntLiteral``.
+
+    The strict reader refuses such literals; here each is first replaced by a
+    short placeholder integer outside any string (the strict reader then checks
+    everything else), and the placeholders are swapped back in the value.
+    """
+    literals: dict[int, _IntLiteral] = {}
+    pieces: list[bytes] = []
+    position = 0
+    for match in _LONG_INTEGER.finditer(line):
+        if _inside_string(line, match.start()):
+            continue
+        # A placeholder no JSON text can hold by accident: beyond the id's own digits.
+        placeholder = -(10**18) - len(literals)
+        literals[placeholder] = _IntLiteral(match.group().decode())
+        pieces += [line[position : match.start()], str(placeholder).encode()]
+        position = match.end()
+    value = loads_strict(b"".join([*pieces, line[position:]]))
+    if isinstance(value, dict) and isinstance(value.get("id"), int) and value["id"] in literals:
+        value["id"] = literals[value["id"]]
+    return value
+
+
+def _inside_string(line: bytes, offset: int) -> bool:
+    """Whether ``offset`` of a JSON text falls inside a string literal."""
+    inside = escaped = False
+    for byte in line[:offset]:
+        if escaped:
+            escaped = False
+        elif byte == 0x5C and inside:  # backslash
+            escaped = True
+        elif byte == 0x22:  # quote
+            inside = not inside
+    return inside
+
+
 def _id_bytes(request_id: Any) -> bytes:
+    if isinstance(request_id, _IntLiteral):
+        return request_id.encode()
     if isinstance(request_id, int):
         return str(request_id).encode()  # any size: echoed, not interpreted
     return orjson.dumps(request_id)
@@ -141,7 +189,12 @@ def handle_line(service: RecapService, line: bytes) -> bytes | None:
     try:
         message = loads_strict(line)
     except InvalidDocument as exc:
-        return _error(None, PARSE_ERROR, exc.findings[0])
+        if exc.findings[0].code != "json_number_out_of_range":
+            return _error(None, PARSE_ERROR, exc.findings[0])
+        try:
+            message = _loads_keeping_long_integers(line)
+        except InvalidDocument as again:
+            return _error(None, PARSE_ERROR, again.findings[0])
     try:
         if not isinstance(message, list):
             return _handle_request(service, message)
