@@ -12,33 +12,31 @@ Subclasses (``OrderedDict``, ``IntEnum``, ``StrEnum``) and look-alikes
 ``__str__`` or ``__iter__``.
 
 How it is fast and still exact.  ``orjson.dumps(value, OPT_SORT_KEYS)`` is the
-JCS form of ``value`` exactly when
+JCS form of ``value`` except in three respects, each repaired after the fact:
 
-1. every value is a plain ``dict``, ``list``, ``str``, ``int``, ``bool`` or
-   ``None``: no ``float`` (orjson writes ``1e16`` and ``1.0`` where JCS writes
-   ``10000000000000000`` and ``1``, and NaN as ``null`` where JCS has none), and no
-   ``tuple``, enum, UUID or ``orjson.Fragment``, which orjson writes but this
-   module refuses;
-2. every integer is within +-(2**53 - 1);
-3. no string or key holds a lone surrogate;
-4. within each object, sorting the keys by code point (orjson) gives the same
-   order as sorting them by UTF-16 code units (JCS).  The two orders differ
-   only where one key has a character in U+E000..U+FFFF and another a
-   character above U+FFFF at the first position where they differ, so (4)
-   holds whenever the whole output lacks characters of one of those two
-   ranges, which a byte scan of the UTF-8 output decides (lead bytes
-   0xEE/0xEF versus 0xF0..0xF4).  Only when both occur are the keys read.
+1. types: orjson also writes tuples, enums, UUIDs and ``orjson.Fragment``,
+   which this module refuses, and NaN as ``null``.  A census of the type of
+   every value (C calls a few thousand values at a time) runs first and
+   collects the floats; with ``OPT_STRICT_INTEGER`` and ``OPT_PASSTHROUGH_*``
+   orjson itself raises on unsafe integers, lone surrogates, subclasses of
+   ``str``/``int``/``dict``/``list`` and keys that are not exactly ``str``;
+2. float notation: orjson writes the shortest round-trip digits, as ECMAScript
+   does, but ``56.0``, ``1e+16`` and ``1e-6`` where JCS writes ``56``,
+   ``10000000000000000`` and ``0.000001``.  Such tokens are rewritten in the
+   output, at once when the census's count of them equals the count of their
+   patterns in the output (so none is inside a string), else one by one,
+   telling tokens from text by the quotes before them;
+3. key order: orjson sorts by code point, JCS by UTF-16 code units.  The two
+   differ only where one key has a character in U+E000..U+FFFF and another a
+   character above U+FFFF, so only when the output holds both ranges are the
+   objects whose keys hold both found and their bytes replaced by the exact
+   path's.
 
-orjson itself enforces (2) (``OPT_STRICT_INTEGER`` raises beyond 53 bits) and
-(3), and with ``OPT_PASSTHROUGH_*`` it raises on ``str``/``int``/``dict``/
-``list`` subclasses, keys that are not exactly ``str``, dataclasses and
-datetimes.  (1) is a census of the type of every value, run before orjson and
-done with C calls a few thousand values at a time; on a typical journal it
-costs about as much as orjson's own pass, and (4) is a few ``memchr`` scans.
 Anything the fast path does not vouch for goes through the exact path: a
 validating walk that reports the first problem with its JSON path, then an
 encoder that formats floats per ECMAScript, sorts keys by UTF-16 code units and
-still hands every clean subtree to orjson.
+still hands every clean subtree to orjson.  docs/hashing.md section 5 has the
+details and the measurements.
 """
 
 from __future__ import annotations
