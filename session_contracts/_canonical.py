@@ -308,7 +308,7 @@ def _es6_numbers(out: bytes, floats: list[float]) -> bytes | None:
 
 def _exponent_token_spans(out: bytes) -> list[tuple[int, int]]:
     """Spans of what looks like a class B or C token (maybe inside a string)."""
-    spans = []
+    spans: list[tuple[int, int]] = []
     for mark in _EXPONENT_MARKS:
         at = out.find(mark)
         while at >= 0:
@@ -328,7 +328,7 @@ def _exponent_tokens_fixed_fast(out: bytes, expected: int) -> bool:
 
 
 def _fix_exponent_tokens(out: bytes) -> bytes:
-    pieces = []
+    pieces: list[bytes] = []
     done = 0
     for start, end in _exponent_token_spans(out):
         pieces += [out[done:start], _es6_token(out[start:end])]
@@ -348,7 +348,7 @@ def _es6_numbers_by_quotes(out: bytes) -> bytes:
     # With each escaped backslash blanked, an escaped quote is a quote after a backslash.
     quotes = out.replace(b"\\\\", b"\0\0") if b"\\\\" in out else out
     escaped = b'\\"' in quotes
-    pieces = []
+    pieces: list[bytes] = []
     done = 0
     counted = 0  # quotes are counted up to here
     inside = 0  # parity of the quotes before ``counted``
