@@ -140,7 +140,7 @@ def run_http(repeats: int = 7) -> dict[str, float]:
     from session_contracts.conformance.recap import create_app
 
     with warnings.catch_warnings():  # starlette's notice about httpx, not about us
-        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore")
         from starlette.testclient import TestClient
 
     events = make_session(HTTP_EVENTS)
