@@ -12,33 +12,31 @@ Subclasses (``OrderedDict``, ``IntEnum``, ``StrEnum``) and look-alikes
 ``__str__`` or ``__iter__``.
 
 How it is fast and still exact.  ``orjson.dumps(value, OPT_SORT_KEYS)`` is the
-JCS form of ``value`` exactly when
+JCS form of ``value`` except in three respects, each repaired after the fact:
 
-1. every value is a plain ``dict``, ``list``, ``str``, ``int``, ``bool`` or
-   ``None``: no ``float`` (orjson writes ``1e16`` and ``1.0`` where JCS writes
-   ``10000000000000000`` and ``1``, and NaN as ``null`` where JCS has none), and no
-   ``tuple``, enum, UUID or ``orjson.Fragment``, which orjson writes but this
-   module refuses;
-2. every integer is within +-(2**53 - 1);
-3. no string or key holds a lone surrogate;
-4. within each object, sorting the keys by code point (orjson) gives the same
-   order as sorting them by UTF-16 code units (JCS).  The two orders differ
-   only where one key has a character in U+E000..U+FFFF and another a
-   character above U+FFFF at the first position where they differ, so (4)
-   holds whenever the whole output lacks characters of one of those two
-   ranges, which a byte scan of the UTF-8 output decides (lead bytes
-   0xEE/0xEF versus 0xF0..0xF4).  Only when both occur are the keys read.
+1. types: orjson also writes tuples, enums, UUIDs and ``orjson.Fragment``,
+   which this module refuses, and NaN as ``null``.  A census of the type of
+   every value (C calls a few thousand values at a time) runs first and
+   collects the floats; with ``OPT_STRICT_INTEGER`` and ``OPT_PASSTHROUGH_*``
+   orjson itself raises on unsafe integers, lone surrogates, subclasses of
+   ``str``/``int``/``dict``/``list`` and keys that are not exactly ``str``;
+2. float notation: orjson writes the shortest round-trip digits, as ECMAScript
+   does, but ``56.0``, ``1e+16`` and ``1e-6`` where JCS writes ``56``,
+   ``10000000000000000`` and ``0.000001``.  Such tokens are rewritten in the
+   output, at once when the census's count of them equals the count of their
+   patterns in the output (so none is inside a string), else one by one,
+   telling tokens from text by the quotes before them;
+3. key order: orjson sorts by code point, JCS by UTF-16 code units.  The two
+   differ only where one key has a character in U+E000..U+FFFF and another a
+   character above U+FFFF, so only when the output holds both ranges are the
+   objects whose keys hold both found and their bytes replaced by the exact
+   path's.
 
-orjson itself enforces (2) (``OPT_STRICT_INTEGER`` raises beyond 53 bits) and
-(3), and with ``OPT_PASSTHROUGH_*`` it raises on ``str``/``int``/``dict``/
-``list`` subclasses, keys that are not exactly ``str``, dataclasses and
-datetimes.  (1) is a census of the type of every value, run before orjson and
-done with C calls a few thousand values at a time; on a typical journal it
-costs about as much as orjson's own pass, and (4) is a few ``memchr`` scans.
 Anything the fast path does not vouch for goes through the exact path: a
 validating walk that reports the first problem with its JSON path, then an
 encoder that formats floats per ECMAScript, sorts keys by UTF-16 code units and
-still hands every clean subtree to orjson.
+still hands every clean subtree to orjson.  docs/hashing.md section 5 has the
+details and the measurements.
 """
 
 from __future__ import annotations
@@ -50,8 +48,8 @@ import re
 import sys
 from collections.abc import Callable
 from itertools import chain, compress, repeat
-from math import isfinite
-from operator import is_
+from math import copysign, isfinite
+from operator import is_, not_
 from typing import Any
 
 import orjson
@@ -84,6 +82,7 @@ _FAST_OPTIONS = (
 )
 _NONE_TYPE = type(None)
 _PLAIN_TYPES: frozenset[type] = frozenset({dict, list, str, int, bool, _NONE_TYPE})
+_PLAIN_OR_FLOAT: frozenset[type] = _PLAIN_TYPES | {float}
 _CENSUS_CHUNK = 4096
 _FAST_MAX_LEVELS = 200
 _UTF8_LEADS_E000_FFFF = (b"\xee", b"\xef")
@@ -101,17 +100,9 @@ def canonical_bytes(value: Any) -> bytes:
     Raises :class:`InvalidDocument` with one finding (code ``canonical_*``,
     path of the offending value) for what has no canonical form.
     """
-    # The census comes first: orjson 3.13 recurses without limit into tuples
-    # (a self-containing tuple crashes the interpreter), and the census refuses
-    # a tuple before anything descends into it.
-    if _plain_types_only(value):
-        try:
-            out = orjson.dumps(value, option=_FAST_OPTIONS)
-        except orjson.JSONEncodeError:
-            pass  # an unsafe integer, a lone surrogate, a str subclass key: exact path
-        else:
-            if _orders_agree_in(out) or _key_orders_agree(value):
-                return out
+    out = _fast_bytes(value)
+    if out is not None:
+        return out
     return _exact_bytes(value)
 
 
@@ -131,26 +122,58 @@ def canonical_bytes_from_text(data: bytes | str) -> bytes:
 
 
 # ------------------------------------------------------------------------ fast path
-#
+
+
+def _fast_bytes(value: Any) -> bytes | None:
+    """The JCS bytes by way of orjson, or None where the exact path must decide.
+
+    The census comes first: orjson 3.13 recurses without limit into tuples (a
+    self-containing tuple crashes the interpreter), and the census refuses a
+    tuple before anything descends into it.
+    """
+    if type(value) is float:
+        return _format_number(value).encode("ascii") if isfinite(value) else None
+    out = _fast_bytes_in_code_point_order(value)
+    if out is None or _orders_agree_in(out):
+        return out
+    return _utf16_key_order(value, out)
+
+
+def _fast_bytes_in_code_point_order(value: Any) -> bytes | None:
+    """orjson's bytes with every number in ECMAScript form: JCS except perhaps key order."""
+    floats = _census(value)
+    if floats is None:
+        return None
+    try:
+        out = orjson.dumps(value, option=_FAST_OPTIONS)
+    except orjson.JSONEncodeError:
+        return None  # an unsafe integer, a lone surrogate, a str subclass key: exact path
+    return _es6_numbers(out, floats) if floats else out
+
+
 # The census decides whether every value in the tree is a plain dict, list,
-# str, int, bool or None, nested at most _FAST_MAX_LEVELS deep (so the walk ends
-# on a reference cycle, and orjson's own limit of 254 levels is never reached).
-# A chunk's types are checked before anything in it is descended into, so a
-# tuple, an enum or any other object is never traversed.
+# str, int, float, bool or None, nested at most _FAST_MAX_LEVELS deep (so the
+# walk ends on a reference cycle, and orjson's own limit of 254 levels is never
+# reached), and collects the floats.  A chunk's types are checked before
+# anything in it is descended into, so a tuple, an enum or any other object is
+# never traversed.
 
 
-def _plain_types_by_referents(value: Any) -> bool:
+def _census_by_referents(value: Any) -> list[float] | None:
     """Type census walking containers with ``gc.get_referents`` (CPython 3.11, 3.12).
 
+    Returns the floats of ``value`` (any order), or None if some value is not of
+    a plain type or the nesting is deeper than the fast path goes.
     ``get_referents`` runs each container's ``tp_traverse``, which for a
     ``list`` visits every item and for a ``dict`` every value (plus, in a table
     that is not string-keyed, every key: a key that is not a ``str`` fails the
-    census, as it must); ``str``, ``int``, ``bool`` and ``None`` have none.  That
-    is one C call per chunk instead of the four C-level passes of the portable
+    census, as it must); ``str``, ``int``, ``float``, ``bool`` and ``None`` have
+    none.  That is one C call per chunk instead of the passes of the portable
     census below, and about half its time.
     """
+    floats: list[float] = []
     stack: list[tuple[list[Any], int]] = [([value], 1)]
-    is_plain = _PLAIN_TYPES.issuperset
+    plain = _PLAIN_OR_FLOAT
     while stack:
         chunk, level = stack.pop()
         if len(chunk) > _CENSUS_CHUNK:
@@ -159,50 +182,46 @@ def _plain_types_by_referents(value: Any) -> bool:
                 for at in range(0, len(chunk), _CENSUS_CHUNK)
             )
             continue
-        if not is_plain(map(type, chunk)):
-            return False
+        kinds = set(map(type, chunk))
+        if not kinds <= plain:
+            return None
+        if float in kinds:
+            floats.extend(compress(chunk, map(is_, map(type, chunk), repeat(float))))
         below = gc.get_referents(*chunk)
         if below:
             if level >= _FAST_MAX_LEVELS:
-                return False
+                return None
             stack.append((below, level + 1))
-    return True
+    return floats
 
 
-def _plain_types_by_iteration(
-    value: Any, plain: frozenset[type] = _PLAIN_TYPES, *, finite_floats: bool = False
-) -> bool:
-    """The same census with ``dict.values`` and list iteration (any Python).
-
-    ``plain`` is the set of allowed types; with ``finite_floats`` every ``float``
-    must also be finite (Harn's canonical form takes floats, but no NaN).
-    """
+def _census_by_iteration(value: Any) -> list[float] | None:
+    """The same census with ``dict.values`` and list iteration (any Python)."""
     kind = type(value)
     if kind is not dict and kind is not list:
-        return kind in plain and not (finite_floats and kind is float and not isfinite(value))
+        if kind not in _PLAIN_OR_FLOAT:
+            return None
+        return [value] if kind is float else []
+    floats: list[float] = []
     dicts: list[dict[Any, Any]] = [value] if kind is dict else []
     lists: list[list[Any]] = [value] if kind is list else []
     level = 1
     while dicts or lists:
         if level >= _FAST_MAX_LEVELS:
-            return False
+            return None
         values = list(
             chain(chain.from_iterable(map(dict.values, dicts)), chain.from_iterable(lists))
         )
         kinds = list(map(type, values))
         present = set(kinds)
-        if not present <= plain:
-            return False
-        if (
-            finite_floats
-            and float in present
-            and not all(map(isfinite, compress(values, map(is_, kinds, repeat(float)))))
-        ):
-            return False
+        if not present <= _PLAIN_OR_FLOAT:
+            return None
+        if float in present:
+            floats.extend(compress(values, map(is_, kinds, repeat(float))))
         dicts = list(compress(values, map(is_, kinds, repeat(dict)))) if dict in present else []
         lists = list(compress(values, map(is_, kinds, repeat(list)))) if list in present else []
         level += 1
-    return True
+    return floats
 
 
 def _referents_census_is_sound() -> bool:
@@ -226,9 +245,136 @@ def _referents_census_is_sound() -> bool:
     return all(0.5 in gc.get_referents(sample) for sample in samples)
 
 
-_plain_types_only: Callable[[Any], bool] = (
-    _plain_types_by_referents if _referents_census_is_sound() else _plain_types_by_iteration
+_census: Callable[[Any], list[float] | None] = (
+    _census_by_referents if _referents_census_is_sound() else _census_by_iteration
 )
+
+
+# Numbers.  orjson writes a float with the same shortest round-trip digits as
+# ECMAScript (and Python's repr); the notation differs only for
+#   A. integral values below 1e16: orjson ``56.0``, ``0.0``, ``-0.0``; JCS ``56``, ``0``;
+#   B. 1e16 <= |x| < 1e21: orjson ``1e+16``, ``1.5e+20``; JCS all the digits;
+#   C. 1e-6 <= |x| < 1e-5: orjson ``1e-6``, ``1.5e-6``; JCS ``0.000001``, ``0.0000015``.
+# Every other float token is already JCS, and integers are written alike.  The
+# census counts the floats of each class; each such float is one token in the
+# output, outside any string, ending in ``.0`` (A) or in ``e+16``..``e+20`` or
+# ``e-6`` (B, C), followed by ``,``, ``]`` or ``}``.  When the output holds
+# exactly as many such patterns as the census counted, none is inside a string,
+# and all of them are rewritten at once.  Otherwise (a string holds text like
+# ``1.0,``) the tokens are told from text by counting the quotes before them.
+
+_DOT_ZERO = re.compile(rb"\.0(?=[,\]}])")
+_NEGATIVE_ZERO = re.compile(rb"-0\.0(?=[,\]}])")
+_EXPONENT_MARKS = (b"e+16", b"e+17", b"e+18", b"e+19", b"e+20", b"e-6")
+_ANY_CANDIDATE = re.compile(rb"-?[0-9][0-9.]*(?:e[+-][0-9]+)?(?=[,\]}])")
+_DELIMITERS = frozenset(b",]}")
+_NUMBER_BYTES = frozenset(b"-+.0123456789e")
+
+
+def _es6_numbers(out: bytes, floats: list[float]) -> bytes | None:
+    """``out`` with every float token in ECMAScript form (None: a float is not finite)."""
+    if not isfinite(sum(floats)) and not all(map(isfinite, floats)):
+        return None  # orjson wrote NaN or an infinity as null
+    integral = list(compress(floats, map(float.is_integer, floats)))
+    dot_zero = len(integral)
+    exponent = 0
+    negative_zero = 0
+    if integral:
+        if max(map(abs, integral)) >= 1e16:
+            big = [number for number in integral if abs(number) >= 1e16]
+            dot_zero -= len(big)
+            exponent += sum(1 for number in big if abs(number) < 1e21)
+        zeros = list(compress(integral, map(not_, integral)))
+        if zeros:  # -0.0 and 0.0 are equal: count the signs
+            negative_zero = (len(zeros) - round(sum(map(copysign, repeat(1.0), zeros)))) // 2
+    if min(map(abs, floats)) < 1e-5:
+        exponent += sum(1 for number in floats if 1e-6 <= abs(number) < 1e-5)
+    if exponent and not _exponent_tokens_fixed_fast(out, exponent):
+        return _es6_numbers_by_quotes(out)
+    if exponent:
+        out = _fix_exponent_tokens(out)
+    if negative_zero:
+        pieces = _NEGATIVE_ZERO.split(out)
+        if len(pieces) - 1 != negative_zero:
+            return _es6_numbers_by_quotes(out)
+        out = b"0.0".join(pieces)
+    if dot_zero:
+        pieces = _DOT_ZERO.split(out)
+        if len(pieces) - 1 != dot_zero:
+            return _es6_numbers_by_quotes(out)
+        out = b"".join(pieces)
+    return out
+
+
+def _exponent_token_spans(out: bytes) -> list[tuple[int, int]]:
+    """Spans of what looks like a class B or C token (maybe inside a string)."""
+    spans: list[tuple[int, int]] = []
+    for mark in _EXPONENT_MARKS:
+        at = out.find(mark)
+        while at >= 0:
+            end = at + len(mark)
+            start = at
+            while start > 0 and out[start - 1] in _NUMBER_BYTES:
+                start -= 1
+            if end < len(out) and out[end] in _DELIMITERS and start > 0:
+                spans.append((start, end))
+            at = out.find(mark, end)
+    spans.sort()
+    return spans
+
+
+def _exponent_tokens_fixed_fast(out: bytes, expected: int) -> bool:
+    return len(_exponent_token_spans(out)) == expected
+
+
+def _fix_exponent_tokens(out: bytes) -> bytes:
+    pieces: list[bytes] = []
+    done = 0
+    for start, end in _exponent_token_spans(out):
+        pieces += [out[done:start], _es6_token(out[start:end])]
+        done = end
+    pieces.append(out[done:])
+    return b"".join(pieces)
+
+
+def _es6_token(token: bytes) -> bytes:
+    return _format_number(float(token)).encode("ascii")
+
+
+def _es6_numbers_by_quotes(out: bytes) -> bytes:
+    """The slow and sure way, when some string holds number-like text: a number-like
+    run after ``:``, ``,`` or ``[`` is a token when an even number of unescaped quotes
+    precede it.  Float tokens are rewritten; text is left alone."""
+    # With each escaped backslash blanked, an escaped quote is a quote after a backslash.
+    quotes = out.replace(b"\\\\", b"\0\0") if b"\\\\" in out else out
+    escaped = b'\\"' in quotes
+    pieces: list[bytes] = []
+    done = 0
+    counted = 0  # quotes are counted up to here
+    inside = 0  # parity of the quotes before ``counted``
+    for match in _ANY_CANDIDATE.finditer(out):
+        start, end = match.span()
+        token = match[0]
+        if start == 0 or out[start - 1] not in b":,[" or (b"." not in token and b"e" not in token):
+            continue
+        quoted = quotes.count(b'"', counted, start)
+        if escaped:
+            quoted -= quotes.count(b'\\"', counted, start)
+        inside ^= quoted & 1
+        counted = start
+        if not inside:
+            pieces += [out[done:start], _es6_token(token)]
+            done = end
+    pieces.append(out[done:])
+    return b"".join(pieces)
+
+
+# Key order.  orjson sorts keys by code point, JCS by UTF-16 code units.  The
+# two orders differ only where one key has a character in U+E000..U+FFFF and
+# another a character above U+FFFF at the first position where they differ, so
+# they agree whenever the whole output lacks characters of one of those two
+# ranges, which a byte scan decides (UTF-8 lead bytes 0xEE/0xEF versus
+# 0xF0..0xF4).  Only when both occur are the keys read.
 
 
 def _orders_agree_in(out: bytes) -> bool:
@@ -239,31 +385,90 @@ def _orders_agree_in(out: bytes) -> bool:
     return not has_e000_ffff or not any(lead in out for lead in _UTF8_LEADS_ASTRAL)
 
 
-def _key_orders_agree(value: Any) -> bool:
-    """The same question asked of each object's keys (rare: the text has both ranges).
+def _clashing_objects(value: Any) -> list[dict[str, Any]]:
+    """Every object (each time it occurs) whose keys may sort differently by code point
+    and by UTF-16 (after the census: the value is plain and shallow).
 
-    Runs after the census, so the value is plain and at most _FAST_MAX_LEVELS
-    deep.  Works a nesting level at a time: the keys of a whole level are
-    checked at once, and one object at a time only if the level has both ranges.
+    The keys of all objects are joined and searched at once; a group of objects
+    holding both ranges is halved until the objects holding both are found.
     """
+    found: list[dict[str, Any]] = []
+    groups = [_all_objects(value)]
+    while groups:
+        group = groups.pop()
+        keys = "".join(chain.from_iterable(group))
+        if keys.isascii() or not _orders_may_differ(keys):
+            continue
+        if len(group) == 1:
+            found.append(group[0])
+            continue
+        middle = len(group) // 2
+        groups += [group[middle:], group[:middle]]
+    return found
+
+
+def _all_objects(value: Any) -> list[dict[str, Any]]:
+    """Every dict in a value the census accepted, each time it occurs."""
+    dicts: list[dict[str, Any]] = []
+    if _census is _census_by_referents:
+        stack: list[list[Any]] = [[value]]
+        while stack:
+            chunk = stack.pop()
+            if len(chunk) > _CENSUS_CHUNK:
+                stack.extend(
+                    chunk[at : at + _CENSUS_CHUNK] for at in range(0, len(chunk), _CENSUS_CHUNK)
+                )
+                continue
+            kinds = list(map(type, chunk))
+            if dict in kinds:
+                dicts.extend(compress(chunk, map(is_, kinds, repeat(dict))))
+            below = gc.get_referents(*chunk)
+            if below:
+                stack.append(below)
+        return dicts
     kind = type(value)
-    dicts: list[dict[str, Any]] = [value] if kind is dict else []
-    lists: list[list[Any]] = [value] if kind is list else []
-    while dicts or lists:
-        keys = "".join(chain.from_iterable(dicts))
-        if (
-            not keys.isascii()
-            and _orders_may_differ(keys)
-            and any(_orders_may_differ("".join(node)) for node in dicts)
-        ):
-            return False
-        values = list(
-            chain(chain.from_iterable(map(dict.values, dicts)), chain.from_iterable(lists))
+    level: list[Any] = [value] if kind is dict or kind is list else []
+    while level:
+        kinds = list(map(type, level))
+        dicts.extend(compress(level, map(is_, kinds, repeat(dict))))
+        level = list(
+            chain.from_iterable(
+                node.values() if kind is dict else node
+                for node, kind in zip(level, kinds, strict=True)
+                if kind is dict or kind is list
+            )
         )
-        kinds = list(map(type, values))
-        dicts = list(compress(values, map(is_, kinds, repeat(dict))))
-        lists = list(compress(values, map(is_, kinds, repeat(list))))
-    return True
+    return dicts
+
+
+_MAX_CLASHING_FORMS = 64
+
+
+def _utf16_key_order(value: Any, out: bytes) -> bytes | None:
+    """``out`` with the members of each clashing object put in UTF-16 order.
+
+    Each clashing object is written by the exact path, and the bytes orjson
+    wrote for it (a whole object, starting ``{"``) are replaced.  That is sound
+    when the output holds those bytes exactly as often as such objects occur:
+    then none of the occurrences starts inside a string.  Nested clashing
+    objects, and too many different ones, are left to the exact path.
+    """
+    clashing = _clashing_objects(value)
+    if not clashing:
+        return out
+    occurrences: dict[bytes, list[Any]] = {}
+    for node in clashing:
+        written = _fast_bytes_in_code_point_order(node)
+        if written is None:
+            return None
+        occurrences.setdefault(written, [node, 0])[1] += 1
+    if len(occurrences) > _MAX_CLASHING_FORMS:
+        return None
+    for written, (node, times) in occurrences.items():
+        if out.count(written) != times:
+            return None
+        out = out.replace(written, _exact_bytes(node))
+    return out
 
 
 # ----------------------------------------------------------------------- exact path

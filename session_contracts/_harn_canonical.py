@@ -36,7 +36,7 @@ from typing import Any
 
 import orjson
 
-from session_contracts._canonical import _plain_types_by_iteration
+from session_contracts._canonical import _census
 from session_contracts._errors import Finding, InvalidDocument, json_path
 
 __all__ = ["HARN_MAX_DEPTH", "harn_canonical_bytes", "harn_sha256", "serde_float_format"]
@@ -46,7 +46,6 @@ _HASH_PREFIX = "sha256:"
 _I64_MIN = -(2**63)
 _U64_MAX = 2**64 - 1
 _NONE_TYPE = type(None)
-_PLAIN: frozenset[type] = frozenset({dict, list, str, int, float, bool, _NONE_TYPE})
 _FAST_OPTIONS = (
     orjson.OPT_SORT_KEYS
     | orjson.OPT_PASSTHROUGH_SUBCLASS
@@ -114,9 +113,13 @@ def serde_float_format(number: float) -> str:
 
 def _fast_path_applies(value: Any) -> bool:
     """Whether every value is of a plain type, every float finite, and nesting is shallow
-    (the RFC 8785 module's census, with floats allowed).  Keys are left to orjson, which
-    refuses keys that are not exactly ``str``."""
-    return _plain_types_by_iteration(value, _PLAIN, finite_floats=True)
+    (the RFC 8785 module's census).  Keys are left to orjson, which refuses keys that
+    are not exactly ``str``."""
+    floats = _census(value)
+    if floats is None:
+        return False
+    # A sum of finite floats is finite unless it overflows; NaN and infinities never are.
+    return not floats or math.isfinite(sum(floats)) or all(map(math.isfinite, floats))
 
 
 # ----------------------------------------------------------------------- exact path

@@ -14,7 +14,11 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain, compress, repeat
+from operator import is_
 from typing import Any
+
+import orjson
 
 from session_contracts._errors import Finding, InvalidDocument, json_path
 
@@ -100,18 +104,63 @@ def _find_lone_surrogate(value: Any, parts: list[str | int]) -> list[str | int] 
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            if depth > limit:
-                return True
-            stack.extend((item, depth + 1) for item in node.values())
-        elif isinstance(node, list):
-            if depth > limit:
-                return True
-            stack.extend((item, depth + 1) for item in node)
+    """Whether a parsed value nests containers deeper than ``limit``: a level at a time,
+    each level's containers found with C-level passes."""
+    kind = type(value)
+    dicts: list[dict[str, Any]] = [value] if kind is dict else []
+    lists: list[list[Any]] = [value] if kind is list else []
+    depth = 0
+    while dicts or lists:
+        depth += 1
+        if depth > limit:
+            return True
+        values = list(
+            chain(chain.from_iterable(map(dict.values, dicts)), chain.from_iterable(lists))
+        )
+        kinds = list(map(type, values))
+        dicts = list(compress(values, map(is_, kinds, repeat(dict))))
+        lists = list(compress(values, map(is_, kinds, repeat(list))))
     return False
+
+
+# The fast reader.  orjson reads JSON as strictly as the decoder below, with three
+# differences this module must cover: it keeps the last of duplicate keys, reads an
+# integer literal beyond 64 bits as a double, and nests up to 1,024 levels.  orjson
+# writes the value back (indented: two spaces a level) and the text decides:
+# - every ``:`` of a JSON text is a member's or a string's own (JSON escapes no
+#   ``:`` other than ``\u003a``, which sends the text to the slow reader), and the
+#   written text has one per member left and the same in the strings: a duplicate
+#   key shows as a colon fewer;
+# - a member of a container 64 levels down is indented by 128 spaces;
+# - a double of 2**63 or more is written with an exponent of at least ``e+18``.
+# Anything else, errors included, goes to the decoder below, which names the problem.
+
+_SLOW = object()
+_TWO_TO_THE_63 = float(2**63)
+_LARGE_DOUBLE = re.compile(rb"[0-9]e\+(?:1[89]|[2-9][0-9]|[0-9]{3})")
+
+
+def _loads_fast(raw: bytes, max_depth: int) -> Any:
+    """The value of ``raw``, or ``_SLOW`` when the strict decoder must decide."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return _SLOW
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        return _SLOW if kind is float and abs(value) >= _TWO_TO_THE_63 else value
+    try:
+        written = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except orjson.JSONEncodeError:  # nested past orjson's writing limit
+        return _SLOW
+    if b"\n" + b" " * (2 * max_depth) in written:
+        return _SLOW
+    colons = raw.count(b":")
+    if colons != written.count(b":") or (colons and b"\\u003" in raw):
+        return _SLOW
+    if b"e+" in written and _LARGE_DOUBLE.search(written):
+        return _SLOW
+    return value
 
 
 def loads_strict(
@@ -135,6 +184,14 @@ def loads_strict(
             "split it into JSON Lines of smaller documents, or raise the limit with "
             "--max-document-bytes (validate, roundtrip, canonicalize, hash, verify)",
         )
+    fast = _loads_fast(raw, max_depth)
+    if fast is not _SLOW:
+        return fast
+    return _loads_slow(raw, max_depth)
+
+
+def _loads_slow(raw: bytes, max_depth: int) -> Any:
+    """The strict decoder: the reference for ``_loads_fast``, and what names a problem."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

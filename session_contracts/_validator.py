@@ -80,6 +80,14 @@ _KIND_CODES = {
 }
 
 
+def _violation_error(violation: Violation) -> ValueError:
+    return ValueError(
+        _SEPARATOR.join(
+            [violation.code, json.dumps(list(violation.where)), violation.message, violation.hint]
+        )
+    )
+
+
 def _keyword_class(function: CheckFunction) -> type:
     class Keyword:
         def __init__(self, parent: Any, value: Any, schema_path: Any) -> None:
@@ -87,20 +95,12 @@ def _keyword_class(function: CheckFunction) -> type:
 
         def iter_errors(self, instance: Any) -> Iterator[ValueError]:
             for violation in function(self.value, instance):
-                yield ValueError(
-                    _SEPARATOR.join(
-                        [
-                            violation.code,
-                            json.dumps(list(violation.where)),
-                            violation.message,
-                            violation.hint,
-                        ]
-                    )
-                )
+                yield _violation_error(violation)
 
         def validate(self, instance: Any) -> None:
-            for error in self.iter_errors(instance):
-                raise error
+            # Called for every value the keyword applies to: one generator, not two.
+            for violation in function(self.value, instance):
+                raise _violation_error(violation)
 
     return Keyword
 
