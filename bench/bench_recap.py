@@ -137,7 +137,7 @@ HTTP_TARGET_RATIO = 1.5
 
 def run_http(repeats: int = 7) -> dict[str, float]:
     """The HTTP adapter against the in-process recap of the same 4,096-event session."""
-    from session_contracts.conformance.recap import create_app
+    from session_contracts.conformance.reference.recap import create_app
 
     with warnings.catch_warnings():  # starlette's notice about httpx, not about us
         warnings.simplefilter("ignore")
