@@ -338,6 +338,15 @@ def judge_semantics(runner: Runner, trial: Trial) -> None:
         raise _Failed("differs from the reference: " + _first_difference(expected, actual))
 
 
+def _answer_to_judge(runner: Runner, trial: Trial) -> Any:
+    """The producer's result, or None when it and the reference both reject the input
+    (nothing for a rule about outputs to judge; how rejections agree is not this rule's)."""
+    outcome = _run(runner, trial)
+    if outcome.outcome == "rejected" and _reference(trial)[0] == "rejected":
+        return None
+    return _expect_result(outcome)
+
+
 def _rate_members(fact: Any) -> Iterator[tuple[str, Any]]:
     """(where, rate) for both rates of both views of a fact: ``turn.tool_call_success_rate``..."""
     if not isinstance(fact, dict):
@@ -360,7 +369,7 @@ def judge_no_zero_rate(runner: Runner, trial: Trial) -> None:
     facts are compared rate by rate only when both list the same number of
     facts, since otherwise no fact can be paired with the reference's.
     """
-    output = _expect_result(_run(runner, trial))
+    output = _answer_to_judge(runner, trial)
     facts = output.get("facts") if isinstance(output, dict) else None
     if not isinstance(facts, list):
         return  # not the shape of a reduction: schema.output reports it
@@ -418,7 +427,7 @@ def judge_usage_not_summed(runner: Runner, trial: Trial) -> None:
     metadata (ages, staleness, checkpoint ids) and the missing-slot reasons
     are ``feedback.semantics``'s to judge.
     """
-    output = _expect_result(_run(runner, trial))
+    output = _answer_to_judge(runner, trial)
     responses = output.get("responses") if isinstance(output, dict) else None
     steps = trial.input.get("steps")
     if not isinstance(responses, list) or not isinstance(steps, list):
