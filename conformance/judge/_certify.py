@@ -412,6 +412,7 @@ def _accepted_usage(steps: Sequence[Any], responses: Sequence[Any], upto: int) -
             continue
         at = usage.get("observed_at_unix_ms")
         key = (at if isinstance(at, int) else -1, index)
+        assert isinstance(request, dict)  # usage came from it
         session = str(request.get("session_id"))
         if session not in latest or key >= latest[session][:2]:
             latest[session] = (*key, usage)
@@ -436,7 +437,9 @@ def judge_usage_not_summed(runner: Runner, trial: Trial) -> None:
         if not isinstance(step, dict) or step.get("call") != "observe":
             continue
         slot = response.get("usage") if isinstance(response, dict) else None
-        reported = isinstance(slot, dict) and slot.get("state") == "reported"
+        if not isinstance(slot, dict):
+            continue  # not the shape of an observation: schema.output reports it
+        reported = slot.get("state") == "reported"
         latest = _accepted_usage(steps, responses, index).get(str(step.get("session_id")))
         where = f"$.responses[{index}].usage"
         if reported and latest is None:
@@ -746,7 +749,7 @@ def _fixed_generation() -> Iterator[None]:
     if original is None or cache is None:  # pragma: no cover - another hypothesis version
         yield
         return
-    empty = providers.Constants()
+    empty = getattr(providers, "Constants")()  # noqa: B009 - not in the module's __all__
     setattr(providers, _LOCAL_CONSTANTS, lambda: empty)
     cache.cache.clear()
     try:
