@@ -13,6 +13,7 @@ from xml.etree import ElementTree
 import pytest
 from session_contracts.conformance.judge._certify import certify
 from session_contracts.conformance.judge._checks import CHECKS, check_by_id
+from session_contracts.conformance.judge._explicit_cases import EXPLICIT_CASES
 from session_contracts.conformance.judge._runner import ProducerProcess
 
 from session_contracts._validator import default_validator
@@ -235,7 +236,9 @@ def test_evidence_counts_of_a_certified_run(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout
     [check] = json.loads(report.read_text())["checks"]
     assert check["status"] == "passed"
-    assert check["evidence"] == {"judged": 5, "agreed": 5, "skipped": 0, "errored": 0}
+    # The explicit cases come first, then the 5 random ones: all of them are evidence.
+    cases = 5 + len(EXPLICIT_CASES["health.semantics"])
+    assert check["evidence"] == {"judged": cases, "agreed": cases, "skipped": 0, "errored": 0}
 
 
 def test_baseline_of_expected_failures(tmp_path: Path) -> None:

@@ -354,6 +354,15 @@ def judge_semantics(runner: Runner, trial: Trial) -> None:
         raise _Failed("differs from the reference: " + _first_difference(expected, actual))
 
 
+def _answer_to_judge(runner: Runner, trial: Trial) -> Any:
+    """The producer's result, or None when it and the reference both reject the input
+    (nothing for a rule about outputs to judge; how rejections agree is not this rule's)."""
+    outcome = _run(runner, trial)
+    if outcome.outcome == "rejected" and _reference(trial)[0] == "rejected":
+        return None
+    return _expect_result(outcome)
+
+
 def _rate_members(fact: Any) -> Iterator[tuple[str, Any]]:
     """(where, rate) for both rates of both views of a fact: ``turn.tool_call_success_rate``..."""
     if not isinstance(fact, dict):
@@ -376,7 +385,7 @@ def judge_no_zero_rate(runner: Runner, trial: Trial) -> None:
     facts are compared rate by rate only when both list the same number of
     facts, since otherwise no fact can be paired with the reference's.
     """
-    output = _expect_result(_run(runner, trial))
+    output = _answer_to_judge(runner, trial)
     facts = output.get("facts") if isinstance(output, dict) else None
     if not isinstance(facts, list):
         return  # not the shape of a reduction: schema.output reports it
@@ -419,6 +428,7 @@ def _accepted_usage(steps: Sequence[Any], responses: Sequence[Any], upto: int) -
             continue
         at = usage.get("observed_at_unix_ms")
         key = (at if isinstance(at, int) else -1, index)
+        assert isinstance(request, dict)  # usage came from it
         session = str(request.get("session_id"))
         if session not in latest or key >= latest[session][:2]:
             latest[session] = (*key, usage)
@@ -434,7 +444,7 @@ def judge_usage_not_summed(runner: Runner, trial: Trial) -> None:
     metadata (ages, staleness, checkpoint ids) and the missing-slot reasons
     are ``feedback.semantics``'s to judge.
     """
-    output = _expect_result(_run(runner, trial))
+    output = _answer_to_judge(runner, trial)
     responses = output.get("responses") if isinstance(output, dict) else None
     steps = trial.input.get("steps")
     if not isinstance(responses, list) or not isinstance(steps, list):
@@ -443,7 +453,9 @@ def judge_usage_not_summed(runner: Runner, trial: Trial) -> None:
         if not isinstance(step, dict) or step.get("call") != "observe":
             continue
         slot = response.get("usage") if isinstance(response, dict) else None
-        reported = isinstance(slot, dict) and slot.get("state") == "reported"
+        if not isinstance(slot, dict):
+            continue  # not the shape of an observation: schema.output reports it
+        reported = slot.get("state") == "reported"
         latest = _accepted_usage(steps, responses, index).get(str(step.get("session_id")))
         where = f"$.responses[{index}].usage"
         if reported and latest is None:
@@ -808,7 +820,7 @@ def _fixed_generation() -> Iterator[None]:
     if original is None or cache is None:  # pragma: no cover - another hypothesis version
         yield
         return
-    empty = providers.Constants()
+    empty = getattr(providers, "Constants")()  # noqa: B009 - not in the module's __all__
     setattr(providers, _LOCAL_CONSTANTS, lambda: empty)
     cache.cache.clear()
     try:

@@ -311,7 +311,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 f"certifying {info.implementation.get('name')} "
                 f"{info.implementation.get('version')} "
                 f"({info.implementation.get('language')}): {len(checks)} check(s), "
-                f"{args.examples} case(s) each, seed {args.seed}"
+                f"explicit cases and {args.examples} random case(s) each, seed {args.seed}"
                 + ("" if args.producer else "; no --producer given: the built-in reference")
             )
         )
@@ -339,7 +339,8 @@ def _run_http(args: argparse.Namespace, console: Console, checks: list[Check]) -
             escape(
                 f"certifying the HTTP recap adapter at {scrub(target.url)} "
                 f"({info.implementation.get('version')}), journal {args.journal}: "
-                f"{len(checks)} check(s), {args.examples} case(s) each, seed {args.seed}"
+                f"{len(checks)} check(s), explicit cases and {args.examples} random case(s) each, "
+                f"seed {args.seed}"
             )
         )
         with _progress(console, len(checks)) as advance:
