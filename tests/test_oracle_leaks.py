@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from session_contracts.conformance.reference.runrecord import provider_call_response
 
 from session_contracts._redaction import redact_text
@@ -25,12 +24,10 @@ def test_the_same_secret_without_the_prefix_is_redacted() -> None:
     assert SECRET not in redact_text(f'signing_key: "{SECRET}"', extended_policy()).text
 
 
-@pytest.mark.xfail(strict=True, reason="fixed on the redaction branch")
 def test_a_sensitive_key_after_a_quoted_label_is_redacted_in_text() -> None:
     assert SECRET not in redact_text(LEAKING, extended_policy()).text
 
 
-@pytest.mark.xfail(strict=True, reason="fixed on the redaction branch")
 def test_a_sensitive_key_after_a_quoted_label_is_redacted_in_a_provider_response() -> None:
     response: dict[str, Any] = {
         "call_id": "call-1",
