@@ -17,6 +17,7 @@ from urllib.parse import urljoin
 
 import jsonschema
 import jsonschema_rs
+import orjson
 import referencing
 import referencing.jsonschema
 
@@ -521,6 +522,16 @@ class DocumentValidator:
             fast = self._fast_validator(document_type)
             if fast.is_valid(instance):
                 return findings
+            if _json_size(instance) > FAST_FINDINGS_MAX_BYTES:
+                # The fast engine's errors each carry a converted copy of the value
+                # they are about (the whole document, for a root-level error, and
+                # again in every oneOf/anyOf branch): hundreds of times a large
+                # document. The reference engine points into the value instead;
+                # both engines give the same findings (tests/test_x_rules.py).
+                validator = self._reference_validator(document_type)
+                for error in validator.iter_errors(instance):
+                    findings.extend(self._convert_py(error))
+                return _without_echoes(findings)
             for rs_error in fast.iter_errors(instance):
                 findings.extend(self._convert_rs(rs_error, instance))
         return _without_echoes(findings)
@@ -672,6 +683,18 @@ def _best_py_branch(error: jsonschema.ValidationError) -> list[Any] | None:
 
 
 _DEFAULT: DocumentValidator | None = None
+
+
+# Above this JSON size an invalid document's findings come from the reference
+# engine, whose memory does not grow with the number of errors times the size.
+FAST_FINDINGS_MAX_BYTES = 1024 * 1024
+
+
+def _json_size(instance: Any) -> int:
+    try:
+        return len(orjson.dumps(instance))
+    except (TypeError, orjson.JSONEncodeError):
+        return 0  # not plain JSON (an integer beyond 64 bits): the fast engine decides
 
 
 def default_validator() -> DocumentValidator:
