@@ -61,6 +61,14 @@ __all__ = [
 HTTP_OPERATIONS = ("recap.project",)
 HTTP_CONTRACTS = ("session-recap",)
 NOT_OVER_HTTP = "not reachable over HTTP"
+# Checks of recap.project that need the runtime in a given condition (a journal
+# that cannot be opened, a runtime refusing reads, damaged rows): a live
+# adapter cannot be put in it from outside, so they run through the protocol.
+NOT_IMPOSABLE_OVER_HTTP = {
+    "recap.unavailable-states": "the runtime conditions it needs (journal unavailable, "
+    "admission refused, damaged rows) cannot be imposed on a live adapter; certify the "
+    "producer through the protocol for them",
+}
 MAX_BODY_BYTES = 64 * 1024 * 1024  # the stdio harness's line bound
 SERVE_HINT = (
     "start the adapter on the journal first, e.g. "
@@ -533,6 +541,10 @@ def certify_http(
     for check in checks:
         if check.operation != "*" and check.operation not in HTTP_OPERATIONS:
             result = CheckResult(check, "skipped", 0, NOT_OVER_HTTP, applicable=False)
+        elif check.id in NOT_IMPOSABLE_OVER_HTTP:
+            result = CheckResult(
+                check, "skipped", 0, NOT_IMPOSABLE_OVER_HTTP[check.id], applicable=False
+            )
         else:
             result = run_check(
                 check,
@@ -554,6 +566,9 @@ def replay_http(target: HttpTarget, check: Check, trial: Trial) -> CheckResult:
     """Judge one saved case again, in sessions of its own (the saved ones are taken)."""
     if check.operation != "*" and check.operation not in HTTP_OPERATIONS:
         return CheckResult(check, "skipped", 0, NOT_OVER_HTTP, trial, applicable=False)
+    if check.id in NOT_IMPOSABLE_OVER_HTTP:
+        reason = NOT_IMPOSABLE_OVER_HTTP[check.id]
+        return CheckResult(check, "skipped", 0, reason, trial, applicable=False)
     if trial.operation not in HTTP_OPERATIONS:
         return CheckResult(
             check, "skipped", 0, f"{trial.operation}: {NOT_OVER_HTTP}", trial, applicable=False
