@@ -52,7 +52,7 @@ SOURCES: dict[str, tuple[str, str]] = {
     "producer_protocol": ("schemas/producer-protocol.schema.json", "65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1"),
     "run_record": ("schemas/run-record.schema.json", "65866a3e5d729f2592d496c8e00d660d102f6ce4b66309c77077a30c65a53a10"),
     "session_event": ("schemas/session-event.schema.json", "012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899"),
-    "session_feedback": ("schemas/session-feedback.schema.json", "36d510d0c9b4b10bac53c1feebf82c6f4f6207ae0dfa7ae465b5df50db802c0a"),
+    "session_feedback": ("schemas/session-feedback.schema.json", "e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b"),
     "session_health": ("schemas/session-health.schema.json", "156161d84526c466c14df97f479640617d8cbd275623ca85f7dde41658c6d292"),
     "session_recap_v1": ("schemas/session-recap-v1.schema.json", "f786b3e89568bdb38eca5167f7ab4e7aa36c8cdfcc6114f1146c24882e6d950b"),
 }

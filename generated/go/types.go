@@ -5,7 +5,7 @@
 //   schemas/producer-protocol.schema.json sha256:65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1
 //   schemas/run-record.schema.json sha256:65866a3e5d729f2592d496c8e00d660d102f6ce4b66309c77077a30c65a53a10
 //   schemas/session-event.schema.json sha256:012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899
-//   schemas/session-feedback.schema.json sha256:36d510d0c9b4b10bac53c1feebf82c6f4f6207ae0dfa7ae465b5df50db802c0a
+//   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
 //   schemas/session-health.schema.json sha256:156161d84526c466c14df97f479640617d8cbd275623ca85f7dde41658c6d292
 //   schemas/session-recap-v1.schema.json sha256:f786b3e89568bdb38eca5167f7ab4e7aa36c8cdfcc6114f1146c24882e6d950b
 
@@ -3369,16 +3369,18 @@ func (x *ProducerProtocolRejectionCode) UnmarshalJSON(data []byte) error {
 }
 
 // Nonterminal progress batched with an ordinary session.checkpoint: concise, redacted
-// business facts. Raw logs, private prompts and credentials do not belong here. No member is
-// required: seed 001 shows them as an example ("For example, add:") and requires none.
+// business facts. Raw logs, private prompts and credentials do not belong here. phase and
+// summary are required: seed 001 states the phase and the summary of a report as its own
+// ("Phase is descriptive"; "Summary is at most 2,048 UTF-8 bytes"), while the four lists may
+// be empty or absent ("Each list has at most eight entries").
 // Schema: session-feedback.schema.json#/$defs/Progress
 type Progress struct {
-	Phase     *ProgressPhase // "phase"
-	Summary   *string        // "summary"
-	Completed *[]string      // "completed"
-	Blockers  *[]string      // "blockers"
-	Artifacts *[]Artifact    // "artifacts"
-	Tests     *[]TestReport  // "tests"
+	Phase     ProgressPhase // "phase" (required)
+	Summary   string        // "summary" (required)
+	Completed *[]string     // "completed"
+	Blockers  *[]string     // "blockers"
+	Artifacts *[]Artifact   // "artifacts"
+	Tests     *[]TestReport // "tests"
 }
 
 // UnmarshalJSON decodes a closed Progress: unknown members are refused.
@@ -3388,24 +3390,29 @@ func (x *Progress) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*x = Progress{}
+	var seen [6]bool
 	for _, m := range members {
 		switch m.name {
 		case "phase":
-			x.Phase = new(ProgressPhase)
-			err = decodeInto[ProgressPhase](m.raw, x.Phase)
+			seen[0] = true
+			err = decodeInto[ProgressPhase](m.raw, &x.Phase)
 		case "summary":
-			x.Summary = new(string)
-			err = decodeInto[string](m.raw, x.Summary)
+			seen[1] = true
+			err = decodeInto[string](m.raw, &x.Summary)
 		case "completed":
+			seen[2] = true
 			x.Completed = new([]string)
 			err = decodeSlice(decodeInto[string])(m.raw, x.Completed)
 		case "blockers":
+			seen[3] = true
 			x.Blockers = new([]string)
 			err = decodeSlice(decodeInto[string])(m.raw, x.Blockers)
 		case "artifacts":
+			seen[4] = true
 			x.Artifacts = new([]Artifact)
 			err = decodeSlice(decodeInto[Artifact])(m.raw, x.Artifacts)
 		case "tests":
+			seen[5] = true
 			x.Tests = new([]TestReport)
 			err = decodeSlice(decodeInto[TestReport])(m.raw, x.Tests)
 		default:
@@ -3415,18 +3422,20 @@ func (x *Progress) UnmarshalJSON(data []byte) error {
 			return at(err, memberStep(m.name))
 		}
 	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "phase")
+	}
+	if !seen[1] {
+		return failure("missing_member", "the required member %q is missing", "summary")
+	}
 	return nil
 }
 
 // MarshalJSON encodes the members in schema order; absent optional members are left out.
 func (x Progress) MarshalJSON() ([]byte, error) {
 	var w objectWriter
-	if x.Phase != nil {
-		w.member("phase", x.Phase)
-	}
-	if x.Summary != nil {
-		w.member("summary", x.Summary)
-	}
+	w.member("phase", x.Phase)
+	w.member("summary", x.Summary)
 	if x.Completed != nil {
 		w.member("completed", x.Completed)
 	}

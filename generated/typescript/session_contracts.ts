@@ -5,7 +5,7 @@
 //   schemas/producer-protocol.schema.json sha256:65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1
 //   schemas/run-record.schema.json sha256:65866a3e5d729f2592d496c8e00d660d102f6ce4b66309c77077a30c65a53a10
 //   schemas/session-event.schema.json sha256:012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899
-//   schemas/session-feedback.schema.json sha256:36d510d0c9b4b10bac53c1feebf82c6f4f6207ae0dfa7ae465b5df50db802c0a
+//   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
 //   schemas/session-health.schema.json sha256:156161d84526c466c14df97f479640617d8cbd275623ca85f7dde41658c6d292
 //   schemas/session-recap-v1.schema.json sha256:f786b3e89568bdb38eca5167f7ab4e7aa36c8cdfcc6114f1146c24882e6d950b
 //
@@ -2645,14 +2645,16 @@ export const encodeProducerProtocolRejectionCode: Encoder<ProducerProtocolReject
 
 /**
  * Nonterminal progress batched with an ordinary session.checkpoint: concise, redacted
- * business facts. Raw logs, private prompts and credentials do not belong here. No member is
- * required: seed 001 shows them as an example ("For example, add:") and requires none.
+ * business facts. Raw logs, private prompts and credentials do not belong here. phase and
+ * summary are required: seed 001 states the phase and the summary of a report as its own
+ * ("Phase is descriptive"; "Summary is at most 2,048 UTF-8 bytes"), while the four lists may
+ * be empty or absent ("Each list has at most eight entries").
  *
  * Schema: session-feedback.schema.json#/$defs/Progress
  */
 export interface Progress {
-  phase?: ProgressPhase;
-  summary?: string;
+  phase: ProgressPhase;
+  summary: string;
   completed?: Array<string>;
   blockers?: Array<string>;
   artifacts?: Array<Artifact>;
@@ -2687,13 +2689,15 @@ export function decodeProgress(node: JsonNode, path: string, source: string): Pr
         unknownMember(path, name, "Progress");
     }
   }
+  if (!has(out, "phase")) missingMember(path, "phase");
+  if (!has(out, "summary")) missingMember(path, "summary");
   return out as unknown as Progress;
 }
 
 export function encodeProgress(value: Progress): string {
   const parts: string[] = [];
-  { const member = value["phase"]; if (member !== undefined) parts.push("\"phase\":" + encodeProgressPhase(member)); }
-  { const member = value["summary"]; if (member !== undefined) parts.push("\"summary\":" + encodeString(member)); }
+  parts.push("\"phase\":" + encodeProgressPhase(value["phase"]));
+  parts.push("\"summary\":" + encodeString(value["summary"]));
   { const member = value["completed"]; if (member !== undefined) parts.push("\"completed\":" + encodeArrayOf(encodeString)(member)); }
   { const member = value["blockers"]; if (member !== undefined) parts.push("\"blockers\":" + encodeArrayOf(encodeString)(member)); }
   { const member = value["artifacts"]; if (member !== undefined) parts.push("\"artifacts\":" + encodeArrayOf(encodeArtifact)(member)); }
