@@ -78,7 +78,9 @@ NOT_REJECTIONS = {
     "extension_binding_stale",
     # the recap adapters' transports (HTTP, ACP): never a protocol case
     "duplicate_parameter", "invalid_utf8", "session_id_mismatch", "method_not_found",
-    "http_error",
+    "http_error", "invalid_http", "overloaded",
+    # `serve`'s own start-up (a usage error of the command, exit 2)
+    "serve_host_invalid", "serve_port_invalid", "serve_port_busy",
     # run-record evidence gaps and parse warnings: part of a runrecord result
     "owner_not_recorded", "loop_state_malformed", "tool_call_unparsed",
     # constants that name things (a gap component, an event kind), not findings
