@@ -38,6 +38,8 @@ from session_contracts.conformance.judge._checks import CHECKS, check_by_id
 from session_contracts.conformance.judge._explicit_cases import EXPLICIT_CASES
 from session_contracts.conformance.reference._producer import HANDLERS
 
+from session_contracts._json_wire import dumps_wire
+
 CONTRACTS = ("session-health", "session-feedback", "session-recap", "run-record")
 OPERATIONS = tuple(sorted(HANDLERS))
 FAULTY = Path(__file__).resolve().parent / "producers" / "faulty.py"
@@ -88,9 +90,7 @@ class Recorder:
 
     def __call__(self, trial: Trial) -> Any:
         body = {"operation": trial.operation, "input": trial.input}
-        self.sent.setdefault(self.current, []).append(
-            orjson.dumps(body, option=orjson.OPT_SORT_KEYS)
-        )
+        self.sent.setdefault(self.current, []).append(dumps_wire(body, option=orjson.OPT_SORT_KEYS))
         return self.inner(trial)
 
     def run_all(self, check_ids: list[str], tmp_path: Path, examples: int) -> dict[str, Any]:
@@ -174,7 +174,7 @@ def test_explicit_cases_are_sent_first_in_order_and_count_as_evidence(tmp_path: 
     explicit = explicit_trials(check, CONTRACTS, OPERATIONS)
     assert len(explicit) == len(EXPLICIT_CASES["health.semantics"]) > 0
     expected = [
-        orjson.dumps({"operation": t.operation, "input": t.input}, option=orjson.OPT_SORT_KEYS)
+        dumps_wire({"operation": t.operation, "input": t.input}, option=orjson.OPT_SORT_KEYS)
         for t, _ in explicit
     ]
     assert recorder.sent["health.semantics"][: len(expected)] == expected

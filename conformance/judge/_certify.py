@@ -32,6 +32,7 @@ from session_contracts.conformance.protocol._serve import _answer
 from session_contracts.conformance.reference._producer import HANDLERS
 
 from session_contracts._canonical import canonical_bytes
+from session_contracts._json_wire import dumps_wire, loads_wire
 from session_contracts._rejections import agreement, answered_findings
 from session_contracts._validator import default_validator
 from session_contracts._xkeywords import json_equal
@@ -248,7 +249,10 @@ def _first_difference(expected: Any, actual: Any, where: str = "$") -> str:
 
 
 def _short(value: Any) -> str:
-    text = orjson.dumps(value, default=str).decode()
+    try:
+        text = dumps_wire(value).decode()
+    except TypeError:  # not a JSON value: show it as Python would
+        text = repr(value)
     return text if len(text) <= 120 else text[:117] + "..."
 
 
@@ -774,7 +778,7 @@ def _lookalike_texts() -> list[str]:
 
 
 def _save(folder: Path, check: Check, trial: Trial) -> Path:
-    body = orjson.dumps(
+    body = dumps_wire(
         {"check": check.id, "operation": trial.operation, "input": trial.input},
         option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2,
     )
@@ -1099,9 +1103,10 @@ def in_process_runner(handlers: Mapping[str, Handler]) -> Runner:
     """
 
     def runner(trial: Trial) -> CaseOutcome:
-        case_input = orjson.loads(orjson.dumps(dict(trial.input)))
-        answer = orjson.loads(
-            orjson.dumps(_answer(0, handlers.get(trial.operation), case_input, trial.operation))
+        # As on the wire (session_contracts/_json_wire.py): integers of any size exact.
+        case_input = loads_wire(dumps_wire(dict(trial.input)))
+        answer = loads_wire(
+            dumps_wire(_answer(0, handlers.get(trial.operation), case_input, trial.operation))
         )
         outcome = answer["outcome"]
         if outcome == "result":
