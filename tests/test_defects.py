@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 from session_contracts.conformance.judge._certify import Trial, certify, run_check
 from session_contracts.conformance.judge._checks import check_by_id
@@ -24,6 +23,8 @@ from session_contracts.conformance.judge._golden import default_fixtures_dir, ju
 from session_contracts.conformance.judge._runner import CaseOutcome, ProducerProcess
 from session_contracts.conformance.protocol import Rejected, Skipped
 from session_contracts.conformance.reference._producer import HANDLERS
+
+from session_contracts._json_wire import dumps_wire, loads_wire
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "producers"))
 import defects
@@ -39,7 +40,7 @@ def in_process(handlers: Mapping[str, Callable[[Mapping[str, Any]], Any]]) -> Ca
     """A runner calling ``handlers`` directly; inputs and answers go through JSON."""
 
     def run(trial: Trial) -> CaseOutcome:
-        case_input = orjson.loads(orjson.dumps(trial.input))
+        case_input = loads_wire(dumps_wire(trial.input))
         try:
             output = handlers[trial.operation](case_input)
         except Rejected as rejected:
@@ -47,7 +48,7 @@ def in_process(handlers: Mapping[str, Callable[[Mapping[str, Any]], Any]]) -> Ca
             return CaseOutcome(0, "rejected", rejection=rejection)
         except Skipped as skipped:
             return CaseOutcome(0, "skipped", reason=skipped.reason)
-        return CaseOutcome(0, "result", output=orjson.loads(orjson.dumps(output)))
+        return CaseOutcome(0, "result", output=loads_wire(dumps_wire(output)))
 
     return run
 

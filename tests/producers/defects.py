@@ -338,13 +338,14 @@ def no_span_cycle_detection(case: Mapping[str, Any]) -> Any:
 
 
 def refuses_child_before_parent(case: Mapping[str, Any]) -> Any:
-    # Resolves parents in one pass: a parent listed after its child is "missing".
+    # Resolves parents in one pass: a parent listed after its child is "missing",
+    # and the one-pass resolver calls the unresolved link a broken tree.
     seen: set[Any] = set()
     for index, span in enumerate(_spans(case)):
         parent = span.get("parent_span_id")
         if parent is not None and parent not in seen:
             raise Rejected(
-                "span_parent_missing",
+                "span_cycle",
                 f"$.run.spans[{index}].parent_span_id",
                 f"span {span.get('span_id')} names parent {parent}, not seen before it",
             )
