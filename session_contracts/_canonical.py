@@ -57,6 +57,11 @@ import orjson
 from session_contracts._errors import Finding, InvalidDocument, json_path
 from session_contracts._jsonload import loads_strict
 
+try:
+    from session_contracts import _speedups
+except ImportError:  # built without a C compiler: the same census runs in Python
+    _speedups = None  # type: ignore[assignment,unused-ignore]
+
 __all__ = [
     "HASH_PREFIX",
     "MAX_DEPTH",
@@ -133,10 +138,80 @@ def _fast_bytes(value: Any) -> bytes | None:
     """
     if type(value) is float:
         return _format_number(value).encode("ascii") if isfinite(value) else None
+    if _speedups is not None:
+        return _fast_bytes_by_c_census(value)
     out = _fast_bytes_in_code_point_order(value)
     if out is None or _orders_agree_in(out):
         return out
     return _utf16_key_order(value, out)
+
+
+def _fast_bytes_by_c_census(value: Any) -> bytes | None:
+    """The fast path with the C census, which also counts the float tokens to rewrite
+    and finds the objects whose key orders clash (with the containers above them)."""
+    assert _speedups is not None
+    scanned = _speedups.scan(value, True, _FAST_MAX_LEVELS)
+    if scanned is None:
+        return None
+    dot_zero, negative_zero, exponent, clashing, dirty = scanned
+    target: Any = value
+    if clashing is not None:
+        target = _clashing_as_fragments(value, clashing, dirty or set())
+        if target is None or type(target) is bytes:
+            return target
+    try:
+        out = orjson.dumps(target, option=_FAST_OPTIONS)
+    except orjson.JSONEncodeError:
+        return None  # an unsafe integer, a lone surrogate, a str subclass key: exact path
+    if exponent:
+        if not _exponent_tokens_fixed_fast(out, exponent):
+            return _es6_numbers_by_quotes(out)
+        out = _fix_exponent_tokens(out)
+    if dot_zero:
+        stripped = _speedups.strip_dot_zero(out, dot_zero, negative_zero)
+        if stripped is None:  # some string holds text like ``1.0,``
+            return _es6_numbers_by_quotes(out)
+        out = stripped
+    return out
+
+
+def _clashing_as_fragments(
+    value: Any, clashing: list[dict[str, Any]], dirty: set[int]
+) -> Any:
+    """A copy of the containers above clashing objects, each clashing object replaced
+    by a fragment of its JCS bytes (or those bytes, when ``value`` itself clashes).
+
+    None when a clashing object has no canonical form: the exact path then finds
+    the problem and its path in the whole value.
+    """
+    clashing_ids = {id(node) for node in clashing}
+    try:
+        if id(value) in clashing_ids:
+            return _clashing_object_bytes(value)
+        copy: Any = dict(value) if type(value) is dict else list(value)
+        stack: list[tuple[Any, Any]] = [(value, copy)]
+        while stack:
+            node, mirror = stack.pop()
+            slots: Any = node.items() if type(node) is dict else enumerate(node)
+            for slot, child in slots:
+                kind = type(child)
+                if kind is not dict and kind is not list:
+                    continue
+                if id(child) in clashing_ids:
+                    mirror[slot] = orjson.Fragment(_clashing_object_bytes(child))
+                elif id(child) in dirty:
+                    inner = dict(child) if kind is dict else list(child)
+                    mirror[slot] = inner
+                    stack.append((child, inner))
+    except (InvalidDocument, orjson.JSONEncodeError, RecursionError):
+        return None
+    return copy
+
+
+def _clashing_object_bytes(node: dict[str, Any]) -> bytes:
+    """One object in UTF-16 key order, each member's value by ``canonical_bytes``."""
+    ordered = sorted(node.items(), key=_utf16_order)
+    return orjson.dumps({key: orjson.Fragment(canonical_bytes(child)) for key, child in ordered})
 
 
 def _fast_bytes_in_code_point_order(value: Any) -> bytes | None:

@@ -36,7 +36,7 @@ from typing import Any
 
 import orjson
 
-from session_contracts._canonical import _census
+from session_contracts._canonical import _FAST_MAX_LEVELS, _census, _speedups
 from session_contracts._errors import Finding, InvalidDocument, json_path
 
 __all__ = ["HARN_MAX_DEPTH", "harn_canonical_bytes", "harn_sha256", "serde_float_format"]
@@ -115,6 +115,8 @@ def _fast_path_applies(value: Any) -> bool:
     """Whether every value is of a plain type, every float finite, and nesting is shallow
     (the RFC 8785 module's census).  Keys are left to orjson, which refuses keys that
     are not exactly ``str``."""
+    if _speedups is not None:
+        return _speedups.scan(value, False, _FAST_MAX_LEVELS) is not None
     floats = _census(value)
     if floats is None:
         return False
