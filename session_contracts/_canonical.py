@@ -88,6 +88,7 @@ _FAST_OPTIONS = (
 _NONE_TYPE = type(None)
 _PLAIN_TYPES: frozenset[type] = frozenset({dict, list, str, int, bool, _NONE_TYPE})
 _PLAIN_OR_FLOAT: frozenset[type] = _PLAIN_TYPES | {float}
+_CONTAINER_OR_FLOAT: frozenset[type] = frozenset({dict, list, float})
 _CENSUS_CHUNK = 4096
 _FAST_MAX_LEVELS = 200
 _UTF8_LEADS_E000_FFFF = (b"\xee", b"\xef")
@@ -156,7 +157,7 @@ def _fast_bytes_by_c_census(value: Any) -> bytes | None:
     dot_zero, negative_zero, exponent, clashing, dirty = scanned
     target: Any = value
     if clashing is not None:
-        target = _clashing_as_fragments(value, clashing, dirty or set())
+        target = _clashing_as_fragments(value, clashing, dirty or {})
         if target is None or type(target) is bytes:
             return target
     try:
@@ -176,11 +177,13 @@ def _fast_bytes_by_c_census(value: Any) -> bytes | None:
 
 
 def _clashing_as_fragments(
-    value: Any, clashing: list[dict[str, Any]], dirty: set[int]
+    value: Any, clashing: list[dict[str, Any]], edits: dict[int, list[tuple[Any, Any]]]
 ) -> Any:
     """A copy of the containers above clashing objects, each clashing object replaced
     by a fragment of its JCS bytes (or those bytes, when ``value`` itself clashes).
 
+    ``edits`` names, for each container above a clashing object (by id), the
+    ``(key or index, child)`` slots that lead to one; only those are copied.
     None when a clashing object has no canonical form: the exact path then finds
     the problem and its path in the whole value.
     """
@@ -192,15 +195,11 @@ def _clashing_as_fragments(
         stack: list[tuple[Any, Any]] = [(value, copy)]
         while stack:
             node, mirror = stack.pop()
-            slots: Any = node.items() if type(node) is dict else enumerate(node)
-            for slot, child in slots:
-                kind = type(child)
-                if kind is not dict and kind is not list:
-                    continue
+            for slot, child in edits[id(node)]:
                 if id(child) in clashing_ids:
                     mirror[slot] = orjson.Fragment(_clashing_object_bytes(child))
-                elif id(child) in dirty:
-                    inner = dict(child) if kind is dict else list(child)
+                else:
+                    inner = dict(child) if type(child) is dict else list(child)
                     mirror[slot] = inner
                     stack.append((child, inner))
     except (InvalidDocument, orjson.JSONEncodeError, RecursionError):
@@ -211,7 +210,17 @@ def _clashing_as_fragments(
 def _clashing_object_bytes(node: dict[str, Any]) -> bytes:
     """One object in UTF-16 key order, each member's value by ``canonical_bytes``."""
     ordered = sorted(node.items(), key=_utf16_order)
-    return orjson.dumps({key: orjson.Fragment(canonical_bytes(child)) for key, child in ordered})
+    # Insertion order is kept (no OPT_SORT_KEYS): containers and floats go in as
+    # their own canonical bytes; strings, integers, booleans and null as themselves.
+    return orjson.dumps(
+        {
+            key: orjson.Fragment(canonical_bytes(child))
+            if type(child) in _CONTAINER_OR_FLOAT
+            else child
+            for key, child in ordered
+        },
+        option=orjson.OPT_STRICT_INTEGER,
+    )
 
 
 def _fast_bytes_in_code_point_order(value: Any) -> bytes | None:

@@ -36,7 +36,12 @@ from typing import Any
 
 import orjson
 
-from session_contracts._canonical import _FAST_MAX_LEVELS, _census, _speedups
+from session_contracts._canonical import _FAST_MAX_LEVELS, _census
+
+try:
+    from session_contracts import _speedups
+except ImportError:  # built without a C compiler: the census runs in Python
+    _speedups = None  # type: ignore[assignment,unused-ignore]
 from session_contracts._errors import Finding, InvalidDocument, json_path
 
 __all__ = ["HARN_MAX_DEPTH", "harn_canonical_bytes", "harn_sha256", "serde_float_format"]

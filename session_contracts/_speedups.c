@@ -33,7 +33,7 @@ typedef struct {
     Py_ssize_t negative_zero; /* -0.0 (among dot_zero): JCS "0" */
     Py_ssize_t exponent;      /* 1e16 <= |x| < 1e21 and 1e-6 <= |x| < 1e-5 */
     PyObject *clashing; /* list of objects whose key orders differ (or NULL) */
-    PyObject *dirty;    /* set of ids of containers holding a clashing object */
+    PyObject *dirty;    /* id of each container above a clashing object -> [(slot, child)] */
 } Scan;
 
 /* 1: plain; 0: not plain; -1: a Python error is set. */
@@ -95,10 +95,100 @@ static int key_ranges(PyObject *key, int *e000, int *astral)
     return 0;
 }
 
-static int mark_dirty(Scan *s, PyObject *container)
+/* Dict tables.  PyDict_Next is a third of the walk's time; on CPython 3.11 and
+ * 3.12 a table whose keys are all exact str (the kind json readers build) is
+ * read directly.  The layout below is CPython's own (Include/internal/
+ * pycore_dict.h, identical in 3.11 and 3.12); module initialisation checks it
+ * against PyDict_Next on probe dicts and falls back to PyDict_Next if they
+ * disagree.  Any other table (split, or keys of other types) uses PyDict_Next. */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000 && !defined(Py_LIMITED_API)
+#define DIRECT_DICT_LAYOUT 1
+typedef struct {
+    Py_ssize_t dk_refcnt;
+    uint8_t dk_log2_size;
+    uint8_t dk_log2_index_bytes;
+    uint8_t dk_kind;
+    uint32_t dk_version;
+    Py_ssize_t dk_usable;
+    Py_ssize_t dk_nentries;
+    char dk_indices[];
+} KeysLayout;
+typedef struct {
+    PyObject *me_key;
+    PyObject *me_value;
+} UnicodeEntryLayout;
+#define DICT_KEYS_UNICODE_KIND 1
+#endif
+
+static int direct_dict_layout = 0;
+
+/* Iteration over a dict's members, directly where the layout allows. */
+typedef struct {
+    PyObject *dict;
+    Py_ssize_t pos;
+    Py_ssize_t n;
+    void *entries; /* UnicodeEntryLayout *, or NULL: PyDict_Next */
+} DictIter;
+
+static inline void dict_iter_init(DictIter *it, PyObject *o)
+{
+    it->dict = o;
+    it->pos = 0;
+    it->n = 0;
+    it->entries = NULL;
+#ifdef DIRECT_DICT_LAYOUT
+    PyDictObject *d = (PyDictObject *)o;
+    KeysLayout *keys = (KeysLayout *)d->ma_keys;
+    if (direct_dict_layout && d->ma_values == NULL && keys->dk_kind == DICT_KEYS_UNICODE_KIND) {
+        it->entries = keys->dk_indices + ((size_t)1 << keys->dk_log2_index_bytes);
+        it->n = keys->dk_nentries;
+    }
+#endif
+}
+
+static inline int dict_iter_next(DictIter *it, PyObject **key, PyObject **value)
+{
+#ifdef DIRECT_DICT_LAYOUT
+    if (it->entries != NULL) {
+        UnicodeEntryLayout *entries = (UnicodeEntryLayout *)it->entries;
+        while (it->pos < it->n) {
+            UnicodeEntryLayout *e = &entries[it->pos++];
+            if (e->me_value != NULL) { /* NULL: a deleted member */
+                *key = e->me_key;
+                *value = e->me_value;
+                return 1;
+            }
+        }
+        return 0;
+    }
+#endif
+    return PyDict_Next(it->dict, &it->pos, key, value);
+}
+
+/* Note that child (at slot: a key or an index) of container has a clashing
+ * object at or below it: *edits collects (slot, child) pairs for the container. */
+static int note_edit(PyObject **edits, PyObject *slot, PyObject *child)
+{
+    if (*edits == NULL) {
+        *edits = PyList_New(0);
+        if (*edits == NULL) {
+            return -1;
+        }
+    }
+    PyObject *pair = PyTuple_Pack(2, slot, child);
+    if (pair == NULL) {
+        return -1;
+    }
+    int r = PyList_Append(*edits, pair);
+    Py_DECREF(pair);
+    return r;
+}
+
+/* Record the edits of a container above a clashing object: dirty[id(container)] = edits. */
+static int keep_edits(Scan *s, PyObject *container, PyObject *edits)
 {
     if (s->dirty == NULL) {
-        s->dirty = PySet_New(NULL);
+        s->dirty = PyDict_New();
         if (s->dirty == NULL) {
             return -1;
         }
@@ -107,7 +197,7 @@ static int mark_dirty(Scan *s, PyObject *container)
     if (id == NULL) {
         return -1;
     }
-    int r = PySet_Add(s->dirty, id);
+    int r = PyDict_SetItem(s->dirty, id, edits);
     Py_DECREF(id);
     return r;
 }
@@ -120,10 +210,11 @@ static int scan_dict(Scan *s, PyObject *v, int level, int counting, int *clash_b
     if (level >= s->max_levels) {
         return 0;
     }
-    Py_ssize_t pos = 0;
+    DictIter it;
     PyObject *key, *child;
     int e000 = 0, astral = 0;
-    while (PyDict_Next(v, &pos, &key, &child)) {
+    dict_iter_init(&it, v);
+    while (dict_iter_next(&it, &key, &child)) {
         PREFETCH(child);
         if (!PyUnicode_CheckExact(key)) {
             return 0;
@@ -145,17 +236,24 @@ static int scan_dict(Scan *s, PyObject *v, int level, int counting, int *clash_b
         }
         *clash_below = 1;
     }
-    int below = 0;
-    pos = 0;
-    while (PyDict_Next(v, &pos, &key, &child)) {
+    PyObject *edits = NULL;
+    dict_iter_init(&it, v);
+    while (dict_iter_next(&it, &key, &child)) {
+        int below = 0;
         int r = scan_value(s, child, level + 1, counting && !clashing, &below);
+        if (r == 1 && below && note_edit(&edits, key, child) < 0) {
+            r = -1;
+        }
         if (r != 1) {
+            Py_XDECREF(edits);
             return r;
         }
     }
-    if (below) {
+    if (edits != NULL) {
         *clash_below = 1;
-        if (!clashing && mark_dirty(s, v) < 0) {
+        int r = clashing ? 0 : keep_edits(s, v, edits);
+        Py_DECREF(edits);
+        if (r < 0) {
             return -1;
         }
     }
@@ -171,7 +269,7 @@ static int scan_list(Scan *s, PyObject *v, int level, int counting, int *clash_b
     if (level >= s->max_levels) {
         return 0;
     }
-    int below = 0;
+    PyObject *edits = NULL;
     for (Py_ssize_t i = 0; i < n && i < LIST_PREFETCH_AHEAD; i++) {
         PREFETCH(PyList_GET_ITEM(v, i));
     }
@@ -179,14 +277,24 @@ static int scan_list(Scan *s, PyObject *v, int level, int counting, int *clash_b
         if (i + LIST_PREFETCH_AHEAD < n) {
             PREFETCH(PyList_GET_ITEM(v, i + LIST_PREFETCH_AHEAD));
         }
-        int r = scan_value(s, PyList_GET_ITEM(v, i), level + 1, counting, &below);
+        int below = 0;
+        PyObject *child = PyList_GET_ITEM(v, i);
+        int r = scan_value(s, child, level + 1, counting, &below);
+        if (r == 1 && below) {
+            PyObject *index = PyLong_FromSsize_t(i);
+            r = index == NULL ? -1 : note_edit(&edits, index, child) < 0 ? -1 : 1;
+            Py_XDECREF(index);
+        }
         if (r != 1) {
+            Py_XDECREF(edits);
             return r;
         }
     }
-    if (below) {
+    if (edits != NULL) {
         *clash_below = 1;
-        if (mark_dirty(s, v) < 0) {
+        int r = keep_edits(s, v, edits);
+        Py_DECREF(edits);
+        if (r < 0) {
             return -1;
         }
     }
@@ -277,6 +385,82 @@ static void prefetch_body(PyObject *o)
     }
 }
 
+
+
+/* Push the values of dict o onto next (which has room); 1 plain keys, 0 not, -1 error. */
+static int dict_children(PyObject *o, int jcs, Level *next, int *e000, int *astral)
+{
+    DictIter it;
+    PyObject *key, *child;
+    dict_iter_init(&it, o);
+    int checked = it.entries != NULL; /* such a table holds only exact str keys */
+    while (dict_iter_next(&it, &key, &child)) {
+        if (!checked && !PyUnicode_CheckExact(key)) {
+            return 0;
+        }
+        if (jcs && key_ranges(key, e000, astral) < 0) {
+            return -1;
+        }
+        next->items[next->size++] = child;
+    }
+    return 1;
+}
+
+/* Whether direct reading gives what PyDict_Next gives, on dicts built and edited
+ * as programs do (with deletions, growth past several table sizes). */
+static int direct_dict_layout_agrees(void)
+{
+#ifdef DIRECT_DICT_LAYOUT
+    int agrees = 1;
+    for (int size = 0; size < 40 && agrees; size += 7) {
+        PyObject *d = PyDict_New();
+        if (d == NULL) {
+            return -1;
+        }
+        for (int i = 0; i < size; i++) {
+            PyObject *key = PyUnicode_FromFormat("k%d", i);
+            PyObject *value = PyLong_FromLong(i);
+            if (key == NULL || value == NULL || PyDict_SetItem(d, key, value) < 0) {
+                Py_XDECREF(key);
+                Py_XDECREF(value);
+                Py_DECREF(d);
+                return -1;
+            }
+            if (i % 3 == 1 && PyDict_DelItem(d, key) < 0) {
+                Py_DECREF(key);
+                Py_DECREF(value);
+                Py_DECREF(d);
+                return -1;
+            }
+            Py_DECREF(key);
+            Py_DECREF(value);
+        }
+        Level got = {NULL, 0, 0};
+        int e000 = 0, astral = 0;
+        if (level_reserve(&got, size + 1) < 0) {
+            Py_DECREF(d);
+            return -1;
+        }
+        direct_dict_layout = 1;
+        int r = dict_children(d, 0, &got, &e000, &astral);
+        direct_dict_layout = 0;
+        Py_ssize_t pos = 0, at = 0;
+        PyObject *key, *value;
+        agrees = r == 1;
+        while (agrees && PyDict_Next(d, &pos, &key, &value)) {
+            agrees = at < got.size && got.items[at] == value;
+            at++;
+        }
+        agrees = agrees && at == got.size;
+        PyMem_Free(got.items);
+        Py_DECREF(d);
+    }
+    return agrees;
+#else
+    return 0;
+#endif
+}
+
 /* 1: plain; 0: not plain; -1: error.  Sets *clash when some object's keys clash (jcs). */
 static int scan_breadth_first(Scan *s, PyObject *root, int *clash)
 {
@@ -329,9 +513,16 @@ static int scan_breadth_first(Scan *s, PyObject *root, int *clash)
                     result = -1;
                     break;
                 }
-                memcpy(next.items + next.size, ((PyListObject *)o)->ob_item,
-                       (size_t)size * sizeof(PyObject *));
-                next.size += size;
+                PyObject **list_items = ((PyListObject *)o)->ob_item;
+                for (Py_ssize_t j = 0; j < size; j++) {
+                    PyObject *item = list_items[j];
+                    PyTypeObject *it = Py_TYPE(item);
+                    if (it == &PyUnicode_Type || it == &PyLong_Type || it == &PyBool_Type ||
+                        item == Py_None) {
+                        continue;
+                    }
+                    next.items[next.size++] = item;
+                }
                 continue;
             }
             if (t == &PyDict_Type) {
@@ -347,20 +538,8 @@ static int scan_breadth_first(Scan *s, PyObject *root, int *clash)
                     result = -1;
                     break;
                 }
-                Py_ssize_t pos = 0;
-                PyObject *key, *child;
                 int e000 = 0, astral = 0;
-                while (PyDict_Next(o, &pos, &key, &child)) {
-                    if (!PyUnicode_CheckExact(key)) {
-                        result = 0;
-                        break;
-                    }
-                    if (s->jcs && key_ranges(key, &e000, &astral) < 0) {
-                        result = -1;
-                        break;
-                    }
-                    next.items[next.size++] = child;
-                }
+                result = dict_children(o, s->jcs, &next, &e000, &astral);
                 if (result != 1) {
                     break;
                 }
@@ -388,8 +567,9 @@ PyDoc_STRVAR(scan_doc,
 "Otherwise (dot_zero, negative_zero, exponent, clashing, dirty): with jcs, the\n"
 "counts of floats orjson writes in another notation than ECMAScript (outside\n"
 "clashing objects), the objects whose keys sort differently by code point and\n"
-"by UTF-16 (outermost only; a list, or None), and the ids of the containers\n"
-"above them (a set, or None).  Without jcs: (0, 0, 0, None, None).");
+"by UTF-16 (outermost only; a list, or None), and for each container above\n"
+"them, by id, the (key or index, child) pairs leading to them (a dict, or\n"
+"None).  Without jcs: (0, 0, 0, None, None).");
 
 static PyObject *speedups_scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -538,5 +718,18 @@ static struct PyModuleDef speedups_module = {
 
 PyMODINIT_FUNC PyInit__speedups(void)
 {
-    return PyModule_Create(&speedups_module);
+    int agrees = direct_dict_layout_agrees();
+    if (agrees < 0) {
+        return NULL;
+    }
+    direct_dict_layout = agrees;
+    PyObject *module = PyModule_Create(&speedups_module);
+    if (module == NULL) {
+        return NULL;
+    }
+    if (PyModule_AddIntConstant(module, "DIRECT_DICT_LAYOUT", agrees) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
 }

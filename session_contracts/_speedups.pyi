@@ -2,7 +2,12 @@
 
 from typing import Any
 
+DIRECT_DICT_LAYOUT: int
+
 def scan(
     value: Any, jcs: bool, max_levels: int, /
-) -> tuple[int, int, int, list[dict[str, Any]] | None, set[int] | None] | None: ...
+) -> (
+    tuple[int, int, int, list[dict[str, Any]] | None, dict[int, list[tuple[str | int, Any]]] | None]
+    | None
+): ...
 def strip_dot_zero(out: bytes, dot_zero: int, negative_zero: int, /) -> bytes | None: ...

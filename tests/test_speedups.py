@@ -1,0 +1,361 @@
+"""The C census (``session_contracts._speedups``) against its Python specification.
+
+``_speedups.scan`` must answer exactly what the pure-Python census in
+``_canonical.py`` answers (plain or not, and which floats), plus the counts of
+float tokens to rewrite and the objects whose key orders clash; ``strip_dot_zero``
+must rewrite exactly what the regular expressions of the Python path rewrite.
+The end-to-end properties (both canonical forms, with and without the
+extension, equal to ``rfc8785`` and to Harn's exact encoder) close the loop.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import enum
+import math
+import os
+import re
+import sys
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+import rfc8785
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from session_contracts import _canonical, _harn_canonical
+from session_contracts._canonical import (
+    _FAST_MAX_LEVELS,
+    _census_by_iteration,
+    _exact_bytes,
+    _orders_may_differ,
+    _speedups,
+    canonical_bytes,
+)
+from session_contracts._errors import InvalidDocument
+from session_contracts._harn_canonical import _exact_bytes as harn_exact_bytes
+from session_contracts._harn_canonical import harn_canonical_bytes
+
+needs_extension = pytest.mark.skipif(_speedups is None, reason="the C census is not built here")
+
+_PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_KEY_CHARS = "ab\ufb33\ue000\uffff\U0001f602\U00010000é"
+_KEYS = st.one_of(st.text(alphabet=_KEY_CHARS, max_size=3), st.text(max_size=4))
+_TEXT = st.one_of(
+    st.text(max_size=8),
+    st.sampled_from(["1.0,", "x-0.0]", "2e+16}", ":1.0}", "[-0.0,", "1.5e-6,", '"\\']),
+)
+_FLOATS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([0.0, -0.0, 1.0, -3.0, 56.0, 1e15, 1e16, 1.5e20, 1e21, 1e-5, 1e-6, 3e-6]),
+)
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-(2**53) + 1, 2**53 - 1), _TEXT, _FLOATS)
+_JSON = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=12), st.dictionaries(_KEYS, inner, max_size=6)
+    ),
+    max_leaves=40,
+)
+
+
+def _notation_counts(floats: list[float]) -> tuple[int, int, int]:
+    """(dot_zero, negative_zero, exponent): the Python path's classes of float tokens."""
+    dot_zero = negative_zero = exponent = 0
+    for number in floats:
+        size = abs(number)
+        if number.is_integer():
+            if size >= 1e16:
+                exponent += size < 1e21
+            else:
+                dot_zero += 1
+                negative_zero += number == 0 and math.copysign(1.0, number) < 0
+        elif 1e-6 <= size < 1e-5:
+            exponent += 1
+    return dot_zero, negative_zero, exponent
+
+
+def _expected_clashes(value: Any) -> tuple[list[int], list[float]]:
+    """Ids of the outermost clashing objects, and the floats outside them."""
+    outermost: list[int] = []
+    floats: list[float] = []
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if type(node) is float:
+            floats.append(node)
+        elif type(node) is list:
+            stack.extend(node)
+        elif type(node) is dict:
+            if _orders_may_differ("".join(node)):
+                outermost.append(id(node))
+            else:
+                stack.extend(node.values())
+    return outermost, floats
+
+
+# ----------------------------------------------------------------------------- build
+
+
+def test_the_extension_is_built_where_ci_runs() -> None:
+    # A silent build failure would keep every answer right and lose the speed
+    # the benchmarks promise; CI's machine has a C compiler, so it must be there.
+    if os.environ.get("CI") != "true":
+        pytest.skip("only CI insists on the C census (set CI=true)")
+    assert _speedups is not None
+    if sys.implementation.name == "cpython" and sys.version_info[:2] in ((3, 11), (3, 12)):
+        assert _speedups.DIRECT_DICT_LAYOUT == 1
+
+
+# ------------------------------------------------------------------------------ scan
+
+
+@needs_extension
+@_PROPERTY
+@given(_JSON)
+def test_scan_answers_what_the_python_census_answers(value: Any) -> None:
+    assert _speedups is not None
+    python = _census_by_iteration(value)
+    assert python is not None
+    harn = _speedups.scan(value, False, _FAST_MAX_LEVELS)
+    assert harn == (0, 0, 0, None, None)
+    scanned = _speedups.scan(value, True, _FAST_MAX_LEVELS)
+    assert scanned is not None
+    dot_zero, negative_zero, exponent, clashing, edits = scanned
+    outermost, floats = _expected_clashes(value)
+    assert (dot_zero, negative_zero, exponent) == _notation_counts(floats)
+    assert sorted(map(id, clashing or [])) == sorted(outermost)
+    if not outermost:
+        assert sorted(map(repr, python)) == sorted(map(repr, floats))
+        assert edits is None
+    else:
+        # Every slot named leads to a clashing object, and every clashing object is reached.
+        reached: set[int] = set()
+        stack = [value] if id(value) not in outermost else []
+        assert edits is not None or id(value) in outermost
+        while stack:
+            node = stack.pop()
+            for slot, child in (edits or {})[id(node)]:
+                assert node[slot] is child
+                if id(child) in outermost:
+                    reached.add(id(child))
+                else:
+                    stack.append(child)
+        assert reached == set(outermost) - {id(value)}
+
+
+def _python_fast_path_refuses(value: Any) -> bool:
+    """The census refuses, a float is not finite, or orjson raises (keys are left to it)."""
+    python = _census_by_iteration(value)
+    if python is None or not all(map(math.isfinite, python)):
+        return True
+    try:
+        orjson.dumps(value, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
+    except orjson.JSONEncodeError:
+        return True
+    return False
+
+
+class _Colour(enum.Enum):
+    RED = "red"
+
+
+class _Number(enum.IntEnum):
+    ONE = 1
+
+
+class _Text(str):
+    pass
+
+
+def _cycle() -> list[Any]:
+    loop: list[Any] = []
+    loop.append(loop)
+    return loop
+
+
+def _nested(levels: int) -> Any:
+    value: Any = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+@needs_extension
+@pytest.mark.parametrize(
+    "value",
+    [
+        (1, 2),
+        {"a": [1, (2,)]},
+        {"a": _Colour.RED},
+        [_Number.ONE],
+        {"id": uuid.UUID(int=7)},
+        [orjson.Fragment(b"1")],
+        [math.nan],
+        {"x": [math.inf]},
+        [-math.inf],
+        {1: "integer key"},
+        {_Text("k"): 1},
+        [_Text("v")],
+        collections.OrderedDict(a=1),
+        [collections.OrderedDict(a=1)],
+        {"b": b"bytes"},
+        [{1, 2}],
+        _cycle(),
+        _nested(_FAST_MAX_LEVELS + 1),
+        [[[[[[[[[[{"deep": (1,)}]]]]]]]]]],
+    ],
+    ids=repr,
+)
+def test_scan_refuses_what_the_python_census_refuses(value: Any) -> None:
+    assert _speedups is not None
+    assert _python_fast_path_refuses(value)
+    assert _speedups.scan(value, False, _FAST_MAX_LEVELS) is None
+    assert _speedups.scan(value, True, _FAST_MAX_LEVELS) is None
+
+
+@needs_extension
+def test_scan_stops_before_orjsons_nesting_limit() -> None:
+    assert _speedups is not None
+    deepest = _nested(_FAST_MAX_LEVELS)  # the innermost list is empty: nothing that deep
+    assert _speedups.scan(deepest, True, _FAST_MAX_LEVELS) == (0, 0, 0, None, None)
+    assert orjson.dumps(deepest) == b"[" * _FAST_MAX_LEVELS + b"]" * _FAST_MAX_LEVELS
+    assert _speedups.scan([deepest], True, _FAST_MAX_LEVELS) is None
+    assert _speedups.scan([{"a": deepest}], False, _FAST_MAX_LEVELS) is None
+
+
+@needs_extension
+def test_scan_reads_split_tables_and_tables_with_deleted_members() -> None:
+    assert _speedups is not None
+
+    class Holder:
+        def __init__(self) -> None:
+            self.a = 1.0
+            self.b = [2.0, math.nan]
+
+    split = Holder().__dict__  # a split table: values live outside the keys
+    assert _speedups.scan(split, True, _FAST_MAX_LEVELS) is None
+    split["b"] = [2.0]
+    assert _speedups.scan(split, True, _FAST_MAX_LEVELS) == (2, 0, 0, None, None)
+    edited: dict[str, Any] = {f"k{n}": float(n) for n in range(40)}
+    for n in range(0, 40, 3):
+        del edited[f"k{n}"]
+    edited["late"] = (1,)
+    assert _speedups.scan(edited, True, _FAST_MAX_LEVELS) is None
+    del edited["late"]
+    assert _speedups.scan(edited, True, _FAST_MAX_LEVELS) == (26, 0, 0, None, None)
+
+
+@needs_extension
+def test_scan_checks_its_arguments() -> None:
+    assert _speedups is not None
+    with pytest.raises(ValueError, match="max_levels"):
+        _speedups.scan([], True, 0)
+    with pytest.raises(ValueError, match="max_levels"):
+        _speedups.scan([], True, 10_000)
+    with pytest.raises(TypeError):
+        _speedups.scan([], True)  # type: ignore[call-arg]
+
+
+# -------------------------------------------------------------------- strip_dot_zero
+
+_DOT_ZERO = re.compile(rb"\.0(?=[,\]}])")
+_NEGATIVE_ZERO = re.compile(rb"-0\.0(?=[,\]}])")
+
+
+@needs_extension
+@_PROPERTY
+@given(_JSON)
+def test_strip_dot_zero_rewrites_what_the_python_path_rewrites(value: Any) -> None:
+    assert _speedups is not None
+    out = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    scanned = _speedups.scan(value, True, _FAST_MAX_LEVELS)
+    assert scanned is not None
+    dot_zero, negative_zero = scanned[0], scanned[1]
+    stripped = _speedups.strip_dot_zero(out, dot_zero, negative_zero)
+    in_text = len(_DOT_ZERO.findall(out)) != dot_zero
+    if in_text or len(_NEGATIVE_ZERO.findall(out)) != negative_zero:
+        # Some string holds such text: the extension must not guess.
+        assert stripped is None or not in_text
+        return
+    assert stripped == _DOT_ZERO.sub(b"", _NEGATIVE_ZERO.sub(b"0.0", out))
+
+
+@needs_extension
+def test_strip_dot_zero_refuses_counts_that_do_not_match() -> None:
+    assert _speedups is not None
+    out = b'{"a":1.0,"b":"x 2.0,","c":-0.0}'
+    assert _speedups.strip_dot_zero(out, 2, 1) is None  # three patterns, one in a string
+    assert _speedups.strip_dot_zero(b"[1.0,-0.0]", 2, 0) is None
+    assert _speedups.strip_dot_zero(b"[1.0,-0.0]", 2, 1) == b"[1,0]"
+    assert _speedups.strip_dot_zero(b"[1.0,-0.0]", 1, 2) is None
+    assert _speedups.strip_dot_zero(b"[-10.0,0.0]", 2, 0) == b"[-10,0]"
+    assert _speedups.strip_dot_zero(b"[]", 0, 0) == b"[]"
+    with pytest.raises(TypeError):
+        _speedups.strip_dot_zero("[1.0]", 1, 0)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------ end to end
+
+
+_CENSUSES = ["c", "python"]
+
+
+@contextlib.contextmanager
+def _census(which: str) -> Iterator[None]:
+    """Run the body with the C census, or with the pure-Python one."""
+    if which == "c" and _speedups is None:
+        pytest.skip("the C census is not built here")
+    with pytest.MonkeyPatch.context() as patch:
+        if which == "python":
+            patch.setattr(_canonical, "_speedups", None)
+            patch.setattr(_harn_canonical, "_speedups", None)
+        yield
+
+
+@pytest.mark.parametrize("census", _CENSUSES)
+def test_both_canonical_forms_are_exact_with_either_census(census: str) -> None:
+    @_PROPERTY
+    @given(_JSON)
+    def check(value: Any) -> None:
+        assert canonical_bytes(value) == rfc8785.dumps(value) == _exact_bytes(value)
+        assert harn_canonical_bytes(value) == harn_exact_bytes(value)
+
+    with _census(census):
+        check()
+
+
+@pytest.mark.parametrize("census", _CENSUSES)
+def test_clashing_objects_at_every_depth_with_either_census(census: str) -> None:
+    with _census(census):
+        _clashing_objects_at_every_depth()
+
+
+def _clashing_objects_at_every_depth() -> None:
+    clash = {"\ufb33": 1.0, "\U0001f602": [2.0, "x"], "\ue000": {"k": -0.0}}
+    nested_clash = {"\ufb33": clash, "\U0001f602": [clash], "a": 1e16}
+    for value in (
+        clash,
+        [clash],
+        {"events": [{"n": 1.0}, {"payload": clash}, clash, {"deeper": [nested_clash]}]},
+        nested_clash,
+        {"same": [clash, clash, clash], "text": ["1.0,", "-0.0]"]},
+    ):
+        assert canonical_bytes(value) == rfc8785.dumps(value)
+
+
+@pytest.mark.parametrize("census", _CENSUSES)
+def test_a_clashing_object_with_no_canonical_form_is_refused_at_its_path(census: str) -> None:
+    with _census(census):
+        _refused_at_its_path()
+
+
+def _refused_at_its_path() -> None:
+    value = {"ok": [1.0], "bad": [{"\ufb33": 1, "\U0001f602": 2**60}]}
+    with pytest.raises(InvalidDocument) as refused:
+        canonical_bytes(value)
+    assert [f.path for f in refused.value.findings] == ["$.bad[0]['\U0001f602']"]
