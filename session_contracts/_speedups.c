@@ -345,8 +345,8 @@ typedef struct {
     Py_ssize_t capacity;
 } Level;
 
-#define HEADER_AHEAD 16
-#define BODY_AHEAD 8
+#define HEADER_AHEAD 24
+#define BODY_AHEAD 12
 
 static int level_reserve(Level *l, Py_ssize_t more)
 {
@@ -560,6 +560,107 @@ static int scan_breadth_first(Scan *s, PyObject *root, int *clash)
     return result;
 }
 
+
+/* ------------------------------------------------------------ depth first, flat */
+
+static int walk(Scan *s, PyObject *o, int level, int *clash);
+
+static inline int walk_child(Scan *s, PyObject *c, int level, int *clash)
+{
+    PyTypeObject *t = Py_TYPE(c);
+    if (t == &PyUnicode_Type || t == &PyLong_Type || t == &PyBool_Type || c == Py_None) {
+        return 1;
+    }
+    if (t == &PyFloat_Type) {
+        double x = PyFloat_AS_DOUBLE(c);
+        if (!isfinite(x)) {
+            return 0;
+        }
+        if (s->jcs) {
+            classify_float(s, x);
+        }
+        return 1;
+    }
+    if (t == &PyDict_Type || t == &PyList_Type) {
+        return walk(s, c, level, clash);
+    }
+    return 0;
+}
+
+static int walk(Scan *s, PyObject *o, int level, int *clash)
+{
+    if (Py_TYPE(o) == &PyList_Type) {
+        Py_ssize_t n = PyList_GET_SIZE(o);
+        if (n == 0) {
+            return 1;
+        }
+        if (level >= s->max_levels) {
+            return 0;
+        }
+        PyObject **items = ((PyListObject *)o)->ob_item;
+        for (Py_ssize_t i = 0; i < n && i < LIST_PREFETCH_AHEAD; i++) {
+            PREFETCH(items[i]);
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (i + LIST_PREFETCH_AHEAD < n) {
+                PREFETCH(items[i + LIST_PREFETCH_AHEAD]);
+            }
+            int r = walk_child(s, items[i], level + 1, clash);
+            if (r != 1) {
+                return r;
+            }
+        }
+        return 1;
+    }
+    if (PyDict_GET_SIZE(o) == 0) {
+        return 1;
+    }
+    if (level >= s->max_levels) {
+        return 0;
+    }
+    DictIter it;
+    PyObject *key, *child;
+    dict_iter_init(&it, o);
+    int checked = it.entries != NULL;
+    int e000 = 0, astral = 0;
+#ifdef DIRECT_DICT_LAYOUT
+    if (checked) {
+        UnicodeEntryLayout *entries = (UnicodeEntryLayout *)it.entries;
+        for (Py_ssize_t i = 0; i < it.n; i++) {
+            if (entries[i].me_value != NULL) {
+                PREFETCH(entries[i].me_value);
+            }
+        }
+    }
+#endif
+    while (dict_iter_next(&it, &key, &child)) {
+        if (!checked && !PyUnicode_CheckExact(key)) {
+            return 0;
+        }
+        if (s->jcs && key_ranges(key, &e000, &astral) < 0) {
+            return -1;
+        }
+        int r = walk_child(s, child, level + 1, clash);
+        if (r != 1) {
+            return r;
+        }
+    }
+    if (e000 && astral) {
+        *clash = 1;
+    }
+    return 1;
+}
+
+static PyObject *speedups_scan_dfs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    Scan s = {PyObject_IsTrue(args[1]), (int)PyLong_AsLong(args[2]), 0, 0, 0, NULL, NULL};
+    int clash = 0;
+    int r = walk_child(&s, args[0], 1, &clash);
+    if (r < 0) return NULL;
+    if (r == 0) Py_RETURN_NONE;
+    return Py_BuildValue("(nnni)", s.dot_zero, s.negative_zero, s.exponent, clash);
+}
+
 PyDoc_STRVAR(scan_doc,
 "scan(value, jcs, max_levels, /)\n--\n\n"
 "None if some value is not a plain dict (str keys), list, str, int, float, bool\n"
@@ -703,6 +804,7 @@ static PyObject *speedups_strip_dot_zero(PyObject *module, PyObject *const *args
 
 static PyMethodDef speedups_methods[] = {
     {"scan", (PyCFunction)(void (*)(void))speedups_scan, METH_FASTCALL, scan_doc},
+    {"scan_dfs", (PyCFunction)(void (*)(void))speedups_scan_dfs, METH_FASTCALL, NULL},
     {"strip_dot_zero", (PyCFunction)(void (*)(void))speedups_strip_dot_zero, METH_FASTCALL,
      strip_dot_zero_doc},
     {NULL, NULL, 0, NULL},

@@ -257,6 +257,23 @@ def test_the_screen_is_exact_across_a_stream_sharing_one_memo(
         assert secret_findings(value, policy, raw, memo) == scan_value(value, policy)
 
 
+@pytest.mark.parametrize("policy_name", sorted(POLICIES))
+@settings(max_examples=300, deadline=None)
+@given(value=_VALUES)
+def test_the_line_screens_sets_find_what_searching_each_needle_finds(
+    policy_name: str, value: object
+) -> None:
+    import dataclasses
+
+    from session_contracts.conformance.judge._captured import line_may_hold_secret, secret_screen
+
+    screen = secret_screen(POLICIES[policy_name])
+    assert screen.line_sets is not None
+    one_by_one = dataclasses.replace(screen, line_sets=None)
+    for raw in _writings(value):
+        assert line_may_hold_secret(screen, raw) == line_may_hold_secret(one_by_one, raw)
+
+
 @pytest.mark.parametrize("kind", sorted(canaries()))
 def test_the_line_screen_never_passes_a_planted_canary(kind: str) -> None:
     from session_contracts.conformance.judge._captured import line_may_hold_secret, secret_screen

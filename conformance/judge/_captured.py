@@ -21,6 +21,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import re2  # type: ignore[import-untyped, unused-ignore]
+
 from session_contracts.conformance.reference.recap._redaction_gate import holding
 
 from session_contracts._errors import Finding, InvalidDocument
@@ -342,6 +344,58 @@ class SecretScreen:
     # numbered so that a needle shared by several detectors is searched once.
     line_plan: tuple[tuple[tuple[tuple[int, bytes, bool], ...], ...], ...]
     needle_count: int
+    # The needles of line_plan as two RE2 sets, the exact ones (searched in the
+    # line) and the folded ones (searched in the lowered line), with the needle
+    # number of each set member: one pass of each over the line finds every needle
+    # present.  None when the needles are too many for that (a policy file's).
+    line_sets: _LineSets | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _LineSets:
+    exact: Any  # re2.Set
+    exact_numbers: tuple[int, ...]
+    folded: Any  # re2.Set
+    folded_numbers: tuple[int, ...]
+
+
+# An RE2 set fails (and answers "nothing found") only when its DFA outgrows its
+# memory.  The DFA of a set of literals has at most one state per byte of the
+# literals, plus one: far below this memory for at most this many bytes.
+_LINE_SET_MAX_NEEDLE_BYTES = 20_000
+_LINE_SET_MEMORY = 64 << 20
+
+
+def _literal_set(needles: Sequence[bytes]) -> Any:
+    """An unanchored RE2 set of byte literals (Latin-1: a byte is a character)."""
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1
+    options.max_mem = _LINE_SET_MEMORY
+    options.log_errors = False
+    literals = re2.Set.SearchSet(options)
+    for needle in needles:
+        literals.Add("".join(f"\\x{byte:02x}" for byte in needle).encode("ascii"))
+    literals.Compile()
+    return literals
+
+
+def _line_sets(
+    plan: tuple[tuple[tuple[tuple[int, bytes, bool], ...], ...], ...],
+) -> _LineSets | None:
+    exact: dict[int, bytes] = {}
+    folded: dict[int, bytes] = {}
+    for gate in plan:
+        for clause in gate:
+            for number, needle, is_folded in clause:
+                (folded if is_folded else exact)[number] = needle
+    if sum(map(len, (*exact.values(), *folded.values()))) > _LINE_SET_MAX_NEEDLE_BYTES:
+        return None
+    return _LineSets(
+        _literal_set(list(exact.values())),
+        tuple(exact),
+        _literal_set(list(folded.values())),
+        tuple(folded),
+    )
 
 
 def _escaped(text: str) -> bytes:
@@ -430,6 +484,7 @@ def secret_screen(policy: RedactionPolicy) -> SecretScreen:
         tuple(t.encode() for t in traps),
         plan,
         len(numbers),
+        _line_sets(plan),
     )
 
 
@@ -441,6 +496,17 @@ def line_may_hold_secret(screen: SecretScreen, raw: bytes) -> bool:
     traps = not raw.isascii() and any(trap in raw for trap in screen.trap_bytes)
     lowered = raw.lower()  # ASCII only: no other character lowers to an ASCII one
     seen: list[bool | None] = [None] * screen.needle_count  # each needle searched once
+    sets = screen.line_sets
+    if sets is not None:
+        seen = [False] * screen.needle_count
+        for member in sets.exact.Match(raw) or ():
+            seen[sets.exact_numbers[member]] = True
+        if traps:
+            for number in sets.folded_numbers:
+                seen[number] = True
+        else:
+            for member in sets.folded.Match(lowered) or ():
+                seen[sets.folded_numbers[member]] = True
     for gate in screen.line_plan:
         for clause in gate:
             for number, needle, folded in clause:
