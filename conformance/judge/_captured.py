@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import re2  # type: ignore[import-untyped, unused-ignore]
-
 from session_contracts.conformance.reference.recap._redaction_gate import holding
 
 from session_contracts._errors import Finding, InvalidDocument
