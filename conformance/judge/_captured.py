@@ -603,12 +603,19 @@ def secret_findings(
 
     ``raw``, when given, is the JSON text ``value`` was parsed from.
     """
-    screen = secret_screen(policy)
+    return screened_secret_findings(value, secret_screen(policy), raw, memo)
+
+
+def screened_secret_findings(
+    value: Any, screen: SecretScreen, raw: bytes | None = None, memo: ScreenMemo | None = None
+) -> list[Finding]:
+    """``secret_findings`` with the screen already built (a stream builds it once:
+    looking it up hashes the whole policy)."""
     if raw is not None and not line_may_hold_secret(screen, raw):
         return []
     if not value_holds_secret(screen, value, memo):
         return []
-    return scan_value(value, policy)
+    return scan_value(value, screen.policy)
 
 
 def _may_hold_secret(value: Any, policy: RedactionPolicy) -> bool:
@@ -621,7 +628,7 @@ def check_documents(
 ) -> Iterator[tuple[str, str | None, list[Finding]]]:
     """(source, detected type, findings) per document, as they are read."""
     validator = default_validator()
-    policy = default_policy()
+    screen = secret_screen(default_policy())
     memo = ScreenMemo()
     for source, raw, value in _documents(paths):
         if isinstance(value, InvalidDocument):
@@ -646,5 +653,5 @@ def check_documents(
         findings = [] if known_valid else validator.validate(name, value)
         if not findings:
             findings = verify_document(name, value)
-        findings += secret_findings(value, policy, raw, memo)
+        findings += screened_secret_findings(value, screen, raw, memo)
         yield source, name, findings
