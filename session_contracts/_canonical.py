@@ -154,7 +154,7 @@ def _fast_bytes_by_c_census(value: Any) -> bytes | None:
     scanned = _speedups.scan(value, True, _FAST_MAX_LEVELS)
     if scanned is None:
         return None
-    dot_zero, negative_zero, exponent, clashing, dirty = scanned
+    dot_zero, negative_zero, exponent, clashing, dirty, _ = scanned
     target: Any = value
     if clashing is not None:
         target = _clashing_as_fragments(value, clashing, dirty or {})

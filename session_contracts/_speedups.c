@@ -32,6 +32,7 @@ typedef struct {
     Py_ssize_t dot_zero;      /* integral floats below 1e16: orjson "56.0", JCS "56" */
     Py_ssize_t negative_zero; /* -0.0 (among dot_zero): JCS "0" */
     Py_ssize_t exponent;      /* 1e16 <= |x| < 1e21 and 1e-6 <= |x| < 1e-5 */
+    Py_ssize_t integral;      /* every integral float (inside clashing objects too) */
     PyObject *clashing; /* list of objects whose key orders differ (or NULL) */
     PyObject *dirty;    /* id of each container above a clashing object -> [(slot, child)] */
 } Scan;
@@ -43,6 +44,7 @@ static void classify_float(Scan *s, double x)
 {
     double a = fabs(x);
     if (x == floor(x)) {
+        s->integral++;
         if (a >= 1e16) {
             if (a < 1e21) {
                 s->exponent++;
@@ -312,8 +314,13 @@ static int scan_value(Scan *s, PyObject *v, int level, int counting, int *clash_
         if (!isfinite(x)) {
             return 0;
         }
-        if (s->jcs && counting) {
-            classify_float(s, x);
+        if (s->jcs) {
+            if (counting) {
+                classify_float(s, x);
+            }
+            else if (x == floor(x)) {
+                s->integral++;
+            }
         }
         return 1;
     }
@@ -561,106 +568,6 @@ static int scan_breadth_first(Scan *s, PyObject *root, int *clash)
 }
 
 
-/* ------------------------------------------------------------ depth first, flat */
-
-static int walk(Scan *s, PyObject *o, int level, int *clash);
-
-static inline int walk_child(Scan *s, PyObject *c, int level, int *clash)
-{
-    PyTypeObject *t = Py_TYPE(c);
-    if (t == &PyUnicode_Type || t == &PyLong_Type || t == &PyBool_Type || c == Py_None) {
-        return 1;
-    }
-    if (t == &PyFloat_Type) {
-        double x = PyFloat_AS_DOUBLE(c);
-        if (!isfinite(x)) {
-            return 0;
-        }
-        if (s->jcs) {
-            classify_float(s, x);
-        }
-        return 1;
-    }
-    if (t == &PyDict_Type || t == &PyList_Type) {
-        return walk(s, c, level, clash);
-    }
-    return 0;
-}
-
-static int walk(Scan *s, PyObject *o, int level, int *clash)
-{
-    if (Py_TYPE(o) == &PyList_Type) {
-        Py_ssize_t n = PyList_GET_SIZE(o);
-        if (n == 0) {
-            return 1;
-        }
-        if (level >= s->max_levels) {
-            return 0;
-        }
-        PyObject **items = ((PyListObject *)o)->ob_item;
-        for (Py_ssize_t i = 0; i < n && i < LIST_PREFETCH_AHEAD; i++) {
-            PREFETCH(items[i]);
-        }
-        for (Py_ssize_t i = 0; i < n; i++) {
-            if (i + LIST_PREFETCH_AHEAD < n) {
-                PREFETCH(items[i + LIST_PREFETCH_AHEAD]);
-            }
-            int r = walk_child(s, items[i], level + 1, clash);
-            if (r != 1) {
-                return r;
-            }
-        }
-        return 1;
-    }
-    if (PyDict_GET_SIZE(o) == 0) {
-        return 1;
-    }
-    if (level >= s->max_levels) {
-        return 0;
-    }
-    DictIter it;
-    PyObject *key, *child;
-    dict_iter_init(&it, o);
-    int checked = it.entries != NULL;
-    int e000 = 0, astral = 0;
-#ifdef DIRECT_DICT_LAYOUT
-    if (checked) {
-        UnicodeEntryLayout *entries = (UnicodeEntryLayout *)it.entries;
-        for (Py_ssize_t i = 0; i < it.n; i++) {
-            if (entries[i].me_value != NULL) {
-                PREFETCH(entries[i].me_value);
-            }
-        }
-    }
-#endif
-    while (dict_iter_next(&it, &key, &child)) {
-        if (!checked && !PyUnicode_CheckExact(key)) {
-            return 0;
-        }
-        if (s->jcs && key_ranges(key, &e000, &astral) < 0) {
-            return -1;
-        }
-        int r = walk_child(s, child, level + 1, clash);
-        if (r != 1) {
-            return r;
-        }
-    }
-    if (e000 && astral) {
-        *clash = 1;
-    }
-    return 1;
-}
-
-static PyObject *speedups_scan_dfs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    Scan s = {PyObject_IsTrue(args[1]), (int)PyLong_AsLong(args[2]), 0, 0, 0, NULL, NULL};
-    int clash = 0;
-    int r = walk_child(&s, args[0], 1, &clash);
-    if (r < 0) return NULL;
-    if (r == 0) Py_RETURN_NONE;
-    return Py_BuildValue("(nnni)", s.dot_zero, s.negative_zero, s.exponent, clash);
-}
-
 PyDoc_STRVAR(scan_doc,
 "scan(value, jcs, max_levels, /)\n--\n\n"
 "None if some value is not a plain dict (str keys), list, str, int, float, bool\n"
@@ -670,7 +577,8 @@ PyDoc_STRVAR(scan_doc,
 "clashing objects), the objects whose keys sort differently by code point and\n"
 "by UTF-16 (outermost only; a list, or None), and for each container above\n"
 "them, by id, the (key or index, child) pairs leading to them (a dict, or\n"
-"None).  Without jcs: (0, 0, 0, None, None).");
+"None), and the count of integral floats anywhere.  Without jcs:\n"
+"(0, 0, 0, None, None, 0).");
 
 static PyObject *speedups_scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -690,11 +598,11 @@ static PyObject *speedups_scan(PyObject *module, PyObject *const *args, Py_ssize
         PyErr_SetString(PyExc_ValueError, "max_levels must be between 1 and 1000");
         return NULL;
     }
-    Scan s = {jcs, (int)max_levels, 0, 0, 0, NULL, NULL};
+    Scan s = {jcs, (int)max_levels, 0, 0, 0, 0, NULL, NULL};
     int clash = 0;
     int r = scan_breadth_first(&s, args[0], &clash);
     if (r == 1 && clash) {
-        Scan again = {jcs, (int)max_levels, 0, 0, 0, NULL, NULL};
+        Scan again = {jcs, (int)max_levels, 0, 0, 0, 0, NULL, NULL};
         int clash_below = 0;
         s = again;
         r = scan_value(&s, args[0], 1, 1, &clash_below);
@@ -709,7 +617,8 @@ static PyObject *speedups_scan(PyObject *module, PyObject *const *args, Py_ssize
     }
     PyObject *clashing = s.clashing ? s.clashing : Py_NewRef(Py_None);
     PyObject *dirty = s.dirty ? s.dirty : Py_NewRef(Py_None);
-    return Py_BuildValue("(nnnNN)", s.dot_zero, s.negative_zero, s.exponent, clashing, dirty);
+    return Py_BuildValue("(nnnNNn)", s.dot_zero, s.negative_zero, s.exponent, clashing, dirty,
+                         s.integral);
 }
 
 PyDoc_STRVAR(strip_dot_zero_doc,
@@ -804,7 +713,6 @@ static PyObject *speedups_strip_dot_zero(PyObject *module, PyObject *const *args
 
 static PyMethodDef speedups_methods[] = {
     {"scan", (PyCFunction)(void (*)(void))speedups_scan, METH_FASTCALL, scan_doc},
-    {"scan_dfs", (PyCFunction)(void (*)(void))speedups_scan_dfs, METH_FASTCALL, NULL},
     {"strip_dot_zero", (PyCFunction)(void (*)(void))speedups_strip_dot_zero, METH_FASTCALL,
      strip_dot_zero_doc},
     {NULL, NULL, 0, NULL},

@@ -7,7 +7,14 @@ DIRECT_DICT_LAYOUT: int
 def scan(
     value: Any, jcs: bool, max_levels: int, /
 ) -> (
-    tuple[int, int, int, list[dict[str, Any]] | None, dict[int, list[tuple[str | int, Any]]] | None]
+    tuple[
+        int,
+        int,
+        int,
+        list[dict[str, Any]] | None,
+        dict[int, list[tuple[str | int, Any]]] | None,
+        int,
+    ]
     | None
 ): ...
 def strip_dot_zero(out: bytes, dot_zero: int, negative_zero: int, /) -> bytes | None: ...

@@ -30,6 +30,13 @@ from session_contracts._xkeywords import (
     Violation,
 )
 
+try:
+    from session_contracts import _speedups
+except ImportError:  # built without a C compiler
+    _speedups = None  # type: ignore[assignment,unused-ignore]
+
+_SCAN_LEVELS = 200
+
 __all__ = [
     "DocumentValidator",
     "apply_historical_aliases",
@@ -248,6 +255,15 @@ def _ints_only_variant(schema: Any) -> Any:
         out["minimum"] = max(-JS_SAFE_INTEGER_MAX, out.get("minimum", -JS_SAFE_INTEGER_MAX))
         out["maximum"] = min(JS_SAFE_INTEGER_MAX, out.get("maximum", JS_SAFE_INTEGER_MAX))
     return out
+
+
+def _has_integral_float(instance: Any) -> bool:
+    """Whether ``instance`` holds a float with an integral value, such as ``5.0``
+    (True when the C census cannot tell: not built, or the value is not plain)."""
+    if _speedups is None:
+        return True
+    scanned = _speedups.scan(instance, True, _SCAN_LEVELS)
+    return scanned is None or scanned[5] > 0
 
 
 def _without_echoes(findings: list[Finding]) -> list[Finding]:
@@ -520,7 +536,9 @@ class DocumentValidator:
                 findings.extend(self._convert_py(error))
         else:
             fast = self._fast_validator(document_type)
-            if fast.is_valid(instance):
+            # Same verdict, fewer calls back into Python (_ints_only_variant).
+            screen = fast if _has_integral_float(instance) else self.ints_only_validator(doctype)
+            if screen.is_valid(instance):
                 return findings
             if _json_size(instance) > FAST_FINDINGS_MAX_BYTES:
                 # The fast engine's errors each carry a converted copy of the value

@@ -45,14 +45,11 @@ class Violation:
 def resolve_pointer(instance: Any, pointer: str) -> Any:
     """Resolve a JSON Pointer (RFC 6901) below ``instance``; ``_ABSENT`` if missing."""
     node = instance
-    if pointer == "":
-        return node
-    for raw in pointer.lstrip("/").split("/"):
-        token = raw.replace("~1", "/").replace("~0", "~")
+    for token in _parts(pointer):
         if isinstance(node, dict):
-            if token not in node:
+            node = node.get(token, _ABSENT)
+            if node is _ABSENT:
                 return _ABSENT
-            node = node[token]
         elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
             node = node[int(token)]
         else:
@@ -60,13 +57,30 @@ def resolve_pointer(instance: Any, pointer: str) -> Any:
     return node
 
 
+# A schema names a handful of pointers, each resolved for every instance its
+# keyword applies to: each is split and unescaped once.
+_PARTS_CACHE: dict[str, tuple[str, ...]] = {}
+_PARTS_CACHE_MAX = 4096
+
+
 def _parts(pointer: str) -> tuple[str, ...]:
-    if not pointer:
-        return ()
-    return tuple(t.replace("~1", "/").replace("~0", "~") for t in pointer.lstrip("/").split("/"))
+    parts = _PARTS_CACHE.get(pointer)
+    if parts is None:
+        parts = (
+            tuple(t.replace("~1", "/").replace("~0", "~") for t in pointer.lstrip("/").split("/"))
+            if pointer
+            else ()
+        )
+        if len(_PARTS_CACHE) >= _PARTS_CACHE_MAX:
+            _PARTS_CACHE.clear()
+        _PARTS_CACHE[pointer] = parts
+    return parts
 
 
 def _is_number(value: Any) -> bool:
+    kind = type(value)
+    if kind is int or kind is float:
+        return True
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -160,9 +174,13 @@ def ratio(spec: Mapping[str, str], instance: Any) -> Iterator[Violation]:
     value = resolve_pointer(instance, spec["value"])
     numerator = resolve_pointer(instance, spec["numerator"])
     denominator = resolve_pointer(instance, spec["denominator"])
+    defined = _is_number(numerator) and _is_number(denominator) and denominator > 0
+    if defined and _is_number(value):
+        expected = numerator / denominator
+        if math.isclose(value, expected, rel_tol=RATIO_RELATIVE_TOLERANCE, abs_tol=1e-12):
+            return  # the usual case, decided before any message is built
     where = _parts(spec["value"])
     name = _pointer_name(spec["value"])
-    defined = _is_number(numerator) and _is_number(denominator) and denominator > 0
     if not defined:
         if spec.get("whenUndefined", "null") == "refused":
             if _is_number(denominator) and denominator <= 0:

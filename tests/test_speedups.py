@@ -79,6 +79,16 @@ def _notation_counts(floats: list[float]) -> tuple[int, int, int]:
     return dot_zero, negative_zero, exponent
 
 
+def _every_float(value: Any) -> list[float]:
+    if type(value) is float:
+        return [value]
+    if type(value) is dict:
+        return [number for child in value.values() for number in _every_float(child)]
+    if type(value) is list:
+        return [number for child in value for number in _every_float(child)]
+    return []
+
+
 def _expected_clashes(value: Any) -> tuple[list[int], list[float]]:
     """Ids of the outermost clashing objects, and the floats outside them."""
     outermost: list[int] = []
@@ -122,11 +132,12 @@ def test_scan_answers_what_the_python_census_answers(value: Any) -> None:
     python = _census_by_iteration(value)
     assert python is not None
     harn = _speedups.scan(value, False, _FAST_MAX_LEVELS)
-    assert harn == (0, 0, 0, None, None)
+    assert harn == (0, 0, 0, None, None, 0)
     scanned = _speedups.scan(value, True, _FAST_MAX_LEVELS)
     assert scanned is not None
-    dot_zero, negative_zero, exponent, clashing, edits = scanned
+    dot_zero, negative_zero, exponent, clashing, edits, integral = scanned
     outermost, floats = _expected_clashes(value)
+    assert integral == sum(number.is_integer() for number in _every_float(value))
     assert (dot_zero, negative_zero, exponent) == _notation_counts(floats)
     assert sorted(map(id, clashing or [])) == sorted(outermost)
     if not outermost:
@@ -222,7 +233,7 @@ def test_scan_refuses_what_the_python_census_refuses(value: Any) -> None:
 def test_scan_stops_before_orjsons_nesting_limit() -> None:
     assert _speedups is not None
     deepest = _nested(_FAST_MAX_LEVELS)  # the innermost list is empty: nothing that deep
-    assert _speedups.scan(deepest, True, _FAST_MAX_LEVELS) == (0, 0, 0, None, None)
+    assert _speedups.scan(deepest, True, _FAST_MAX_LEVELS) == (0, 0, 0, None, None, 0)
     assert orjson.dumps(deepest) == b"[" * _FAST_MAX_LEVELS + b"]" * _FAST_MAX_LEVELS
     assert _speedups.scan([deepest], True, _FAST_MAX_LEVELS) is None
     assert _speedups.scan([{"a": deepest}], False, _FAST_MAX_LEVELS) is None
@@ -240,14 +251,14 @@ def test_scan_reads_split_tables_and_tables_with_deleted_members() -> None:
     split = Holder().__dict__  # a split table: values live outside the keys
     assert _speedups.scan(split, True, _FAST_MAX_LEVELS) is None
     split["b"] = [2.0]
-    assert _speedups.scan(split, True, _FAST_MAX_LEVELS) == (2, 0, 0, None, None)
+    assert _speedups.scan(split, True, _FAST_MAX_LEVELS) == (2, 0, 0, None, None, 2)
     edited: dict[str, Any] = {f"k{n}": float(n) for n in range(40)}
     for n in range(0, 40, 3):
         del edited[f"k{n}"]
     edited["late"] = (1,)
     assert _speedups.scan(edited, True, _FAST_MAX_LEVELS) is None
     del edited["late"]
-    assert _speedups.scan(edited, True, _FAST_MAX_LEVELS) == (26, 0, 0, None, None)
+    assert _speedups.scan(edited, True, _FAST_MAX_LEVELS) == (26, 0, 0, None, None, 26)
 
 
 @needs_extension
