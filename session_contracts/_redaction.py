@@ -37,7 +37,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
@@ -195,6 +195,16 @@ class RedactionPolicy:
     url_placeholder: str = "[redacted]"
     window_bytes: int = 256 * 1024
     window_overlap_bytes: int = 8 * 1024
+    # Policies key the caches of compiled patterns and screens, looked up once per
+    # string redacted: the hash of the whole policy (every detector) is kept.
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        cached = self._hash
+        if cached is None:
+            cached = hash(tuple(getattr(self, item.name) for item in fields(self) if item.compare))
+            object.__setattr__(self, "_hash", cached)
+        return cached
 
     @property
     def pattern_style(self) -> bool:
