@@ -587,3 +587,26 @@ def test_redacting_the_output_again_changes_nothing(text: str) -> None:
     """Harn's manifest calls its output idempotent: placeholders do not match again."""
     once = out(text)
     assert out(once) == once
+
+
+_ASCII_TEXTS = st.one_of(
+    st.text(st.characters(max_codepoint=127), max_size=40),
+    st.sampled_from(HARN_NAMES).map(lambda kind: canaries()[kind]),
+    st.sampled_from(HARN_NAMES).map(lambda kind: lookalikes()[kind]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    prefix=st.text(st.characters(max_codepoint=127), max_size=8),
+    text=_ASCII_TEXTS,
+)
+def test_the_gate_call_answers_what_the_re2_wrapper_answers(prefix: str, text: str) -> None:
+    from session_contracts._redaction import _patterns_of
+    from session_contracts._redaction_harn import _gate_finds, _gate_of
+
+    gate = _gate_of(_patterns_of(POLICY))
+    assert gate is not None
+    sample = prefix + text
+    if sample.isascii():
+        assert _gate_finds(gate, sample) == (gate.search(sample) is not None)
