@@ -50,10 +50,18 @@ class NameRule:
     ignore: str = "_-"
 
     def matches(self, name: str) -> bool:
-        compact = _ascii_lower(name)
-        if self.ignore:
-            compact = compact.translate({ord(c): None for c in self.ignore})
+        compact = _compact_name(name, self.ignore)
         return compact in self.exact or compact.endswith(self.suffixes)
+
+
+@lru_cache(maxsize=4096)
+def _compact_name(name: str, ignore: str) -> str:
+    """``name`` ASCII-lowercased without the ``ignore`` characters (object keys repeat:
+    each is worked out once)."""
+    compact = _ascii_lower(name)
+    if ignore:
+        compact = compact.translate(dict.fromkeys(map(ord, ignore)))
+    return compact
 
 
 _ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
