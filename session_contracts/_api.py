@@ -163,7 +163,6 @@ def certify(
             ]
         )
     selected = [by_id[check_id] for check_id in checks] if checks else list(CHECKS)
-    gating = {"required"} if fail_on == "required" else {"required", "recommended"}
     options: dict[str, Any] = {"seed": seed, "failures_dir": Path(failures_dir)}
     if examples is not None:
         options["examples"] = examples
@@ -173,14 +172,10 @@ def certify(
         results = _certify.certify(process, checks=selected, **options)
     finally:
         process.stop()
-    agreed = sum(result.evidence.agreed for result in results)
-    certified = agreed > 0 and all(
-        result.certifies or result.check.level not in gating for result in results
-    )
     return Certification(
         producer=label,
         contracts=tuple(info.contracts),
         operations=tuple(info.operations),
         results=tuple(results),
-        certified=certified,
+        certified=_certify.is_certified(results, fail_on),
     )

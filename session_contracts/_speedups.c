@@ -338,9 +338,10 @@ static int scan_value(Scan *s, PyObject *v, int level, int counting, int *clash_
  *
  * The usual walk: level by level over an array of the values of that level.
  * Every value of a level is independent of the others, so the memory they live
- * in is asked for well ahead (headers 16 values ahead, a dict's table or a
- * list's items 8 ahead) and many reads are under way at once; a depth-first walk
- * waits for each level of each container in turn.  It counts every float and
+ * in is asked for well ahead (headers HEADER_AHEAD values ahead, a dict's table
+ * or a list's items BODY_AHEAD ahead) and many reads are under way at once; a
+ * depth-first walk waits for each level of each container in turn.  It allocates
+ * only its arrays (PyMem, which never collects garbage).  It counts every float and
  * only notes whether some object's keys clash; when one does, the depth-first
  * walk above runs instead, which knows which floats lie inside clashing objects
  * and which containers lie above them.
@@ -605,7 +606,14 @@ static PyObject *speedups_scan(PyObject *module, PyObject *const *args, Py_ssize
         Scan again = {jcs, (int)max_levels, 0, 0, 0, 0, NULL, NULL};
         int clash_below = 0;
         s = again;
+        /* The depth-first walk allocates the edits it reports (tuples, lists, a
+         * dict), and an allocation may start a collection, whose finalizers run
+         * Python code that could change the value mid-walk.  No collection, then. */
+        int collecting = PyGC_Disable();
         r = scan_value(&s, args[0], 1, 1, &clash_below);
+        if (collecting) {
+            PyGC_Enable();
+        }
     }
     if (r != 1) {
         Py_XDECREF(s.clashing);

@@ -43,9 +43,12 @@ __all__ = [
     "Evidence",
     "Runner",
     "Trial",
+    "blocking_results",
     "certify",
     "explicit_trials",
+    "gating_levels",
     "in_process_runner",
+    "is_certified",
     "judge_rejection",
     "judge_trial",
     "replay_trial",
@@ -119,6 +122,25 @@ class CheckResult:
     def certifies(self) -> bool:
         """Whether this result lets a certificate stand (a skip only when not applicable)."""
         return self.status == "passed" or (self.status == "skipped" and not self.applicable)
+
+
+def gating_levels(fail_on: str) -> frozenset[str]:
+    """The check levels that can keep a producer from being certified."""
+    return frozenset({"required"} if fail_on == "required" else {"required", "recommended"})
+
+
+def blocking_results(results: Sequence[CheckResult], fail_on: str) -> list[CheckResult]:
+    """The results that keep the producer from being certified at ``fail_on``."""
+    gating = gating_levels(fail_on)
+    return [r for r in results if not r.certifies and r.check.level in gating]
+
+
+def is_certified(results: Sequence[CheckResult], fail_on: str) -> bool:
+    """The rule of a certificate: evidence, not silence.  At least one case judged and
+    agreed, and every check of a gating level certifies (passed, or skipped only when
+    the producer does not declare what it needs)."""
+    agreed = sum(result.evidence.agreed for result in results)
+    return agreed > 0 and not blocking_results(results, fail_on)
 
 
 class _Failed(AssertionError):

@@ -19,7 +19,9 @@ from session_contracts.conformance.judge._certify import (
     DEFAULT_EXAMPLES,
     CheckResult,
     Trial,
+    blocking_results,
     certify,
+    gating_levels,
     replay_trial,
     reproduce_command,
 )
@@ -432,7 +434,7 @@ def _finish(
                     f"[red]baseline[/] {escape(verdict.check_id)}: {escape(verdict.detail)}"
                 )
 
-    gating = {"required"} if args.fail_on == "required" else {"required", "recommended"}
+    gating = gating_levels(args.fail_on)
     if args.baseline:
         bad = [
             v
@@ -447,8 +449,7 @@ def _finish(
         ]
         findings = bool(bad)
     else:
-        # Evidence, not silence: an applicable check certifies only when it passed.
-        findings = any(not r.certifies and r.check.level in gating for r in results)
+        findings = bool(blocking_results(results, args.fail_on))
     if annotations_wanted(args.annotations):
         # Raw lines, not through rich: GitHub reads them only verbatim, at a line's start.
         for line in github_annotations(results, reproduce=reproduce, baseline=verdicts):
