@@ -719,8 +719,149 @@ static PyObject *speedups_strip_dot_zero(PyObject *module, PyObject *const *args
     return result;
 }
 
+
+/* ------------------------------------------------------------------ reading census
+ *
+ * What the strict reader's fast path must know of a value orjson parsed
+ * (session_contracts/_jsonload.py): how many colons orjson would write for it
+ * (one per member, plus every colon inside a key or a string), whether some value
+ * lies max_depth containers down, and whether some float is 1e18 or more (an
+ * integer literal beyond 64 bits reads as such a double).
+ */
+
+typedef struct {
+    int max_depth;
+    Py_ssize_t colons;
+    int big_float;
+} Reading;
+
+static Py_ssize_t colons_in(PyObject *text)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) {
+        return -1;
+    }
+#endif
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    Py_ssize_t count = 0;
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const char *p = (const char *)PyUnicode_1BYTE_DATA(text);
+        const char *end = p + n;
+        while (p < end && (p = memchr(p, ':', (size_t)(end - p))) != NULL) {
+            count++;
+            p++;
+        }
+        return count;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        count += PyUnicode_READ(kind, PyUnicode_DATA(text), i) == ':';
+    }
+    return count;
+}
+
+/* 1: fine; 0: too deep or not a plain value; -1: error. */
+static int read_value(Reading *r, PyObject *v, int level)
+{
+    PyTypeObject *t = Py_TYPE(v);
+    if (t == &PyUnicode_Type) {
+        Py_ssize_t c = colons_in(v);
+        if (c < 0) {
+            return -1;
+        }
+        r->colons += c;
+        return 1;
+    }
+    if (t == &PyLong_Type || t == &PyBool_Type || v == Py_None) {
+        return 1;
+    }
+    if (t == &PyFloat_Type) {
+        double x = PyFloat_AS_DOUBLE(v);
+        if (!isfinite(x)) {
+            return 0;
+        }
+        if (fabs(x) >= 1e18) {
+            r->big_float = 1;
+        }
+        return 1;
+    }
+    if (t == &PyList_Type) {
+        Py_ssize_t n = PyList_GET_SIZE(v);
+        if (n > 0 && level >= r->max_depth) {
+            return 0;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int ok = read_value(r, PyList_GET_ITEM(v, i), level + 1);
+            if (ok != 1) {
+                return ok;
+            }
+        }
+        return 1;
+    }
+    if (t == &PyDict_Type) {
+        Py_ssize_t n = PyDict_GET_SIZE(v);
+        if (n > 0 && level >= r->max_depth) {
+            return 0;
+        }
+        r->colons += n;
+        DictIter it;
+        PyObject *key, *child;
+        dict_iter_init(&it, v);
+        while (dict_iter_next(&it, &key, &child)) {
+            if (!PyUnicode_CheckExact(key)) {
+                return 0;
+            }
+            Py_ssize_t c = colons_in(key);
+            if (c < 0) {
+                return -1;
+            }
+            r->colons += c;
+            int ok = read_value(r, child, level + 1);
+            if (ok != 1) {
+                return ok;
+            }
+        }
+        return 1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(reading_census_doc,
+"reading_census(value, max_depth, /)\n--\n\n"
+"None if some value lies max_depth containers down (or is not plain JSON);\n"
+"else (colons, big_float): the colons orjson writes for value (one per member\n"
+"and every ':' inside a key or string) and whether a float is 1e18 or more.");
+
+static PyObject *speedups_reading_census(PyObject *module, PyObject *const *args,
+                                         Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "reading_census() takes exactly 2 arguments");
+        return NULL;
+    }
+    long max_depth = PyLong_AsLong(args[1]);
+    if (max_depth == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (max_depth < 1 || max_depth > MAX_LEVELS_ALLOWED) {
+        PyErr_SetString(PyExc_ValueError, "max_depth must be between 1 and 1000");
+        return NULL;
+    }
+    Reading r = {(int)max_depth, 0, 0};
+    int ok = read_value(&r, args[0], 1);
+    if (ok < 0) {
+        return NULL;
+    }
+    if (ok == 0) {
+        Py_RETURN_NONE;
+    }
+    return Py_BuildValue("(nO)", r.colons, r.big_float ? Py_True : Py_False);
+}
+
 static PyMethodDef speedups_methods[] = {
     {"scan", (PyCFunction)(void (*)(void))speedups_scan, METH_FASTCALL, scan_doc},
+    {"reading_census", (PyCFunction)(void (*)(void))speedups_reading_census, METH_FASTCALL,
+     reading_census_doc},
     {"strip_dot_zero", (PyCFunction)(void (*)(void))speedups_strip_dot_zero, METH_FASTCALL,
      strip_dot_zero_doc},
     {NULL, NULL, 0, NULL},

@@ -370,3 +370,50 @@ def _refused_at_its_path() -> None:
     with pytest.raises(InvalidDocument) as refused:
         canonical_bytes(value)
     assert [f.path for f in refused.value.findings] == ["$.bad[0]['\U0001f602']"]
+
+
+# ------------------------------------------------------------------- reading census
+
+_READ_TEXT = st.one_of(st.text(max_size=6), st.sampled_from(["a:b", "::", "ü:", "\U0001f602:x"]))
+_READ_JSON = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**63), 2**64 - 1),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.sampled_from([1e17, 9.99e17, 1e18, -1e18, 2.0**63, 1e300]),
+        _READ_TEXT,
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(_READ_TEXT, inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@needs_extension
+@_PROPERTY
+@given(value=_READ_JSON, max_depth=st.integers(1, 6))
+def test_reading_census_reads_what_the_indented_text_shows(value: Any, max_depth: int) -> None:
+    # The strict reader's fast path used to learn these facts from orjson's
+    # indented text (session_contracts/_jsonload.py); the census must agree.
+    assert _speedups is not None
+    written = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    too_deep = b"\n" + b" " * (2 * max_depth) in written
+    census = _speedups.reading_census(value, max_depth)
+    if too_deep:
+        assert census is None
+        return
+    assert census is not None
+    colons, big_float = census
+    assert colons == written.count(b":")
+    assert big_float == bool(re.search(rb"[0-9]e\+(?:1[89]|[2-9][0-9]|[0-9]{3})", written))
+
+
+@needs_extension
+def test_reading_census_checks_its_arguments() -> None:
+    assert _speedups is not None
+    with pytest.raises(ValueError, match="max_depth"):
+        _speedups.reading_census([], 0)
+    assert _speedups.reading_census([(1,)], 64) is None
+    assert _speedups.reading_census([math.nan], 64) is None

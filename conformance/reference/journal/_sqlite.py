@@ -576,6 +576,8 @@ def _quick_check_all(rows: Sequence[_Row]) -> list[dict[str, Any] | None]:
     is_valid = quick_validator(EVENT_DOCUMENT_TYPE).is_valid
     if None not in parsed:  # the usual case: every row parsed, check them as one batch
         canonical = _canonical_rows(parsed, datas)
+        if all(canonical) and _all_valid(parsed):
+            return list(parsed)
         pairs = zip(parsed, canonical, strict=True)
         return [raw if same and is_valid(raw) else None for raw, same in pairs]
     candidates = [index for index, raw in enumerate(parsed) if raw is not None]
@@ -585,6 +587,21 @@ def _quick_check_all(rows: Sequence[_Row]) -> list[dict[str, Any] | None]:
         if same and is_valid(parsed[index]):
             out[index] = parsed[index]
     return out
+
+
+# Rows checked per call into the engine: one crossing per batch, and a bounded copy
+# of the rows on the engine's side.
+_VALIDATION_BATCH = 1024
+
+
+def _all_valid(events: list[Any]) -> bool:
+    """Whether every parsed row passes the contract (the same verdict as the per-row
+    check, batch by batch)."""
+    is_valid = default_validator().ints_only_list_validator(EVENT_DOCUMENT_TYPE).is_valid
+    return all(
+        is_valid(events[at : at + _VALIDATION_BATCH])
+        for at in range(0, len(events), _VALIDATION_BATCH)
+    )
 
 
 def _canonical_rows(raws: list[Any], datas: list[bytes]) -> list[bool]:
