@@ -70,6 +70,7 @@ __all__ = [
     "canonical_bytes_from_text",
     "content_hash",
     "hash_bytes",
+    "is_plain_json",
 ]
 
 HASH_PREFIX = "sha256:"
@@ -125,6 +126,13 @@ def hash_bytes(data: bytes) -> str:
 def canonical_bytes_from_text(data: bytes | str) -> bytes:
     """Parse one JSON text strictly (see ``loads_strict``), then canonicalize it."""
     return canonical_bytes(loads_strict(data))
+
+
+def is_plain_json(value: Any) -> bool:
+    """Whether ``value`` is built only of plain ``dict`` (str keys), ``list``, ``str``,
+    ``int``, finite ``float``, ``bool`` and ``None``, fewer than 200 levels deep
+    (False when the C census is not built: callers then take their general path)."""
+    return _speedups is not None and _speedups.scan(value, False, _FAST_MAX_LEVELS) is not None
 
 
 # ------------------------------------------------------------------------ fast path

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from session_contracts._canonical import is_plain_json
 from session_contracts._errors import Finding, InvalidDocument
 from session_contracts._redaction import RedactionPolicy, redact_text, redact_value
 from session_contracts._snapshot_hashes import (
@@ -107,7 +108,10 @@ def _blank(text: str) -> bool:
 
 
 def _plain(value: Any) -> Any:
-    """A plain ``dict``/``list`` copy of a JSON value (stored events may be read-only)."""
+    """A plain ``dict``/``list`` copy of a JSON value (stored events may be read-only);
+    the value itself when it is plain already (redaction copies what it returns)."""
+    if is_plain_json(value):
+        return value
     if isinstance(value, Mapping):
         return {key: _plain(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
