@@ -18,9 +18,10 @@ event (docs/hashing.md 4.1), since this toolkit has no signed session store.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import islice, repeat
 from typing import Any
 
 from session_contracts._canonical import content_hash
@@ -110,9 +111,16 @@ def _source_findings(source: Any, base: list[str | int]) -> list[Finding]:
     if not isinstance(source, Mapping) or not isinstance(source.get("events"), list):
         return []
     events = source["events"]
-    ids = [event.get("eventId") if isinstance(event, Mapping) else None for event in events]
+    ids = [
+        event.get("eventId") if type(event) is dict or isinstance(event, Mapping) else None
+        for event in events
+    ]
     findings = []
-    if any(not isinstance(a, int) or not isinstance(b, int) or a >= b for a, b in pairwise(ids)):
+    # Every id an int and each below the next (C-level loops: a page lists many).
+    increasing = all(map(isinstance, ids, repeat(int))) and all(
+        map(operator.lt, ids, islice(ids, 1, None))
+    )
+    if len(ids) > 1 and not increasing:
         findings.append(
             Finding(
                 json_path([*base, "source", "events"]),
