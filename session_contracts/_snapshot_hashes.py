@@ -111,7 +111,7 @@ def _source_findings(source: Any, base: list[str | int]) -> list[Finding]:
     if not isinstance(source, Mapping) or not isinstance(source.get("events"), list):
         return []
     events = source["events"]
-    ids = [
+    ids: list[Any] = [
         event.get("eventId") if type(event) is dict or isinstance(event, Mapping) else None
         for event in events
     ]
