@@ -274,6 +274,30 @@ def test_the_line_screens_sets_find_what_searching_each_needle_finds(
         assert line_may_hold_secret(screen, raw) == line_may_hold_secret(one_by_one, raw)
 
 
+@pytest.mark.parametrize("policy_name", sorted(POLICIES))
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_the_line_set_finds_each_needle_in_any_case_as_the_lowered_line_does(
+    policy_name: str, data: st.DataObject
+) -> None:
+    """Lines made of the plan's own needles (each set member is met), their case
+    changed at random, with and without a trap character: the one set and its
+    verdict memo answer as searching each needle in the line and its lowered form."""
+    import dataclasses
+
+    from session_contracts.conformance.judge._captured import line_may_hold_secret, secret_screen
+
+    screen = secret_screen(POLICIES[policy_name])
+    one_by_one = dataclasses.replace(screen, line_sets=None)
+    needles = sorted({needle for g in screen.line_plan for c in g for _, needle, _ in c})
+    picked = data.draw(st.lists(st.sampled_from(needles), min_size=1, max_size=6))
+    cases = data.draw(st.lists(st.booleans(), min_size=len(picked), max_size=len(picked)))
+    parts = [n.upper() if upper else n for n, upper in zip(picked, cases, strict=True)]
+    trap = data.draw(st.sampled_from([b"", *screen.trap_bytes]))
+    raw = b'{"a":"' + b" ".join(parts) + trap + b'"}'
+    assert line_may_hold_secret(screen, raw) == line_may_hold_secret(one_by_one, raw)
+
+
 @pytest.mark.parametrize("kind", sorted(canaries()))
 def test_the_line_screen_never_passes_a_planted_canary(kind: str) -> None:
     from session_contracts.conformance.judge._captured import line_may_hold_secret, secret_screen

@@ -15,7 +15,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
@@ -343,19 +343,25 @@ class SecretScreen:
     # numbered so that a needle shared by several detectors is searched once.
     line_plan: tuple[tuple[tuple[tuple[int, bytes, bool], ...], ...], ...]
     needle_count: int
-    # The needles of line_plan as two RE2 sets, the exact ones (searched in the
-    # line) and the folded ones (searched in the lowered line), with the needle
-    # number of each set member: one pass of each over the line finds every needle
-    # present.  None when the needles are too many for that (a policy file's).
+    # Every needle of line_plan, every trap and both escapes as members of one RE2
+    # set: one pass over the line finds all of them.  None when the needles are too
+    # many for that (a policy file's).
     line_sets: _LineSets | None = field(default=None, compare=False)
 
 
-@dataclass(frozen=True, slots=True)
+# What a member of the line set stands for, besides a needle number (>= 0).
+_ESCAPE = -1  # \u or \/: a character may be written another way
+_TRAP = -2  # a character that folds to an ASCII letter
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class _LineSets:
-    exact: Any  # re2.Set
-    exact_numbers: tuple[int, ...]
-    folded: Any  # re2.Set
+    literals: Any  # re2.Set, searched in the line as it is
+    meanings: tuple[int, ...]  # per member: a needle number, _ESCAPE or _TRAP
     folded_numbers: tuple[int, ...]
+    # The verdict for each set of members found: a captured stream's lines find
+    # a handful of such sets.  Bounded: cleared when it holds _MAX_VERDICTS.
+    verdicts: dict[tuple[int, ...], bool] = field(default_factory=dict)
 
 
 # An RE2 set fails (and answers "nothing found") only when its DFA outgrows its
@@ -363,38 +369,48 @@ class _LineSets:
 # literals, plus one: far below this memory for at most this many bytes.
 _LINE_SET_MAX_NEEDLE_BYTES = 20_000
 _LINE_SET_MEMORY = 64 << 20
+_MAX_VERDICTS = 4_096
+_ASCII_LOWER = frozenset(range(ord("a"), ord("z") + 1))
+_ASCII_UPPER = frozenset(range(ord("A"), ord("Z") + 1))
 
 
-def _literal_set(needles: Sequence[bytes]) -> Any:
-    """An unanchored RE2 set of byte literals (Latin-1: a byte is a character)."""
+def _byte_pattern(byte: int, folded: bool) -> str:
+    """One byte of a needle as RE2 (Latin-1: a byte is a character).  A folded needle
+    is searched in the ASCII-lowered line: its lowercase ASCII letters match either
+    case, exactly as ``needle in line.lower()`` would."""
+    if folded and byte in _ASCII_LOWER:
+        return f"[\\x{byte:02x}\\x{byte - 32:02x}]"
+    return f"\\x{byte:02x}"
+
+
+def _line_sets(
+    plan: tuple[tuple[tuple[tuple[int, bytes, bool], ...], ...], ...],
+    trap_bytes: tuple[bytes, ...],
+) -> _LineSets | None:
+    needles: dict[int, tuple[bytes, bool]] = {}
+    for gate in plan:
+        for clause in gate:
+            for number, needle, is_folded in clause:
+                needles[number] = (needle, is_folded)
+    if sum(len(needle) for needle, _ in needles.values()) > _LINE_SET_MAX_NEEDLE_BYTES:
+        return None
     options = re2.Options()
     options.encoding = re2.Options.Encoding.LATIN1
     options.max_mem = _LINE_SET_MEMORY
     options.log_errors = False
     literals = re2.Set.SearchSet(options)
-    for needle in needles:
-        literals.Add("".join(f"\\x{byte:02x}" for byte in needle).encode("ascii"))
+    meanings: list[int] = []
+    members = [(b"\\u", False, _ESCAPE), (b"\\/", False, _ESCAPE)]
+    members += [(trap, False, _TRAP) for trap in trap_bytes]
+    members += [(needle, folded, number) for number, (needle, folded) in needles.items()]
+    for text, folded, meaning in members:
+        if folded and any(byte in _ASCII_UPPER for byte in text):
+            continue  # never in a lowered line: never found
+        literals.Add("".join(_byte_pattern(byte, folded) for byte in text).encode("ascii"))
+        meanings.append(meaning)
     literals.Compile()
-    return literals
-
-
-def _line_sets(
-    plan: tuple[tuple[tuple[tuple[int, bytes, bool], ...], ...], ...],
-) -> _LineSets | None:
-    exact: dict[int, bytes] = {}
-    folded: dict[int, bytes] = {}
-    for gate in plan:
-        for clause in gate:
-            for number, needle, is_folded in clause:
-                (folded if is_folded else exact)[number] = needle
-    if sum(map(len, (*exact.values(), *folded.values()))) > _LINE_SET_MAX_NEEDLE_BYTES:
-        return None
-    return _LineSets(
-        _literal_set(list(exact.values())),
-        tuple(exact),
-        _literal_set(list(folded.values())),
-        tuple(folded),
-    )
+    folded_numbers = tuple(number for number, (_, folded) in needles.items() if folded)
+    return _LineSets(literals, tuple(meanings), folded_numbers)
 
 
 def _escaped(text: str) -> bytes:
@@ -483,42 +499,68 @@ def secret_screen(policy: RedactionPolicy) -> SecretScreen:
         tuple(t.encode() for t in traps),
         plan,
         len(numbers),
-        _line_sets(plan),
+        _line_sets(plan, tuple(t.encode() for t in traps)),
     )
 
 
 def line_may_hold_secret(screen: SecretScreen, raw: bytes) -> bool:
     """False only when no string or key of the JSON text ``raw`` can yield a finding."""
+    sets = screen.line_sets
+    if sets is None:
+        return _line_may_hold_secret_needle_by_needle(screen, raw)
+    found = tuple(sets.literals.Match(raw) or ())
+    verdict = sets.verdicts.get(found)
+    if verdict is None:
+        verdict = _line_verdict(screen, sets, found)
+        if len(sets.verdicts) >= _MAX_VERDICTS:
+            sets.verdicts.clear()
+        sets.verdicts[found] = verdict
+    return verdict
+
+
+def _line_verdict(screen: SecretScreen, sets: _LineSets, found: tuple[int, ...]) -> bool:
+    """Whether a line in which the members ``found`` of the line set (and no others)
+    are present may hold a secret."""
+    meanings = [sets.meanings[member] for member in found]
+    if _ESCAPE in meanings:
+        return True  # a character may be written another way: decide string by string
+    seen = [False] * screen.needle_count
+    for meaning in meanings:
+        if meaning >= 0:
+            seen[meaning] = True
+    if _TRAP in meanings:  # a character that folds to an ASCII letter: every folded
+        for number in sets.folded_numbers:  # literal is in reach
+            seen[number] = True
+    return _plan_holds(screen, lambda number, _needle, _folded: seen[number])
+
+
+def _plan_holds(screen: SecretScreen, present: Callable[[int, bytes, bool], bool]) -> bool:
+    """Whether every clause of some gate of the line plan has a needle ``present``."""
+    for gate in screen.line_plan:
+        for clause in gate:
+            if not any(present(*needle) for needle in clause):
+                break  # no needle of this clause: the detector cannot match
+        else:
+            return True  # every clause of this detector holds: look closer
+    return False
+
+
+def _line_may_hold_secret_needle_by_needle(screen: SecretScreen, raw: bytes) -> bool:
+    """line_may_hold_secret with a search per needle (a policy too large for one set)."""
     if b"\\u" in raw or b"\\/" in raw:
         return True  # a character may be written another way: decide string by string
     # A character that folds to an ASCII letter puts every folded literal in reach.
     traps = not raw.isascii() and any(trap in raw for trap in screen.trap_bytes)
     lowered = raw.lower()  # ASCII only: no other character lowers to an ASCII one
-    seen: list[bool | None] = [None] * screen.needle_count  # each needle searched once
-    sets = screen.line_sets
-    if sets is not None:
-        seen = [False] * screen.needle_count
-        for member in sets.exact.Match(raw) or ():
-            seen[sets.exact_numbers[member]] = True
-        if traps:
-            for number in sets.folded_numbers:
-                seen[number] = True
-        else:
-            for member in sets.folded.Match(lowered) or ():
-                seen[sets.folded_numbers[member]] = True
-    for gate in screen.line_plan:
-        for clause in gate:
-            for number, needle, folded in clause:
-                found = seen[number]
-                if found is None:
-                    found = seen[number] = (traps or needle in lowered) if folded else needle in raw
-                if found:
-                    break
-            else:
-                break  # no needle of this clause: the detector cannot match
-        else:
-            return True  # every clause of this detector holds: look closer
-    return False
+    seen: dict[int, bool] = {}  # each needle searched once
+
+    def present(number: int, needle: bytes, folded: bool) -> bool:
+        found = seen.get(number)
+        if found is None:
+            found = seen[number] = (traps or needle in lowered) if folded else needle in raw
+        return found
+
+    return _plan_holds(screen, present)
 
 
 def _text_may_match(screen: SecretScreen, text: str) -> bool:
