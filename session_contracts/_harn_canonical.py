@@ -44,7 +44,13 @@ except ImportError:  # built without a C compiler: the census runs in Python
     _speedups = None  # type: ignore[assignment,unused-ignore]
 from session_contracts._errors import Finding, InvalidDocument, json_path
 
-__all__ = ["HARN_MAX_DEPTH", "harn_canonical_bytes", "harn_sha256", "serde_float_format"]
+__all__ = [
+    "HARN_MAX_DEPTH",
+    "harn_canonical_bytes",
+    "harn_sha256",
+    "harn_sha256_of_parsed",
+    "serde_float_format",
+]
 
 HARN_MAX_DEPTH = 1000
 _HASH_PREFIX = "sha256:"
@@ -76,6 +82,23 @@ def harn_canonical_bytes(value: Any) -> bytes:
 def harn_sha256(value: Any) -> str:
     """``sha256:`` + 64 lowercase hex digits of SHA-256 over ``harn_canonical_bytes(value)``."""
     return _HASH_PREFIX + hashlib.sha256(harn_canonical_bytes(value)).hexdigest()
+
+
+def harn_sha256_of_parsed(value: Any) -> str:
+    """``harn_sha256`` of a value as ``loads_strict`` returned it, unchanged since (or
+    built of such values with dicts and lists), without the census.
+
+    The strict reader returns only JSON's own types (exact ``dict``, ``list``,
+    ``str``, ``int``, ``float``, ``bool``, ``None``), every float finite and no lone
+    surrogate: what the census vouches for.  What orjson still refuses (an integer
+    beyond 64 bits, nesting past its limit) takes the exact path, as it does after
+    the census.
+    """
+    try:
+        written = orjson.dumps(value, option=_FAST_OPTIONS)
+    except orjson.JSONEncodeError:
+        written = _exact_bytes(value)
+    return _HASH_PREFIX + hashlib.sha256(written).hexdigest()
 
 
 def serde_float_format(number: float) -> str:

@@ -26,7 +26,11 @@ from typing import Any
 
 from session_contracts._canonical import content_hash
 from session_contracts._errors import Finding, InvalidDocument, json_path
-from session_contracts._harn_canonical import harn_canonical_bytes, harn_sha256
+from session_contracts._harn_canonical import (
+    harn_canonical_bytes,
+    harn_sha256,
+    harn_sha256_of_parsed,
+)
 
 __all__ = [
     "BINDING_TARGETS",
@@ -150,18 +154,26 @@ def verify_snapshot(
     snapshot: Mapping[str, Any],
     base: list[str | int] | tuple[str | int, ...] = (),
     journal_record_hashes: Mapping[int, str] | None = None,
+    *,
+    parsed: bool = False,
 ) -> list[Finding]:
     """Recompute every hash a snapshot carries; one finding per mismatch.
 
     ``journal_record_hashes`` (event id -> record hash from the journal), when
-    given, also checks each source event's recordHash.
+    given, also checks each source event's recordHash.  ``parsed``: the snapshot is
+    as ``loads_strict`` read it, so the hashes need no type census
+    (``harn_sha256_of_parsed``).
     """
     base = list(base)
     source = snapshot.get("source", {})
     findings = _source_findings(source, base)
     try:
-        expected_content: str | None = content_hash_of_source(source)
-        expected_projection: str | None = projection_hash(snapshot)
+        if parsed:  # content_hash_of_source and projection_hash, without the census
+            expected_content: str | None = harn_sha256_of_parsed(dict(source))
+            expected_projection: str | None = harn_sha256_of_parsed(projection_hash_input(snapshot))
+        else:
+            expected_content = content_hash_of_source(source)
+            expected_projection = projection_hash(snapshot)
     except InvalidDocument:  # a value without a canonical form (NaN, a lone surrogate)
         expected_content = expected_projection = None
     if snapshot.get("contentHash") != expected_content:

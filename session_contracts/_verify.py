@@ -18,9 +18,16 @@ HASH_BEARING: Mapping[str, tuple[str, ...]] = {
 
 
 def verify_document(
-    doctype: str, document: Any, journal_record_hashes: Mapping[int, str] | None = None
+    doctype: str,
+    document: Any,
+    journal_record_hashes: Mapping[int, str] | None = None,
+    *,
+    parsed: bool = False,
 ) -> list[Finding]:
-    """Every hash mismatch of a schema-valid document; [] when it carries none."""
+    """Every hash mismatch of a schema-valid document; [] when it carries none.
+
+    ``parsed``: the document is as ``loads_strict`` read it (``verify_snapshot``).
+    """
     base = HASH_BEARING.get(doctype)
     if base is None or not isinstance(document, Mapping):
         return []
@@ -29,4 +36,4 @@ def verify_document(
         snapshot = snapshot.get(part) if isinstance(snapshot, Mapping) else None
     if not isinstance(snapshot, Mapping):
         return []  # an unavailable envelope carries no hash
-    return verify_snapshot(snapshot, base, journal_record_hashes)
+    return verify_snapshot(snapshot, base, journal_record_hashes, parsed=parsed)

@@ -329,7 +329,7 @@ def _cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
                 journal = (
                     _journal_record_hashes(args.journal, document.value) if args.journal else None
                 )
-                findings = verify_document(args.doctype, document.value, journal)
+                findings = verify_document(args.doctype, document.value, journal, parsed=True)
         errors = [f for f in findings if f.level == "error"]
         failed += bool(errors)
         _print_findings([f.at(document.source) for f in findings], out, args.format, args)

@@ -26,6 +26,7 @@ from session_contracts._harn_canonical import (
     _fast_path_applies,
     harn_canonical_bytes,
     harn_sha256,
+    harn_sha256_of_parsed,
     serde_float_format,
 )
 
@@ -125,6 +126,39 @@ def test_output_is_json_of_the_same_value_with_sorted_keys(value: Any) -> None:
     out = harn_canonical_bytes(value)
     again = json.loads(out)
     assert harn_canonical_bytes(again) == out
+
+
+def _sha_or_refusal(hasher: Any, value: Any) -> str:
+    try:
+        return str(hasher(value))
+    except InvalidDocument as exc:
+        return exc.findings[0].code
+
+
+@settings(max_examples=300)
+@given(_values)
+def test_the_hash_of_a_parsed_value_skips_only_what_the_strict_reader_vouches_for(
+    value: Any,
+) -> None:
+    """``check`` and ``verify`` hash values the strict reader returned without the
+    census: the same hash, or the same refusal, as the census path."""
+    from session_contracts._jsonload import loads_strict
+
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8", "surrogatepass")
+    try:
+        parsed = loads_strict(text)
+    except InvalidDocument:
+        return  # a lone surrogate: never read, never hashed
+    assert _sha_or_refusal(harn_sha256_of_parsed, parsed) == _sha_or_refusal(harn_sha256, parsed)
+
+
+def test_the_hash_of_a_parsed_value_past_orjsons_limits_takes_the_exact_path() -> None:
+    from session_contracts._jsonload import loads_strict
+
+    deep = b"[" * 300 + b'{"x":1.5,"big":18446744073709551616}' + b"]" * 300
+    parsed = loads_strict(deep, max_depth=400)
+    assert harn_sha256_of_parsed(parsed) == harn_sha256(parsed)
+    assert harn_sha256_of_parsed({"n": 2**64}) == harn_sha256({"n": 2**64})
 
 
 def test_keys_sorted_by_code_point_not_utf16() -> None:

@@ -694,6 +694,6 @@ def check_documents(
         # A document detected by its validity (a tie between types) is known valid.
         findings = [] if known_valid else validator.validate(name, value)
         if not findings:
-            findings = verify_document(name, value)
+            findings = verify_document(name, value, parsed=True)
         findings += screened_secret_findings(value, screen, raw, memo)
         yield source, name, findings
