@@ -139,6 +139,10 @@ try:
     from session_contracts import _speedups
 except ImportError:  # built without a C compiler: the written text decides
     _speedups = None  # type: ignore[assignment,unused-ignore]
+try:
+    from session_contracts import _linescan
+except ImportError:  # built without a C compiler: bytes.count and ``in``
+    _linescan = None  # type: ignore[assignment,unused-ignore]
 
 _READING_CENSUS_MAX_DEPTH = 1000
 _SLOW = object()
@@ -162,8 +166,12 @@ def _loads_fast(raw: bytes, max_depth: int) -> Any:
         if census is None:
             return _SLOW
         colons, big_float = census
-        raw_colons = raw.count(b":")
-        if raw_colons != colons or (raw_colons and b"\\u003" in raw) or big_float:
+        if _linescan is not None:
+            raw_colons, escaped_colon = _linescan.colon_facts(raw)
+        else:
+            raw_colons = raw.count(b":")
+            escaped_colon = bool(raw_colons) and b"\\u003" in raw
+        if raw_colons != colons or (raw_colons and escaped_colon) or big_float:
             return _SLOW
         return value
     try:

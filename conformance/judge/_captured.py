@@ -38,6 +38,11 @@ from session_contracts._schemas import SchemaSet
 from session_contracts._validator import DocumentValidator, default_validator
 from session_contracts._verify import verify_document
 
+try:
+    from session_contracts import _linescan
+except ImportError:  # built without a C compiler: an RE2 set finds the needles
+    _linescan = None  # type: ignore[assignment,unused-ignore]
+
 __all__ = [
     "CheckStats",
     "ScreenMemo",
@@ -356,7 +361,9 @@ _TRAP = -2  # a character that folds to an ASCII letter
 
 @dataclass(frozen=True, slots=True, eq=False)
 class _LineSets:
-    literals: Any  # re2.Set, searched in the line as it is
+    # The indices of the members a line holds, ascending (a NeedleSet's found,
+    # or an RE2 set's where the C module is not built).
+    find: Callable[[bytes], tuple[int, ...]]
     meanings: tuple[int, ...]  # per member: a needle number, _ESCAPE or _TRAP
     folded_numbers: tuple[int, ...]
     # The verdict for each set of members found: a captured stream's lines find
@@ -394,23 +401,34 @@ def _line_sets(
                 needles[number] = (needle, is_folded)
     if sum(len(needle) for needle, _ in needles.values()) > _LINE_SET_MAX_NEEDLE_BYTES:
         return None
+    members = [(b"\\u", False, _ESCAPE), (b"\\/", False, _ESCAPE)]
+    members += [(trap, False, _TRAP) for trap in trap_bytes]
+    members += [(needle, folded, number) for number, (needle, folded) in needles.items()]
+    # A folded needle with an uppercase ASCII letter is never in a lowered line.
+    kept = [m for m in members if not (m[1] and any(byte in _ASCII_UPPER for byte in m[0]))]
+    meanings = tuple(meaning for _, _, meaning in kept)
+    folded_numbers = tuple(number for number, (_, folded) in needles.items() if folded)
+    if _linescan is not None:
+        found = _linescan.NeedleSet([(text, folded) for text, folded, _ in kept]).found
+        return _LineSets(found, meanings, folded_numbers)
+    return _LineSets(_re2_finder(kept), meanings, folded_numbers)
+
+
+def _re2_finder(members: list[tuple[bytes, bool, int]]) -> Callable[[bytes], tuple[int, ...]]:
+    """NeedleSet.found as an RE2 set (Latin-1: a byte is a character)."""
     options = re2.Options()
     options.encoding = re2.Options.Encoding.LATIN1
     options.max_mem = _LINE_SET_MEMORY
     options.log_errors = False
     literals = re2.Set.SearchSet(options)
-    meanings: list[int] = []
-    members = [(b"\\u", False, _ESCAPE), (b"\\/", False, _ESCAPE)]
-    members += [(trap, False, _TRAP) for trap in trap_bytes]
-    members += [(needle, folded, number) for number, (needle, folded) in needles.items()]
-    for text, folded, meaning in members:
-        if folded and any(byte in _ASCII_UPPER for byte in text):
-            continue  # never in a lowered line: never found
+    for text, folded, _ in members:
         literals.Add("".join(_byte_pattern(byte, folded) for byte in text).encode("ascii"))
-        meanings.append(meaning)
     literals.Compile()
-    folded_numbers = tuple(number for number, (_, folded) in needles.items() if folded)
-    return _LineSets(literals, tuple(meanings), folded_numbers)
+
+    def find(line: bytes) -> tuple[int, ...]:
+        return tuple(sorted(literals.Match(line) or ()))
+
+    return find
 
 
 def _escaped(text: str) -> bytes:
@@ -508,7 +526,7 @@ def line_may_hold_secret(screen: SecretScreen, raw: bytes) -> bool:
     sets = screen.line_sets
     if sets is None:
         return _line_may_hold_secret_needle_by_needle(screen, raw)
-    found = tuple(sets.literals.Match(raw) or ())
+    found = sets.find(raw)
     verdict = sets.verdicts.get(found)
     if verdict is None:
         verdict = _line_verdict(screen, sets, found)

@@ -1,0 +1,9 @@
+"""Types of the byte scans of a JSON line (session_contracts/_linescan.c)."""
+
+from collections.abc import Sequence
+
+class NeedleSet:
+    def __init__(self, needles: Sequence[tuple[bytes, bool]]) -> None: ...
+    def found(self, line: bytes, /) -> tuple[int, ...]: ...
+
+def colon_facts(raw: bytes, /) -> tuple[int, bool]: ...
