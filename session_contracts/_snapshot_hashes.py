@@ -115,10 +115,11 @@ def _source_findings(source: Any, base: list[str | int]) -> list[Finding]:
     if not isinstance(source, Mapping) or not isinstance(source.get("events"), list):
         return []
     events = source["events"]
-    ids: list[Any] = [
-        event.get("eventId") if type(event) is dict or isinstance(event, Mapping) else None
-        for event in events
-    ]
+    ids: list[Any]
+    if all(map(operator.is_, map(type, events), repeat(dict))):  # as read: C-level loops
+        ids = list(map(dict.get, events, repeat("eventId")))
+    else:
+        ids = [event.get("eventId") if isinstance(event, Mapping) else None for event in events]
     findings = []
     # Every id an int and each below the next (C-level loops: a page lists many).
     increasing = all(map(isinstance, ids, repeat(int))) and all(
@@ -169,7 +170,9 @@ def verify_snapshot(
     findings = _source_findings(source, base)
     try:
         if parsed:  # content_hash_of_source and projection_hash, without the census
-            expected_content: str | None = harn_sha256_of_parsed(dict(source))
+            expected_content: str | None = harn_sha256_of_parsed(
+                source if type(source) is dict else dict(source)
+            )
             expected_projection: str | None = harn_sha256_of_parsed(projection_hash_input(snapshot))
         else:
             expected_content = content_hash_of_source(source)
