@@ -21,11 +21,13 @@ The hash is ``sha256:`` + 64 lowercase hex digits of SHA-256 over those bytes.
 Fast and exact: orjson with ``OPT_SORT_KEYS`` writes exactly these bytes for
 plain values: it sorts keys by code point, formats floats with the same rules
 and escapes as serde_json does (measured against serde_json 1.0.154 on 200,000
-random doubles, and held by property tests against ``serde_float_format``).  A
-type census (plain ``dict``/``list``/``str``/``int``/``float``/``bool``/``None``,
-every float finite) decides whether it may be used.  Everything else takes the
-exact path below, which reports the first problem with its JSON path; property
-tests hold the two paths equal.
+random doubles, and held by property tests against ``serde_float_format``).
+With the C extension, ``_speedups.harn_dumps`` writes those bytes in the one walk
+that checks the types (plain ``dict``/``list``/``str``/``int``/``float``/``bool``/
+``None``, every float finite), leaving the floats to orjson; without it a type
+census decides whether orjson may be used.  Everything else takes the exact
+path below, which reports the first problem with its JSON path; property tests
+hold the paths equal.
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ def harn_canonical_bytes(value: Any) -> bytes:
     Raises :class:`InvalidDocument` with one finding (code ``canonical_*``, the
     JSON path of the offending value) for what has no such form.
     """
+    if _speedups is not None and hasattr(_speedups, "harn_dumps"):
+        written = _speedups.harn_dumps(value, _FAST_MAX_LEVELS, orjson.dumps)
+        # None: something is not plain JSON (or too deep); the exact path names it.
+        return written if written is not None else _exact_bytes(value)
     if _fast_path_applies(value):
         try:
             return orjson.dumps(value, option=_FAST_OPTIONS)
@@ -264,7 +270,7 @@ def _exact_bytes(value: Any) -> bytes:
                         "canonical_lone_surrogate",
                         "the key holds a lone UTF-16 surrogate, which is not Unicode text",
                         "pair the surrogate or remove it; such a key has no UTF-8 form",
-                        [*parts, key.encode("utf-8", "backslashreplace").decode("ascii")],
+                        [*parts, key.encode("utf-8", "backslashreplace").decode("utf-8")],
                     )
             out.append(b"{")
             # Code point order is UTF-8 byte order.

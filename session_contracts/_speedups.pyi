@@ -1,5 +1,6 @@
-"""Types of the C census (session_contracts/_speedups.c)."""
+"""Types of the C census and writer (session_contracts/_speedups.c)."""
 
+from collections.abc import Callable
 from typing import Any
 
 DIRECT_DICT_LAYOUT: int
@@ -19,3 +20,6 @@ def scan(
 ): ...
 def strip_dot_zero(out: bytes, dot_zero: int, negative_zero: int, /) -> bytes | None: ...
 def reading_census(value: Any, max_depth: int, /) -> tuple[int, bool] | None: ...
+def harn_dumps(
+    value: Any, max_levels: int, float_writer: Callable[[list[float]], bytes], /
+) -> bytes | None: ...

@@ -17,6 +17,7 @@ import math
 import os
 import re
 import sys
+import tracemalloc
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -417,3 +418,336 @@ def test_reading_census_checks_its_arguments() -> None:
         _speedups.reading_census([], 0)
     assert _speedups.reading_census([(1,)], 64) is None
     assert _speedups.reading_census([math.nan], 64) is None
+
+
+# ------------------------------------------------------------------------ harn_dumps
+
+_HARN_FLOAT_EDGES = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.5,
+    0.1,
+    1e15,
+    1e16,
+    -1e16,
+    1e21,
+    1e22,
+    1e-5,
+    1e-6,
+    1e-7,
+    5e-324,
+    -5e-324,
+    2.225073858507201e-308,  # the largest subnormal
+    2.2250738585072014e-308,  # the smallest normal
+    1.7976931348623157e308,
+    123456789012345680.0,
+]
+_HARN_INT_EDGES = [
+    0,
+    -1,
+    9,
+    10,
+    99,
+    100,
+    2**30 - 1,  # one 30-bit digit: CPython's compact ints end here
+    2**30,
+    -(2**30),
+    2**53 + 1,
+    -(2**63),
+    2**63 - 1,
+    2**63,
+    2**64 - 1,
+    10**19,
+]
+_HARN_TEXT = st.one_of(
+    st.text(max_size=6),
+    st.text(max_size=40),  # past the 8-byte words and the inlined short ASCII path
+    st.text(st.characters(max_codepoint=0x7F), max_size=40),  # controls, quotes, U+007F
+    st.text(st.characters(max_codepoint=0xFF), max_size=20),  # one byte a code point
+    st.text(st.characters(min_codepoint=0xE000), max_size=8),  # U+E000.. and astral
+    st.sampled_from(["", "\\", '"', "/", "\x7f", "\x00\x1f\x08\x0c", "\u2028", "\ufeff"]),
+)
+_HARN_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**63), 2**64 - 1),
+    st.sampled_from(_HARN_INT_EDGES),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.floats(
+        allow_nan=False,
+        allow_infinity=False,
+        allow_subnormal=True,
+        max_value=1e-300,
+        min_value=-1e-300,
+    ),
+    st.sampled_from(_HARN_FLOAT_EDGES),
+    _HARN_TEXT,
+)
+_HARN_JSON = st.recursive(
+    _HARN_SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=12),
+        st.dictionaries(_HARN_TEXT, inner, max_size=6),
+        st.dictionaries(_HARN_TEXT, inner, min_size=17, max_size=30),  # sorted off the stack
+    ),
+    max_leaves=60,
+)
+
+
+def _harn_dumps(value: Any, float_writer: Any = orjson.dumps) -> bytes | None:
+    assert _speedups is not None
+    return _speedups.harn_dumps(value, _FAST_MAX_LEVELS, float_writer)
+
+
+def _orjson_harn(value: Any) -> bytes:
+    return orjson.dumps(value, option=_harn_canonical._FAST_OPTIONS)
+
+
+@needs_extension
+@_PROPERTY
+@given(_HARN_JSON)
+def test_harn_dumps_writes_what_orjson_writes(value: Any) -> None:
+    written = _harn_dumps(value)  # before orjson has cached any str's UTF-8 form
+    assert written == _orjson_harn(value)
+    assert _harn_dumps(value) == written  # after: the cached UTF-8 forms are read
+    assert harn_canonical_bytes(value) == written == harn_exact_bytes(value)
+
+
+@needs_extension
+def test_harn_dumps_reads_text_with_and_without_a_cached_utf8_form() -> None:
+    texts = ["é" * 20 + '\n\t"\\', "日本語\x01" * 5, "😂\x1f\ue000" * 7, "ü", "\x7f/" * 9]
+    uncached = _harn_dumps(texts)
+    sizes = [sys.getsizeof(text) for text in texts]
+    expected = _orjson_harn(texts)  # orjson leaves the UTF-8 form on each str
+    assert [sys.getsizeof(text) for text in texts] != sizes
+    assert uncached == _harn_dumps(texts) == expected
+    keys = {text: n for n, text in enumerate(texts)}
+    assert _harn_dumps(keys) == _orjson_harn(keys)
+
+
+@needs_extension
+@pytest.mark.parametrize("number", _HARN_INT_EDGES + [-n for n in _HARN_INT_EDGES])
+def test_harn_dumps_writes_integers_at_the_edges(number: int) -> None:
+    if number < -(2**63):
+        assert _harn_dumps([number]) is None
+    else:
+        assert _harn_dumps([number, {"n": number}]) == _orjson_harn([number, {"n": number}])
+
+
+@needs_extension
+@pytest.mark.parametrize("number", _HARN_FLOAT_EDGES + [-n for n in _HARN_FLOAT_EDGES])
+def test_harn_dumps_writes_floats_as_orjson(number: float) -> None:
+    value = {"b": number, "a": [number, "x", number], "c": {"d": number}}
+    assert _harn_dumps(value) == _orjson_harn(value)
+
+
+def test_harn_dumps_sorts_keys_by_code_point() -> None:
+    if _speedups is None:
+        pytest.skip("the C census is not built here")
+    keys = ["\U0001f602", "\ufb33", "\ue000", "\uffff", "é", "z", "", "a\x00", "a", "A", "ab"]
+    value = {key: n for n, key in enumerate(keys)}
+    assert _harn_dumps(value) == _orjson_harn(value)
+    assert list(orjson.loads(_harn_dumps(value) or b"{}")) == sorted(keys)
+
+
+class _Float(float):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+class _List(list):  # type: ignore[type-arg]
+    pass
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    pass
+
+
+def _self_containing_dict() -> dict[str, Any]:
+    loop: dict[str, Any] = {}
+    loop["self"] = loop
+    return loop
+
+
+# Each is refused on its own: not plain JSON, or where orjson and Harn's form part.
+_HARN_REFUSED = [
+    (1, 2),
+    _Colour.RED,
+    _Number.ONE,
+    _Text("v"),
+    _Float(1.5),
+    _Int(3),
+    _List([1]),
+    _Dict(a=1),
+    collections.OrderedDict(a=1),
+    uuid.UUID(int=7),
+    orjson.Fragment(b"1"),
+    b"bytes",
+    {1, 2},
+    frozenset(),
+    math.nan,
+    math.inf,
+    -math.inf,
+    2**64,
+    -(2**63) - 1,
+    10**400,
+    "\ud800",
+    "a\udfffb",
+    "\ud83d\ude02",  # a pair as two code points is two lone surrogates to UTF-8
+    "é\ud800",
+    "\U0001f602\udc00",
+    {1: "integer key"},
+    {None: 1},
+    {1.5: 1},
+    {(1,): 1},
+    {_Text("k"): 1},
+    {"\ud800": 1},
+    {"ok": 1, "\U0001f602\udbff": 2},
+    _cycle(),
+    _self_containing_dict(),
+    _nested(_FAST_MAX_LEVELS + 1),
+]
+
+
+@needs_extension
+@pytest.mark.parametrize("bad", _HARN_REFUSED, ids=repr)
+def test_harn_dumps_refuses_each_problem_wherever_it_lies(bad: Any) -> None:
+    assert _harn_dumps(bad) is None
+    # Deep inside an otherwise fine value, after floats (holes to release) and text.
+    inside = {"a": [1.5, "x", {"b": [2.5, -0.0, {"c": [bad]}]}], "z": 3.5}
+    assert _harn_dumps(inside) is None
+    assert _harn_dumps([{"m": 1.0}] * 20 + [bad]) is None
+    with contextlib.suppress(TypeError):  # unhashable: never a key
+        assert _harn_dumps({"ok": 1.5, bad: 1}) is None
+        assert _harn_dumps({f"k{n}": float(n) for n in range(20)} | {bad: 1}) is None
+    # The exact path decides: it names the problem, or writes what orjson cannot.
+    try:
+        exact = harn_exact_bytes(inside)
+    except InvalidDocument:
+        with pytest.raises(InvalidDocument):
+            harn_canonical_bytes(inside)
+    else:
+        assert harn_canonical_bytes(inside) == exact
+
+
+def _deep(levels: int, innermost: Any) -> Any:
+    """levels nested lists and dicts; the innermost one holds innermost (or nothing)."""
+    value: Any = [] if innermost is None else [innermost]
+    for level in range(levels - 1):
+        value = {"k": value} if level % 2 else [value]
+    return value
+
+
+@needs_extension
+def test_harn_dumps_nests_to_the_limit_and_not_one_past() -> None:
+    limit = _FAST_MAX_LEVELS
+    for fine in (_deep(limit, None), _deep(limit - 1, 1.5), _deep(limit - 1, {})):
+        assert _harn_dumps(fine) == _orjson_harn(fine)
+    for deep in (_deep(limit + 1, None), _deep(limit, 1.5), _deep(limit, "x"), [_nested(limit)]):
+        assert _harn_dumps(deep) is None
+        assert harn_canonical_bytes(deep) == harn_exact_bytes(deep)  # the exact path writes it
+    assert _speedups is not None
+    assert _speedups.harn_dumps([[1]], 2, orjson.dumps) is None
+    assert _speedups.harn_dumps([[]], 2, orjson.dumps) == b"[[]]"
+    assert _speedups.harn_dumps([1], 1, orjson.dumps) is None
+    assert _speedups.harn_dumps([], 1, orjson.dumps) == b"[]"
+
+
+@needs_extension
+def test_harn_dumps_reads_split_tables_and_tables_with_deleted_members() -> None:
+    class Holder:
+        def __init__(self) -> None:
+            self.b = [2.0, math.nan]
+            self.a = 1.0
+
+    split = Holder().__dict__  # a split table: values live outside the keys
+    assert _harn_dumps(split) is None
+    split["b"] = [2.0, "\n"]
+    assert _harn_dumps(split) == _orjson_harn(split) == b'{"a":1.0,"b":[2.0,"\\n"]}'
+    for size in (10, 40):  # sorted on the stack, and off it
+        edited: dict[str, Any] = {f"k{n}": float(n) for n in range(size)}
+        for n in range(0, size, 3):
+            del edited[f"k{n}"]
+        edited["late"] = (1,)
+        assert _harn_dumps(edited) is None
+        del edited["late"]
+        edited["\U0001f602"] = "last"
+        assert _harn_dumps(edited) == _orjson_harn(edited)
+
+
+@needs_extension
+def test_harn_dumps_splices_the_float_writers_texts_in_order() -> None:
+    seen: list[list[float]] = []
+
+    def writer(numbers: list[float]) -> bytes:
+        seen.append(list(numbers))
+        return b"[" + b",".join(b"F%d" % n for n in range(len(numbers))) + b"]"
+
+    value = {"b": 2.5, "a": [1.5, "x,", 0.5], "c": {"e": 4.5, "d": -0.0}, "n": 7}
+    assert _harn_dumps(value, writer) == b'{"a":[F0,"x,",F1],"b":F2,"c":{"d":F3,"e":F4},"n":7}'
+    assert seen == [[1.5, 0.5, 2.5, -0.0, 4.5]]
+    assert _harn_dumps({"no": ["floats", 1]}, writer) == b'{"no":["floats",1]}'
+    assert len(seen) == 1  # no float, no call
+
+
+class _WriterFailed(Exception):
+    pass
+
+
+def _failing_writer(numbers: list[float]) -> bytes:
+    raise _WriterFailed(len(numbers))
+
+
+@needs_extension
+@pytest.mark.parametrize(
+    "answer",
+    [b"[1.0]", b"[1.0,2.0,3.0]", b"[1.0,,2.0]", b"1.0,2.0", b"[1.0,2.0", b"[,]", b"[]", "[1,2]"],
+)
+def test_harn_dumps_refuses_a_float_writer_that_answers_otherwise(answer: Any) -> None:
+    with pytest.raises(ValueError, match="float_writer"):
+        _harn_dumps([1.5, {"x": 2.5}], lambda numbers: answer)
+
+
+@needs_extension
+def test_harn_dumps_propagates_the_float_writers_error() -> None:
+    with pytest.raises(_WriterFailed):
+        _harn_dumps({"a": [1.5, 2.5]}, _failing_writer)
+
+
+@needs_extension
+def test_harn_dumps_checks_its_arguments() -> None:
+    assert _speedups is not None
+    with pytest.raises(ValueError, match="max_levels"):
+        _speedups.harn_dumps([], 0, orjson.dumps)
+    with pytest.raises(ValueError, match="max_levels"):
+        _speedups.harn_dumps([], 10_000, orjson.dumps)
+    with pytest.raises(TypeError, match="float_writer"):
+        _speedups.harn_dumps([], 5, None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        _speedups.harn_dumps([], 5)  # type: ignore[call-arg]
+
+
+@needs_extension
+def test_harn_dumps_keeps_no_reference_and_no_memory() -> None:
+    number = 1234.5678  # one float object, shared by every slot below
+    fine = {"a": [number] * 10, "b": number, "t": "é" * 30, "n": [2**63, -1]}
+    refused = [number, {"k": number}, (1,)]
+    before = sys.getrefcount(number)
+    expected = _orjson_harn(fine)
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        for _ in range(100_000):
+            assert _harn_dumps(fine) == expected
+            assert _harn_dumps(refused) is None
+        with pytest.raises(_WriterFailed):
+            _harn_dumps(fine, _failing_writer)
+        grown = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+    assert sys.getrefcount(number) == before
+    assert grown < 64 * 1024
