@@ -742,7 +742,7 @@ def _first_problem(value: Any) -> InvalidDocument:
                         "canonical_lone_surrogate",
                         "the key holds a lone UTF-16 surrogate, which is not Unicode text",
                         "pair the surrogate or remove it; such a key has no UTF-8 form",
-                        (*parts, key.encode("utf-8", "backslashreplace").decode("ascii")),
+                        (*parts, key.encode("utf-8", "backslashreplace").decode("utf-8")),
                     )
             stack.extend((child, (*parts, key)) for key, child in reversed(node.items()))
             continue

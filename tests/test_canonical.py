@@ -213,6 +213,12 @@ REFUSALS: list[tuple[str, Any, str, str]] = [
         "canonical_lone_surrogate",
         json_path(["a", "\\udc00k"]),
     ),
+    (
+        "lone surrogate key with other non-ASCII text",
+        {"a": {"\u00e9\ud800": 1}},
+        "canonical_lone_surrogate",
+        json_path(["a", "\u00e9\\ud800"]),
+    ),
     ("tuple", {"x": (1, 2)}, "canonical_unsupported_type", "$.x"),
     ("tuple root", (1,), "canonical_unsupported_type", "$"),
     ("set", {"x": {1}}, "canonical_unsupported_type", "$.x"),
