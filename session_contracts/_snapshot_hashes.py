@@ -112,7 +112,9 @@ def classify_extensions(snapshot: Mapping[str, Any]) -> list[ExtensionBinding]:
 
 def _source_findings(source: Any, base: list[str | int]) -> list[Finding]:
     """The source object's own consistency: ids increasing, first/last naming the ends."""
-    if not isinstance(source, Mapping) or not isinstance(source.get("events"), list):
+    if not (type(source) is dict or isinstance(source, Mapping)) or not isinstance(
+        source.get("events"), list
+    ):
         return []
     events = source["events"]
     ids: list[Any]
@@ -224,7 +226,7 @@ def verify_snapshot(
                         "hash the whole stored event (docs/hashing.md section 4.1)",
                     )
                 )
-    for binding in classify_extensions(snapshot):
+    for binding in classify_extensions(snapshot) if snapshot.get("extensions") else ():
         if binding.state == "stale-binding":
             findings.append(
                 Finding(

@@ -29,11 +29,11 @@ def verify_document(
     ``parsed``: the document is as ``loads_strict`` read it (``verify_snapshot``).
     """
     base = HASH_BEARING.get(doctype)
-    if base is None or not isinstance(document, Mapping):
+    if base is None or not (type(document) is dict or isinstance(document, Mapping)):
         return []
     snapshot: Any = document
     for part in base:
         snapshot = snapshot.get(part) if isinstance(snapshot, Mapping) else None
-    if not isinstance(snapshot, Mapping):
+    if not (type(snapshot) is dict or isinstance(snapshot, Mapping)):
         return []  # an unavailable envelope carries no hash
     return verify_snapshot(snapshot, base, journal_record_hashes, parsed=parsed)
