@@ -1,10 +1,16 @@
 """The C byte scans of a JSON line (session_contracts/_linescan.c) against their
 definitions: ``needle in line`` (``needle in line.lower()`` for a folded needle), the
-RE2 set that finds the same where the module is not built, and ``bytes.count``."""
+RE2 set that finds the same where the module is not built, and ``bytes.count``.
+
+``found`` has two loops: AVX2 screens 32 positions at a time where the processor has
+it, byte by byte otherwise.  The tests run where AVX2 is on (when it can be) and again
+with it turned off, on lines long enough for several blocks of 32."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import given, settings
@@ -16,6 +22,20 @@ except ImportError:  # pragma: no cover - a machine without a C compiler
     _linescan = None  # type: ignore[assignment,unused-ignore]
 
 needs_module = pytest.mark.skipif(_linescan is None, reason="the C module is not built here")
+
+
+LOOPS = pytest.mark.parametrize("avx2", [True, False], ids=["avx2", "bytewise"])
+
+
+@contextmanager
+def _loop(avx2: bool) -> Iterator[None]:
+    """``found`` with the AVX2 screen (where the processor has it) or without."""
+    before = _linescan._use_avx2(avx2)
+    try:
+        yield
+    finally:
+        _linescan._use_avx2(before)
+
 
 # Bytes that make the cases meet: ASCII letters of both cases, JSON punctuation,
 # and bytes above 0x7f (UTF-8 and Latin-1 letters, which must not fold).
@@ -57,37 +77,82 @@ def _cases(draw: st.DrawFn) -> tuple[list[tuple[bytes, bool]], bytes]:
     return needles, b"".join(pieces)
 
 
+@st.composite
+def _long_cases(draw: st.DrawFn) -> tuple[list[tuple[bytes, bool]], bytes]:
+    """Lines of one to several hundred bytes: needles (in any case, or cut short)
+    placed at any offset, so that they straddle the blocks of 32 and end the line."""
+    needles, _ = draw(_cases())
+    filler = draw(st.sampled_from([b"x", b"a", b"k", b' "', b"\xc5"]))
+    line = bytearray(filler * draw(st.integers(0, 300)))
+    for _ in range(draw(st.integers(0, 4))):
+        piece = (
+            draw(
+                st.sampled_from([n for n, _ in needles]).map(
+                    lambda n: draw(st.sampled_from([n, n.upper(), n.swapcase(), n[:-1]]))
+                )
+            )
+            if needles
+            else draw(_BYTES)
+        )
+        at = draw(st.integers(0, len(line)))
+        line[at:at] = piece
+    return needles, bytes(line)
+
+
 @needs_module
+@LOOPS
 @settings(max_examples=500, deadline=None)
-@given(case=_cases())
+@given(case=_cases() | _long_cases())
 def test_found_is_each_needle_in_the_line_or_in_the_lowered_line(
-    case: tuple[list[tuple[bytes, bool]], bytes],
+    avx2: bool, case: tuple[list[tuple[bytes, bool]], bytes]
 ) -> None:
     needles, line = case
-    assert _linescan.NeedleSet(needles).found(line) == _expected(needles, line)
+    with _loop(avx2):
+        assert _linescan.NeedleSet(needles).found(line) == _expected(needles, line)
 
 
 @needs_module
+@LOOPS
 @settings(max_examples=200, deadline=None)
-@given(case=_cases())
-def test_found_equals_the_re2_set_it_replaces(case: tuple[list[tuple[bytes, bool]], bytes]) -> None:
+@given(case=_cases() | _long_cases())
+def test_found_equals_the_re2_set_it_replaces(
+    avx2: bool, case: tuple[list[tuple[bytes, bool]], bytes]
+) -> None:
     from session_contracts.conformance.judge._captured import _re2_finder
 
     needles, line = case
     members = [(needle, folded, 0) for needle, folded in needles]
-    assert _linescan.NeedleSet(needles).found(line) == _re2_finder(members)(line)
+    with _loop(avx2):
+        assert _linescan.NeedleSet(needles).found(line) == _re2_finder(members)(line)
 
 
 @needs_module
-def test_found_on_long_lines_and_at_the_edges() -> None:
+@LOOPS
+def test_found_on_long_lines_and_at_the_edges(avx2: bool) -> None:
     needles = [(b"key", True), (b"sk", False), (b":", False), (b"END", False)]
     line = b"x" * 100_000 + b"KEY" + b"y" * 100_000 + b"END"
     found = _linescan.NeedleSet(needles)
-    assert found.found(line) == (0, 3)
-    assert found.found(b"sk") == (1,)
-    assert found.found(b"s") == ()
-    assert found.found(b"") == ()
-    assert found.found(bytearray(b"a:b")) == (2,)
+    with _loop(avx2):
+        assert found.found(line) == (0, 3)
+        assert found.found(b"sk") == (1,)
+        assert found.found(b"s") == ()
+        assert found.found(b"") == ()
+        assert found.found(bytearray(b"a:b")) == (2,)
+        # every offset in and around a block of 32, and a needle ending the line
+        for at in range(70):
+            line = b"x" * at + b"Key" + b"y" * (70 - at) + b"sk"
+            assert found.found(line) == (0, 1), at
+            assert found.found(line[: at + 2]) == (), at
+
+
+@needs_module
+@LOOPS
+def test_found_with_more_needles_than_the_screen_takes(avx2: bool) -> None:
+    # Past 256 fingerprints the screen is not built: every position is tested.
+    needles = [(bytes([97 + i % 26, 97 + i // 26 % 26, 97 + i // 676]), True) for i in range(300)]
+    line = b"-" * 50 + b"FbA" + b"-" * 50
+    with _loop(avx2):
+        assert _linescan.NeedleSet(needles).found(line) == (31,)  # b"fba"
 
 
 @needs_module
