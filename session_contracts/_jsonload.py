@@ -28,6 +28,7 @@ __all__ = [
     "JsonDocument",
     "iter_documents",
     "loads_strict",
+    "loads_strict_noting_floats",
 ]
 
 MAX_DEPTH = 64
@@ -150,30 +151,32 @@ _TWO_TO_THE_63 = float(2**63)
 _LARGE_DOUBLE = re.compile(rb"[0-9]e\+(?:1[89]|[2-9][0-9]|[0-9]{3})")
 
 
-def _loads_fast(raw: bytes, max_depth: int) -> Any:
-    """The value of ``raw``, or ``_SLOW`` when the strict decoder must decide."""
+def _loads_fast(raw: bytes, max_depth: int) -> tuple[Any, bool] | object:
+    """(the value of ``raw``, whether it may hold an integral float), or ``_SLOW``
+    when the strict decoder must decide."""
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return _SLOW
     kind = type(value)
     if kind is not dict and kind is not list:
-        return _SLOW if kind is float and abs(value) >= _TWO_TO_THE_63 else value
+        if kind is float:
+            return _SLOW if abs(value) >= _TWO_TO_THE_63 else (value, value.is_integer())
+        return value, False
     if _speedups is not None and max_depth <= _READING_CENSUS_MAX_DEPTH:
         # The same three facts, read off the value in C instead of off its
         # indented text (tests/test_speedups.py holds the two ways equal).
         census = _speedups.reading_census(value, max_depth)
         if census is None:
             return _SLOW
-        colons, big_float = census
+        colons, big_float, integral_float = census
         if _linescan is not None:
             raw_colons, escaped_colon = _linescan.colon_facts(raw)
         else:
-            raw_colons = raw.count(b":")
-            escaped_colon = bool(raw_colons) and b"\\u003" in raw
+            raw_colons, escaped_colon = raw.count(b":"), b"\\u003" in raw
         if raw_colons != colons or (raw_colons and escaped_colon) or big_float:
             return _SLOW
-        return value
+        return value, integral_float
     try:
         written = orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except orjson.JSONEncodeError:  # nested past orjson's writing limit
@@ -185,7 +188,7 @@ def _loads_fast(raw: bytes, max_depth: int) -> Any:
         return _SLOW
     if b"e+" in written and _LARGE_DOUBLE.search(written):
         return _SLOW
-    return value
+    return value, True
 
 
 def loads_strict(
@@ -201,6 +204,18 @@ def loads_strict(
     ``json_non_finite_number``, ``json_number_out_of_range``, ``json_lone_surrogate``
     or ``json_too_deep``.
     """
+    return loads_strict_noting_floats(data, max_bytes=max_bytes, max_depth=max_depth)[0]
+
+
+def loads_strict_noting_floats(
+    data: bytes | str,
+    *,
+    max_bytes: int = MAX_DOCUMENT_BYTES,
+    max_depth: int = MAX_DEPTH,
+) -> tuple[Any, bool]:
+    """``loads_strict``, and whether the value may hold an integral float such as
+    ``5.0``: False only when the C census read every float and found none (so a
+    caller may skip its own census, as ``check`` does for ``validate``)."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if len(raw) > max_bytes:
         raise _error(
@@ -211,8 +226,8 @@ def loads_strict(
         )
     fast = _loads_fast(raw, max_depth)
     if fast is not _SLOW:
-        return fast
-    return _loads_slow(raw, max_depth)
+        return fast  # type: ignore[return-value]
+    return _loads_slow(raw, max_depth), True
 
 
 def _loads_slow(raw: bytes, max_depth: int) -> Any:

@@ -736,6 +736,7 @@ typedef struct {
     int max_depth;
     Py_ssize_t colons;
     int big_float;
+    int integral_float;
 } Reading;
 
 static Py_ssize_t colons_in(PyObject *text)
@@ -786,6 +787,9 @@ static int read_value(Reading *r, PyObject *v, int level)
         if (fabs(x) >= 1e18) {
             r->big_float = 1;
         }
+        if (x == floor(x)) {
+            r->integral_float = 1;
+        }
         return 1;
     }
     if (t == &PyList_Type) {
@@ -832,8 +836,9 @@ static int read_value(Reading *r, PyObject *v, int level)
 PyDoc_STRVAR(reading_census_doc,
 "reading_census(value, max_depth, /)\n--\n\n"
 "None if some value lies max_depth containers down (or is not plain JSON);\n"
-"else (colons, big_float): the colons orjson writes for value (one per member\n"
-"and every ':' inside a key or string) and whether a float is 1e18 or more.");
+"else (colons, big_float, integral_float): the colons orjson writes for value\n"
+"(one per member and every ':' inside a key or string), whether a float is 1e18\n"
+"or more and whether a float is integral (such as 5.0).");
 
 static PyObject *speedups_reading_census(PyObject *module, PyObject *const *args,
                                          Py_ssize_t nargs)
@@ -850,7 +855,7 @@ static PyObject *speedups_reading_census(PyObject *module, PyObject *const *args
         PyErr_SetString(PyExc_ValueError, "max_depth must be between 1 and 1000");
         return NULL;
     }
-    Reading r = {(int)max_depth, 0, 0};
+    Reading r = {(int)max_depth, 0, 0, 0};
     int ok = read_value(&r, args[0], 1);
     if (ok < 0) {
         return NULL;
@@ -858,7 +863,8 @@ static PyObject *speedups_reading_census(PyObject *module, PyObject *const *args
     if (ok == 0) {
         Py_RETURN_NONE;
     }
-    return Py_BuildValue("(nO)", r.colons, r.big_float ? Py_True : Py_False);
+    return Py_BuildValue("(nOO)", r.colons, r.big_float ? Py_True : Py_False,
+                         r.integral_float ? Py_True : Py_False);
 }
 
 /* ------------------------------------------------------------------ Harn's writer

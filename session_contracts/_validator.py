@@ -548,30 +548,42 @@ class DocumentValidator:
 
         Input aliases (x-inputAliases) are applied first, as an adapter would.
         """
-        document_type = self.schema_set.document_type(doctype)
-        instance, findings = apply_input_aliases(document_type, instance)
         if reference:
+            document_type = self.schema_set.document_type(doctype)
+            instance, findings = apply_input_aliases(document_type, instance)
             validator = self._reference_validator(document_type)
             for error in validator.iter_errors(instance):
                 findings.extend(self._convert_py(error))
-        else:
-            fast = self._fast_validator(document_type)
-            # Same verdict, fewer calls back into Python (_ints_only_variant).
-            screen = fast if _has_integral_float(instance) else self.ints_only_validator(doctype)
-            if screen.is_valid(instance):
-                return findings
-            if _json_size(instance) > FAST_FINDINGS_MAX_BYTES:
-                # The fast engine's errors each carry a converted copy of the value
-                # they are about (the whole document, for a root-level error, and
-                # again in every oneOf/anyOf branch): hundreds of times a large
-                # document. The reference engine points into the value instead;
-                # both engines give the same findings (tests/test_x_rules.py).
-                validator = self._reference_validator(document_type)
-                for error in validator.iter_errors(instance):
-                    findings.extend(self._convert_py(error))
-                return _without_echoes(findings)
-            for rs_error in fast.iter_errors(instance):
-                findings.extend(self._convert_rs(rs_error, instance))
+            return _without_echoes(findings)
+        return self._validate_fast(doctype, instance, None)
+
+    def _validate_fast(
+        self, doctype: str, instance: Any, may_hold_integral_float: bool | None
+    ) -> list[Finding]:
+        """``validate`` with the fast engine.  ``may_hold_integral_float``: False when
+        the strict reader's census found no integral float in ``instance``
+        (``loads_strict_noting_floats``, for ``check``), None to take the census here."""
+        document_type = self.schema_set.document_type(doctype)
+        instance, findings = apply_input_aliases(document_type, instance)
+        fast = self._fast_validator(document_type)
+        if may_hold_integral_float is None:  # (aliases rename members: the fact holds)
+            may_hold_integral_float = _has_integral_float(instance)
+        # Same verdict, fewer calls back into Python (_ints_only_variant).
+        screen = fast if may_hold_integral_float else self.ints_only_validator(doctype)
+        if screen.is_valid(instance):
+            return findings
+        if _json_size(instance) > FAST_FINDINGS_MAX_BYTES:
+            # The fast engine's errors each carry a converted copy of the value
+            # they are about (the whole document, for a root-level error, and
+            # again in every oneOf/anyOf branch): hundreds of times a large
+            # document. The reference engine points into the value instead;
+            # both engines give the same findings (tests/test_x_rules.py).
+            validator = self._reference_validator(document_type)
+            for error in validator.iter_errors(instance):
+                findings.extend(self._convert_py(error))
+            return _without_echoes(findings)
+        for rs_error in fast.iter_errors(instance):
+            findings.extend(self._convert_rs(rs_error, instance))
         return _without_echoes(findings)
 
     def violations(self, doctype: str, instance: Any) -> list[tuple[list[str | int], Violation]]:

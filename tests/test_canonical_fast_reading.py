@@ -19,7 +19,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from session_contracts._errors import InvalidDocument
-from session_contracts._jsonload import _SLOW, _loads_fast, _loads_slow, loads_strict
+from session_contracts._jsonload import (
+    _SLOW,
+    _loads_fast,
+    _loads_slow,
+    loads_strict,
+    loads_strict_noting_floats,
+)
 from session_contracts._validator import default_validator
 
 _PROPERTY = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -141,7 +147,12 @@ def test_fast_reader_on_json_writers_output(value: Any, duplicate: bool, indent:
 def test_the_fast_reader_answers_for_ordinary_documents() -> None:
     # Not the strict decoder in disguise: ordinary documents are read by orjson.
     raw = b'{"a": [1, 2.5, "x:y", {"b": null}], "c": "\\u00e9"}'
-    assert _loads_fast(raw, 64) == {"a": [1, 2.5, "x:y", {"b": None}], "c": "\u00e9"}
+    assert _loads_fast(raw, 64) == ({"a": [1, 2.5, "x:y", {"b": None}], "c": "\u00e9"}, False)
+    # ... and says whether an integral float is in it (check's validate trusts that)
+    assert _loads_fast(b'{"a": [1, {"b": 5.0}]}', 64) == ({"a": [1, {"b": 5.0}]}, True)
+    assert _loads_fast(b"-0.0", 64) == (-0.0, True)
+    assert _loads_fast(b"[1e400]", 64) is _SLOW
+    assert loads_strict_noting_floats("\ufeff[2.5]".encode()) == ([2.5], True)  # slow: unknown
     for text in ('{"a":1,"a":2}', _nested(65), "[18446744073709551616]", "\ufeff[1]"):
         assert _loads_fast(text.encode(), 64) is _SLOW
 
@@ -180,6 +191,14 @@ def test_validation_findings_are_the_same_with_either_reader(case: tuple[str, by
         return ("validated", validator.validate(doctype, value))
 
     assert findings(loads_strict) == findings(lambda data: _loads_slow(data, 64))
+    # check validates with the reader's float fact instead of a census of its own
+    try:
+        value, may_hold_integral_float = loads_strict_noting_floats(raw)
+    except InvalidDocument:
+        return
+    assert validator._validate_fast(doctype, value, may_hold_integral_float) == (
+        validator.validate(doctype, value)
+    )
 
 
 _EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "schemas" / "examples").glob("*.json"))

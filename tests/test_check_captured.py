@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from session_contracts._redaction import (
     lookalikes,
 )
 from session_contracts._redaction_policy import default_policy, extended_policy
+from session_contracts._validator import default_validator
 
 # check scans with the default policy (Harn's); the screen is held exact for ours too.
 POLICIES = {"default": default_policy(), "extended": extended_policy()}
@@ -62,6 +64,25 @@ def test_every_document_type_is_detected_from_the_schemas(doctype: str) -> None:
 def test_a_query_in_snake_case_aliases_is_detected_as_the_query(query: dict[str, object]) -> None:
     # Seed 002: both adapters "accept snake-case aliases for query fields".
     assert detect_doctype(query) == "session-recap.query"
+
+
+def _with_an_integer(doctype: str) -> tuple[str, re.Match[str] | None]:
+    text = json.dumps(json.loads((EXAMPLES / f"{doctype}.json").read_text()))
+    return text, re.search(r'": (\d+)([,}])', text)
+
+
+@pytest.mark.parametrize("doctype", [d for d in PRODUCER_TYPES if _with_an_integer(d)[1]])
+def test_an_integral_float_is_caught_by_check_as_by_validate(doctype: str, tmp_path: Path) -> None:
+    # check spares validate its census (the strict reader's says whether an integral
+    # float such as 5.0 is in the document): what validate finds, check finds.
+    text, integer = _with_an_integer(doctype)
+    assert integer is not None
+    text = f"{text[: integer.end(1)]}.0{text[integer.end(1) :]}"
+    path = tmp_path / "one.jsonl"
+    path.write_text(text + "\n" + text + "\n")
+    expected = {f.code for f in default_validator().validate(doctype, json.loads(text))}
+    for _, _, findings in check_documents([str(path)], doctype=doctype):
+        assert expected <= {f.code for f in findings}
 
 
 def test_json_lines_are_checked_line_by_line(tmp_path: Path) -> None:

@@ -382,7 +382,7 @@ _READ_JSON = st.recursive(
         st.booleans(),
         st.integers(-(2**63), 2**64 - 1),
         st.floats(allow_nan=False, allow_infinity=False),
-        st.sampled_from([1e17, 9.99e17, 1e18, -1e18, 2.0**63, 1e300]),
+        st.sampled_from([1e17, 9.99e17, 1e18, -1e18, 2.0**63, 1e300, 5.0, -0.0, 0.5]),
         _READ_TEXT,
     ),
     lambda inner: st.one_of(
@@ -406,9 +406,22 @@ def test_reading_census_reads_what_the_indented_text_shows(value: Any, max_depth
         assert census is None
         return
     assert census is not None
-    colons, big_float = census
+    colons, big_float, integral_float = census
     assert colons == written.count(b":")
     assert big_float == bool(re.search(rb"[0-9]e\+(?:1[89]|[2-9][0-9]|[0-9]{3})", written))
+    # validate's screen with the ints-only validator is sound only without these
+    assert integral_float == any(number.is_integer() for number in _floats_in(value))
+
+
+def _floats_in(value: Any) -> Iterator[float]:
+    if type(value) is float:
+        yield value
+    elif isinstance(value, dict):
+        for child in value.values():
+            yield from _floats_in(child)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _floats_in(child)
 
 
 @needs_extension
