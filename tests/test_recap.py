@@ -47,7 +47,9 @@ from session_contracts.conformance.reference.recap import (
 from session_contracts.conformance.reference.recap import _projection as projection_module
 from session_contracts.conformance.reference.recap._redaction_gate import (
     CASE_TRAPS,
+    TextScreen,
     detector_gates,
+    holding,
     redact_values,
 )
 
@@ -64,7 +66,7 @@ from session_contracts._redaction import (
     redact_value,
     scan_value,
 )
-from session_contracts._redaction_policy import default_policy
+from session_contracts._redaction_policy import default_policy, extended_policy
 from session_contracts._snapshot_hashes import (
     classify_extensions,
     harn_canonical_bytes,
@@ -998,6 +1000,45 @@ def test_the_gate_redacts_exactly_like_redact_text(texts: list[str]) -> None:
 )
 def test_the_gate_redacts_values_exactly_like_redact_value(values: list[Any]) -> None:
     assert redact_values(values, POLICY) == [redact_value(value, POLICY) for value in values]
+
+
+_SCREENED_POLICIES = {"default": POLICY, "extended": extended_policy()}
+
+
+@pytest.mark.parametrize("name", sorted(_SCREENED_POLICIES))
+@settings(max_examples=150, deadline=None)
+@given(texts=st.lists(_texts | _texts.map(str.upper), min_size=1, max_size=8))
+def test_the_projection_screen_answers_as_the_gate_and_never_skips_a_change(
+    name: str, texts: list[str]
+) -> None:
+    # The projection redacts only the texts its screen lets through: the screen must
+    # say what the gate says (holding: some detector has every clause in the text),
+    # and a text it stops must be its own redaction.
+    policy = _SCREENED_POLICIES[name]
+    screen = TextScreen(policy)
+    checks = [(g.kind, tuple(tuple(c.literals) for c in g.clauses)) for g in detector_gates(policy)]
+    for text in texts + texts:  # twice: the remembered verdicts too
+        may_change = screen.may_change(text)
+        assert may_change == (next(holding(text, checks), None) is not None), text
+        if not may_change:
+            assert redact_text(text, policy).text == text
+            assert redact_value({"note": [text]}, policy) == {"note": [text]}
+            if policy.pattern_style:
+                assert not screen.value_may_change({"note": [text], "n": 1})
+    if policy.pattern_style:
+        assert screen.value_may_change({"note": {"api_key": 1}})  # a sensitive key
+
+
+@pytest.mark.parametrize("kind", sorted(canaries()))
+def test_the_screen_lets_every_canary_through(kind: str) -> None:
+    screen = TextScreen(POLICY)
+    text = f"before {canaries()[kind]} after"
+    if redact_text(text, POLICY).text != text:
+        assert screen.may_change(text)
+        assert screen.may_change(text.upper()) or redact_text(text.upper(), POLICY).text == (
+            text.upper()
+        )
+    assert not screen.may_change("plain prose")
 
 
 @pytest.mark.parametrize("kind", sorted(canaries()))

@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from session_contracts.conformance.reference.recap._redaction_gate import text_screen
+
 from session_contracts._canonical import is_plain_json
 from session_contracts._errors import Finding, InvalidDocument
 from session_contracts._redaction import RedactionPolicy, redact_text, redact_value
@@ -70,19 +72,24 @@ class SourceRecord(Protocol):
 
 
 class _Redactor:
-    """The policy applied once per distinct text (a plan repeats its steps in every event)."""
+    """The policy applied once per distinct text (a plan repeats its steps in every
+    event), and only to a text its literal screen lets through (text_screen)."""
 
-    __slots__ = ("_policy", "_texts")
+    __slots__ = ("_policy", "_screen", "_texts")
 
     def __init__(self, policy: RedactionPolicy) -> None:
         self._policy = policy
+        self._screen = text_screen(policy)
         self._texts: dict[str, str] = {}
 
     def text(self, text: str) -> str:
         found = self._texts.get(text)
         if found is None:
-            result: Any = redact_text(text, self._policy)
-            found = result if isinstance(result, str) else result.text
+            if self._screen.may_change(text):
+                result: Any = redact_text(text, self._policy)
+                found = result if isinstance(result, str) else result.text
+            else:
+                found = text
             self._texts[text] = found
         return found
 
@@ -90,7 +97,12 @@ class _Redactor:
         return None if text is None else self.text(text)
 
     def value(self, value: Any) -> Any:
-        return None if value is None else redact_value(_plain(value), self._policy)
+        if value is None:
+            return None
+        plain = _plain(value)
+        if not self._screen.value_may_change(plain):
+            return plain  # its own redaction (as redact_values answers too)
+        return redact_value(plain, self._policy)
 
 
 # Unicode White_Space, the set Rust's str::trim removes (Harn judges blank

@@ -56,14 +56,21 @@ from session_contracts._redaction import (
 )
 from session_contracts._rust_regex import translate
 
+try:
+    from session_contracts import _linescan
+except ImportError:  # built without a C compiler: holding() decides alone
+    _linescan = None  # type: ignore[assignment,unused-ignore]
+
 __all__ = [
     "CASE_TRAPS",
     "Clause",
     "DetectorGate",
     "LiteralLike",
+    "TextScreen",
     "detector_gates",
     "redact_texts",
     "redact_values",
+    "text_screen",
 ]
 
 # re._parser is CPython's regular-expression parser (sre_parse before 3.11,
@@ -507,6 +514,102 @@ def redact_texts(texts: Sequence[str], policy: RedactionPolicy) -> list[str]:
     if not redacted:
         return list(texts)
     return [redacted.get(text, text) for text in texts]
+
+
+class TextScreen:
+    """Whether redaction may change a text, one text at a time (a projection's).
+
+    ``may_change(text)`` is False only when no detector of the policy (no pattern,
+    nor the URL step, for a pattern policy) has every clause in the text: the gate
+    :func:`redact_texts` applies, so the text is then its own redaction.  An ASCII
+    text is searched for every literal at once in C (``_linescan.NeedleSet``:
+    folded literals compared with the text's ASCII letters lowered, as
+    ``text.lower()`` does on ASCII), and the verdict, which depends only on the
+    literals found, is remembered per such set (at most ``_MAX_VERDICTS``, then it
+    starts afresh).  Other texts (they may hold a character that folds to an ASCII
+    letter) and a machine without the C module use :func:`holding`.
+    """
+
+    __slots__ = ("_checks", "_find", "_plan", "_policy", "_verdicts")
+
+    def __init__(self, policy: RedactionPolicy) -> None:
+        self._policy = policy
+        gates = detector_gates(policy)
+        self._checks: list[_Check] = [
+            (gate.kind, tuple(tuple(clause.literals) for clause in gate.clauses)) for gate in gates
+        ]
+        self._verdicts: dict[tuple[int, ...], bool] = {}
+        self._plan: tuple[tuple[frozenset[int], ...], ...] = ()
+        self._find: Any = None
+        if _linescan is None:
+            return
+        members: dict[tuple[bytes, bool], int] = {}
+        plan = []
+        for gate in gates:
+            clauses = []
+            for clause in gate.clauses:
+                if any(not literal.text for literal in clause.literals):
+                    continue  # an empty literal is in every text: the clause always holds
+                numbers = set()
+                for literal in clause.literals:
+                    raw = literal.text.encode("utf-8", "surrogatepass")
+                    if literal.folded and any(65 <= byte <= 90 for byte in raw):
+                        continue  # uppercase ASCII is never in a lowered text
+                    numbers.add(members.setdefault((raw, literal.folded), len(members)))
+                clauses.append(frozenset(numbers))
+            plan.append(tuple(clauses))
+        self._plan = tuple(plan)
+        self._find = _linescan.NeedleSet(list(members)).found
+
+    def may_change(self, text: str) -> bool:
+        if self._find is None or not text.isascii():
+            return next(holding(text, self._checks), None) is not None
+        found: tuple[int, ...] = self._find(text.encode("ascii"))
+        verdict = self._verdicts.get(found)
+        if verdict is None:
+            present = frozenset(found)
+            verdict = any(
+                all(not clause.isdisjoint(present) for clause in gate) for gate in self._plan
+            )
+            if len(self._verdicts) >= _MAX_VERDICTS:
+                self._verdicts.clear()
+            self._verdicts[found] = verdict
+        return verdict
+
+    def value_may_change(self, value: Any) -> bool:
+        """Whether ``redact_value`` may change a JSON value: under a pattern policy,
+        False only when no key is sensitive and no string may change (each string
+        is redacted as a text, each sensitive key's value replaced); always True
+        under a detector policy, whose key-entropy detectors also read the keys."""
+        if not self._policy.pattern_style:
+            return True
+        rule = self._policy.sensitive_keys
+        pending = [value]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, str):
+                if self.may_change(node):
+                    return True
+            elif isinstance(node, dict):
+                if rule is not None and any(
+                    isinstance(key, str) and rule.matches(key) for key in node
+                ):
+                    return True
+                pending.extend(node.values())
+            elif isinstance(node, list):
+                pending.extend(node)
+        return False
+
+
+# Distinct sets of literals found whose verdicts a screen remembers (texts of one
+# session find a handful).
+_MAX_VERDICTS = 4_096
+
+
+@lru_cache(maxsize=32)
+def text_screen(policy: RedactionPolicy) -> TextScreen:
+    """The :class:`TextScreen` of ``policy`` (built once: the gates parse every pattern)."""
+    return TextScreen(policy)
 
 
 def _literal_count(clause: Clause) -> int:
