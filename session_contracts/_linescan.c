@@ -562,6 +562,24 @@ static PyObject *colon_facts(PyObject *module, PyObject *arg)
     return Py_BuildValue("(nO)", colons, escaped ? Py_True : Py_False);
 }
 
+/* opening_count(raw) -> the bytes '{' and '[' in raw: a bound on its nesting
+ * that the journal's quick check reads for each row (one pass, not two). */
+static PyObject *opening_count(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    const unsigned char *s = view.buf;
+    Py_ssize_t count = 0;
+    for (Py_ssize_t i = 0; i < view.len; i++) {
+        count += (s[i] == '{') + (s[i] == '[');
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(count);
+}
+
 /* _use_avx2(flag) -> whether found() screened with AVX2 before: the tests turn
  * it off to hold the byte-by-byte loop to the same answers.  The flag only
  * takes where the processor has AVX2. */
@@ -581,6 +599,8 @@ static PyObject *set_use_avx2(PyObject *module, PyObject *arg)
 static PyMethodDef linescan_methods[] = {
     {"colon_facts", colon_facts, METH_O,
      "colon_facts(raw) -> (count of ':' bytes, whether the bytes \\u003 occur)"},
+    {"opening_count", opening_count, METH_O,
+     "opening_count(raw) -> how many bytes of raw are '{' or '['"},
     {"_use_avx2", set_use_avx2, METH_O,
      "_use_avx2(flag) -> whether found() screened with AVX2 before (for the tests)"},
     {NULL, NULL, 0, NULL},

@@ -174,6 +174,14 @@ def test_colon_facts_count_colons_and_find_the_escaped_colon(raw: bytes) -> None
     assert _linescan.colon_facts(raw) == (raw.count(b":"), b"\\u003" in raw)
 
 
+@needs_module
+@settings(max_examples=300, deadline=None)
+@given(raw=_BYTES | st.binary(max_size=300))
+def test_opening_count_counts_both_brackets(raw: bytes) -> None:
+    assert _linescan.opening_count(raw) == raw.count(b"{") + raw.count(b"[")
+    assert _linescan.opening_count(b"{[" * 1000 + raw) == 2000 + raw.count(b"{") + raw.count(b"[")
+
+
 def test_the_module_is_built_where_ci_runs() -> None:
     # A silent build failure keeps every answer right (RE2, bytes.count) and loses
     # the speed the benchmarks promise; CI's machine has a C compiler.

@@ -61,6 +61,14 @@ from session_contracts._errors import Finding, InvalidDocument
 from session_contracts._jsonload import MAX_DEPTH, MAX_DOCUMENT_BYTES
 from session_contracts._validator import default_validator
 
+try:
+    from session_contracts._linescan import opening_count as _opening_count
+except ImportError:  # built without a C compiler: two passes of bytes.count
+
+    def _opening_count(raw: bytes) -> int:
+        return raw.count(b"{") + raw.count(b"[")
+
+
 __all__ = [
     "APPLICATION_ID",
     "FORMAT_VERSION",
@@ -565,7 +573,7 @@ def _quick_check_all(rows: Sequence[_Row]) -> list[dict[str, Any] | None]:
     datas: list[bytes] = [row[-1] for row in rows]
     parsed: list[Any] = []
     for data in datas:
-        if len(data) > MAX_DOCUMENT_BYTES or data.count(b"{") + data.count(b"[") > MAX_DEPTH:
+        if len(data) > MAX_DOCUMENT_BYTES or _opening_count(data) > MAX_DEPTH:
             parsed.append(None)  # the strict reader's limits might apply: let it judge
             continue
         try:
