@@ -530,7 +530,7 @@ class TextScreen:
     letter) and a machine without the C module use :func:`holding`.
     """
 
-    __slots__ = ("_checks", "_find", "_plan", "_policy", "_verdicts")
+    __slots__ = ("_checks", "_find", "_keys", "_plan", "_policy", "_verdicts")
 
     def __init__(self, policy: RedactionPolicy) -> None:
         self._policy = policy
@@ -539,6 +539,7 @@ class TextScreen:
             (gate.kind, tuple(tuple(clause.literals) for clause in gate.clauses)) for gate in gates
         ]
         self._verdicts: dict[tuple[int, ...], bool] = {}
+        self._keys: dict[Any, bool] = {}
         self._plan: tuple[tuple[frozenset[int], ...], ...] = ()
         self._find: Any = None
         if _linescan is None:
@@ -583,22 +584,36 @@ class TextScreen:
         under a detector policy, whose key-entropy detectors also read the keys."""
         if not self._policy.pattern_style:
             return True
-        rule = self._policy.sensitive_keys
+        keys = self._keys
         pending = [value]
         while pending:
             node = pending.pop()
-            if isinstance(node, str):
+            kind = type(node)
+            if kind is str:
                 if self.may_change(node):
                     return True
-            elif isinstance(node, dict):
-                if rule is not None and any(
-                    isinstance(key, str) and rule.matches(key) for key in node
-                ):
-                    return True
+            elif kind is dict:
+                for key in node:
+                    sensitive = keys.get(key)
+                    if sensitive is None:
+                        sensitive = self._sensitive(key)
+                    if sensitive:
+                        return True
                 pending.extend(node.values())
-            elif isinstance(node, list):
+            elif kind is list:
                 pending.extend(node)
+            elif isinstance(node, str | dict | list):
+                return True  # a subclass: let redact_value judge it
         return False
+
+    def _sensitive(self, key: Any) -> bool:
+        """Whether the policy's key rule names ``key`` (remembered: keys repeat)."""
+        rule = self._policy.sensitive_keys
+        sensitive = rule is not None and (not isinstance(key, str) or rule.matches(key))
+        if len(self._keys) >= _MAX_VERDICTS:
+            self._keys.clear()
+        self._keys[key] = sensitive
+        return sensitive
 
 
 # Distinct sets of literals found whose verdicts a screen remembers (texts of one
