@@ -65,7 +65,7 @@ try:
     from session_contracts._linescan import opening_count as _opening_count
 except ImportError:  # built without a C compiler: two passes of bytes.count
 
-    def _opening_count(raw: bytes) -> int:
+    def _opening_count(raw: bytes, /) -> int:
         return raw.count(b"{") + raw.count(b"[")
 
 
