@@ -584,6 +584,20 @@ PyDoc_STRVAR(scan_doc,
 "None), and the count of integral floats anywhere.  Without jcs:\n"
 "(0, 0, 0, None, None, 0).");
 
+/* A levels (or depth) argument in 1 .. MAX_LEVELS_ALLOWED; 0 with an error set otherwise. */
+static int levels_argument(PyObject *value, const char *name)
+{
+    long levels = PyLong_AsLong(value);
+    if (levels == -1 && PyErr_Occurred()) {
+        return 0;
+    }
+    if (levels < 1 || levels > MAX_LEVELS_ALLOWED) {
+        PyErr_Format(PyExc_ValueError, "%s must be between 1 and %d", name, MAX_LEVELS_ALLOWED);
+        return 0;
+    }
+    return (int)levels;
+}
+
 static PyObject *speedups_scan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 3) {
@@ -594,19 +608,15 @@ static PyObject *speedups_scan(PyObject *module, PyObject *const *args, Py_ssize
     if (jcs < 0) {
         return NULL;
     }
-    long max_levels = PyLong_AsLong(args[2]);
-    if (max_levels == -1 && PyErr_Occurred()) {
+    int max_levels = levels_argument(args[2], "max_levels");
+    if (max_levels == 0) {
         return NULL;
     }
-    if (max_levels < 1 || max_levels > MAX_LEVELS_ALLOWED) {
-        PyErr_SetString(PyExc_ValueError, "max_levels must be between 1 and 1000");
-        return NULL;
-    }
-    Scan s = {jcs, (int)max_levels, 0, 0, 0, 0, NULL, NULL};
+    Scan s = {jcs, max_levels, 0, 0, 0, 0, NULL, NULL};
     int clash = 0;
     int r = scan_breadth_first(&s, args[0], &clash);
     if (r == 1 && clash) {
-        Scan again = {jcs, (int)max_levels, 0, 0, 0, 0, NULL, NULL};
+        Scan again = {jcs, max_levels, 0, 0, 0, 0, NULL, NULL};
         int clash_below = 0;
         s = again;
         /* The depth-first walk allocates the edits it reports (tuples, lists, a
@@ -847,15 +857,11 @@ static PyObject *speedups_reading_census(PyObject *module, PyObject *const *args
         PyErr_SetString(PyExc_TypeError, "reading_census() takes exactly 2 arguments");
         return NULL;
     }
-    long max_depth = PyLong_AsLong(args[1]);
-    if (max_depth == -1 && PyErr_Occurred()) {
+    int max_depth = levels_argument(args[1], "max_depth");
+    if (max_depth == 0) {
         return NULL;
     }
-    if (max_depth < 1 || max_depth > MAX_LEVELS_ALLOWED) {
-        PyErr_SetString(PyExc_ValueError, "max_depth must be between 1 and 1000");
-        return NULL;
-    }
-    Reading r = {(int)max_depth, 0, 0, 0};
+    Reading r = {max_depth, 0, 0, 0};
     int ok = read_value(&r, args[0], 1);
     if (ok < 0) {
         return NULL;
@@ -1658,19 +1664,15 @@ static PyObject *speedups_harn_dumps(PyObject *module, PyObject *const *args, Py
         PyErr_SetString(PyExc_TypeError, "harn_dumps() takes exactly 3 arguments");
         return NULL;
     }
-    long max_levels = PyLong_AsLong(args[1]);
-    if (max_levels == -1 && PyErr_Occurred()) {
-        return NULL;
-    }
-    if (max_levels < 1 || max_levels > MAX_LEVELS_ALLOWED) {
-        PyErr_SetString(PyExc_ValueError, "max_levels must be between 1 and 1000");
+    int max_levels = levels_argument(args[1], "max_levels");
+    if (max_levels == 0) {
         return NULL;
     }
     if (!PyCallable_Check(args[2])) {
         PyErr_SetString(PyExc_TypeError, "float_writer must be callable");
         return NULL;
     }
-    Writer w = {NULL, 0, 0, (int)max_levels, NULL, 0, 0};
+    Writer w = {NULL, 0, 0, max_levels, NULL, 0, 0};
     if (writer_open(&w) < 0) {
         return NULL;
     }
