@@ -30,10 +30,10 @@ import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Final, Literal
 
 import orjson
+from session_contracts.conformance.reference._closing import ClosedOnExit
 from session_contracts.conformance.reference.feedback._rules import (
     CONTRACT_VERSION,
     MAX_SAFE_INTEGER,
@@ -202,7 +202,7 @@ def _json(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-class FeedbackStore:
+class FeedbackStore(ClosedOnExit):
     """The reference session-feedback store in one SQLite file.  Open it with :meth:`open`."""
 
     def __init__(
@@ -281,17 +281,6 @@ class FeedbackStore:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
-
-    def __enter__(self) -> FeedbackStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _live(self) -> sqlite3.Connection:
         if self._connection is None:

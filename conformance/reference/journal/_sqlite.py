@@ -32,10 +32,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
-from types import TracebackType
 from typing import Any, NamedTuple
 
 import orjson
+from session_contracts.conformance.reference._closing import ClosedOnExit
 from session_contracts.conformance.reference.journal._model import (
     EVENT_DOCUMENT_TYPE,
     MAX_FINDINGS,
@@ -213,7 +213,7 @@ def _write_error(code: str, message: str, hint: str, path: str = "$") -> Journal
     return JournalWriteError([Finding(path, code, message, hint)])
 
 
-class SqliteJournal:
+class SqliteJournal(ClosedOnExit):
     """A session journal in one SQLite file.  Open it with :meth:`open`."""
 
     def __init__(self, connection: sqlite3.Connection, *, path: Path, writable: bool) -> None:
@@ -295,17 +295,6 @@ class SqliteJournal:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
-
-    def __enter__(self) -> SqliteJournal:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _open_connection(self) -> sqlite3.Connection:
         if self._connection is None:

@@ -35,9 +35,9 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from types import TracebackType
 from typing import Any, NamedTuple
 
+from session_contracts.conformance.reference._closing import ClosedOnExit
 from session_contracts.conformance.reference.journal import (
     JournalCorrupt,
     JournalUnavailable,
@@ -138,7 +138,7 @@ def paused_gc() -> Iterator[None]:
                 gc.enable()
 
 
-class RecapService:
+class RecapService(ClosedOnExit):
     """Recaps of the sessions in one SQLite journal.  Close it to refuse further reads."""
 
     def __init__(
@@ -169,17 +169,6 @@ class RecapService:
         with self._lock:
             self._closed = True
             self._lock.wait_for(lambda: self._in_flight == 0, timeout)
-
-    def __enter__(self) -> RecapService:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _admit(self) -> bool:
         with self._lock:
