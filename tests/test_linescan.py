@@ -9,8 +9,10 @@ with it turned off, on lines long enough for several blocks of 32."""
 from __future__ import annotations
 
 import os
+import platform
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -180,6 +182,20 @@ def test_colon_facts_count_colons_and_find_the_escaped_colon(raw: bytes) -> None
 def test_opening_count_counts_both_brackets(raw: bytes) -> None:
     assert _linescan.opening_count(raw) == raw.count(b"{") + raw.count(b"[")
     assert _linescan.opening_count(b"{[" * 1000 + raw) == 2000 + raw.count(b"{") + raw.count(b"[")
+
+
+@needs_module
+def test_the_avx2_screen_is_on_where_the_processor_has_it() -> None:
+    # Off, every answer stays right and the screen loses its speed (bench_check).
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    if platform.machine() != "x86_64" or " avx2" not in flags:
+        pytest.skip("no AVX2 here")
+    before = _linescan._use_avx2(True)
+    try:
+        assert _linescan._use_avx2(True)
+    finally:
+        _linescan._use_avx2(before)
+    assert before  # the module turned it on when it was imported
 
 
 def test_the_module_is_built_where_ci_runs() -> None:
