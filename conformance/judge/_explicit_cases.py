@@ -421,7 +421,8 @@ def _usage_runs() -> list[ExplicitCase]:
 
 
 # -- run records ----------------------------------------------------------------------------------
-def _attribute(event_id: int, name: str, value: Any) -> dict[str, Any]:
+def attribute_event(event_id: int, name: str, value: Any) -> dict[str, Any]:
+    """A stored session_attribute event of run ``run-r`` (receipts, for run records)."""
     return {
         "id": event_id,
         "sessionId": "sess-r",
@@ -466,17 +467,20 @@ def _run_projections() -> list[ExplicitCase]:
             "an explicitly null receipt stored after a value is the receipt: null, not the "
             "earlier value",
             [
-                _attribute(1, "completion_receipt", {"ok": True}),
-                _attribute(2, "completion_receipt", None),
+                attribute_event(1, "completion_receipt", {"ok": True}),
+                attribute_event(2, "completion_receipt", None),
             ],
         ),
         _projection(
             "an explicitly null receipt alone projects as null",
-            [_attribute(1, "completion_receipt", None)],
+            [attribute_event(1, "completion_receipt", None)],
         ),
         _projection(
             "the latest receipt is the highest event id, whatever order the events come in",
-            [_attribute(3, "completion_receipt", {"n": 3}), _attribute(1, "completion_receipt", 1)],
+            [
+                attribute_event(3, "completion_receipt", {"n": 3}),
+                attribute_event(1, "completion_receipt", 1),
+            ],
         ),
         _projection(
             "a child listed before its parent is a valid span tree",

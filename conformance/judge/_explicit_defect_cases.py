@@ -17,7 +17,7 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from session_contracts.conformance.judge._explicit_cases import ExplicitCase
+from session_contracts.conformance.judge._explicit_cases import ExplicitCase, attribute_event
 
 __all__ = ["DEFECT_CASES"]
 
@@ -357,21 +357,6 @@ def _run(spans: list[dict[str, Any]], events: list[dict[str, Any]] | None = None
     return {"run": run, "events": events or []}
 
 
-def _receipt(event_id: int, value: Any) -> dict[str, Any]:
-    return {
-        "id": event_id,
-        "sessionId": "sess-r",
-        "runId": "run-r",
-        "turnId": None,
-        "iteration": None,
-        "executionId": None,
-        "topic": "session",
-        "kind": "session_attribute",
-        "recordedAtUnixMs": _MS + event_id,
-        "payload": {"name": "completion_receipt", "value": value},
-    }
-
-
 def _runrecord_cases() -> list[ExplicitCase]:
     return [
         ExplicitCase(
@@ -386,7 +371,13 @@ def _runrecord_cases() -> list[ExplicitCase]:
         ),
         ExplicitCase(
             "runrecord.project",
-            _run([_span(1, None)], [_receipt(1, {"ok": True}), _receipt(2, None)]),
+            _run(
+                [_span(1, None)],
+                [
+                    attribute_event(1, "completion_receipt", {"ok": True}),
+                    attribute_event(2, "completion_receipt", None),
+                ],
+            ),
             "an explicit null receipt after a recorded one: the latest (null) wins",
         ),
     ]
