@@ -57,6 +57,9 @@ REQUIRED_TAGS = {
     "message-visibility",
     "tool-verification",
     "terminal-states",
+    "trim",
+    "blank",
+    "integral-float",
     # health
     "null-rates",
     "oscillating-trend",

@@ -722,6 +722,43 @@ def test_tape_round_trip_reproduces_events_and_bytes(journal_path: Path, tmp_pat
     assert tape.read_bytes() == b"".join(row[-1].encode() + b"\n" for row in rows[0])
 
 
+# docs/journal.md, "The stored bytes": its test vector.
+FLOAT_EVENT = (
+    '{"executionId":null,"id":1,"iteration":null,"kind":"tool_call","payload":{"callId":"c1",'
+    '"input":{"a":1.0,"b":-0.0},"toolName":"f"},"recordedAtUnixMs":1,"runId":"r","sessionId":"s",'
+    '"topic":"t","turnId":"t"}'
+)
+
+
+def test_an_event_holding_integral_floats_is_stored_so_they_read_back_as_floats(
+    tmp_path: Path,
+) -> None:
+    """Harn keeps 1.0 and -0.0 floats (canonical_json.rs); RFC 8785 would store 1 and 0."""
+    from session_contracts._canonical import canonical_bytes, content_hash
+    from session_contracts._jsonload import loads_strict
+
+    stored = SessionEvent.from_json(loads_strict(FLOAT_EVENT))
+    path = tmp_path / "floats.sqlite"
+    with SqliteJournal.open(path, create=True) as journal:
+        journal.append([stored])
+    connection = raw_connection(path)
+    (text,) = connection.execute("SELECT event FROM session_events").fetchone()
+    connection.close()
+    assert text == FLOAT_EVENT
+    with SqliteJournal.open(path) as journal:
+        (back,) = journal.read("s", limit=10).events
+        (record,) = journal.read_records("s", limit=10).records
+    values = back.to_json()["payload"]["input"]
+    assert [(type(v), str(v)) for v in values.values()] == [(float, "1.0"), (float, "-0.0")]
+    integers = loads_strict(FLOAT_EVENT.replace('"a":1.0,"b":-0.0', '"a":1,"b":0'))
+    assert canonical_bytes(integers) == canonical_bytes(loads_strict(FLOAT_EVENT))
+    assert record.record_hash == content_hash(integers)
+    tape = JsonlTape(tmp_path / "floats.jsonl")
+    tape.write([stored])
+    assert tape.path.read_bytes() == FLOAT_EVENT.encode() + b"\n"
+    assert tape.read() == (stored,)
+
+
 def test_tape_lines_are_sorted_and_compact(tmp_path: Path) -> None:
     tape = JsonlTape(tmp_path / "t.jsonl")
     assert tape.write(session_events()) == len(session_events())

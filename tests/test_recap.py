@@ -1146,3 +1146,145 @@ def test_read_records_agrees_with_read_and_record_hash(
     outcome = RecapService(path).query({"sessionId": "sess-1"})
     assert outcome.available
     assert_valid_snapshot(outcome.envelope)
+
+
+# ------------------------------------------------------- text and numbers as Harn reads them
+
+# Rust's str::trim removes exactly the Unicode White_Space characters.
+RUST_WHITE_SPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+_padding = st.text(alphabet=RUST_WHITE_SPACE, max_size=3)
+_core = st.text(alphabet="ab c\u001f\ufeff\u00e9", min_size=1, max_size=6).filter(
+    lambda text: text.strip(RUST_WHITE_SPACE) == text
+)
+
+
+def _trimmed_session(
+    text: str, call_id: str, tool: str, owner: str, kind: str
+) -> list[SessionEvent]:
+    return [
+        event(1, "loop_checkpoint", {"checkpoint": "iteration_start", "iteration": 0}),
+        event(2, "message", {"role": "user", "visibility": None, "text": text}),
+        event(3, "message", {"role": "assistant", "visibility": " public ", "text": text}),
+        event(4, "tool_call", {"callId": call_id, "toolName": tool, "input": None}),
+        event(5, "tool_result", {**_RESULT, "callId": call_id.strip(RUST_WHITE_SPACE) or "x"}),
+        event(6, "loop_checkpoint", {"checkpoint": "iteration_end", "iteration": 0}),
+        event(7, "terminal", {**_TERMINAL, "owner": owner, "kind": kind, "reason": text}),
+    ]
+
+
+_RESULT = {"toolName": None, "isError": False, "output": None, "verification": None}
+_TERMINAL = {"finalStatus": "done", "stopReason": None}
+
+
+@settings(max_examples=60, deadline=None)
+@given(core=_core, left=_padding, right=_padding)
+def test_semantic_text_is_trimmed_and_blank_is_absent(core: str, left: str, right: str) -> None:
+    """event_facts.rs ``semantic_string``: message text, call id, tool name and the
+    terminal members are trimmed of White_Space; nothing left is absent (docs/recap.md 4.1)."""
+
+    def pad(text: str) -> str:
+        return left + text + right
+
+    plain = snapshot_of(_trimmed_session(core, core, core, core, core))
+    padded = snapshot_of(_trimmed_session(pad(core), pad(core), pad(core), pad(core), pad(core)))
+    assert padded["turns"] == plain["turns"]
+    assert padded["coverage"] == plain["coverage"]
+    blank = (left + right) or " "  # ids and names are at least one character
+    nothing = snapshot_of(_trimmed_session(blank, blank, blank, blank, blank))
+    turn = nothing["turns"][0]
+    assert turn["prompts"] == []
+    assert turn["iterations"][0]["assistantText"] == []
+    assert turn["terminal"] is not None
+    assert (turn["terminal"]["owner"], turn["terminal"]["kind"], turn["terminal"]["reason"]) == (
+        None,
+        None,
+        None,
+    )
+    assert turn["terminal"]["state"] == "incomplete"
+    # the call without an id counts unassigned; its result ("x") opens an exchange of its own
+    assert [tool["toolCallId"] for tool in turn["iterations"][0]["tools"]] == ["x"]
+    assert nothing["coverage"]["unassigned"] == plain["coverage"]["unassigned"] + 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(core=_core, left=_padding, right=_padding)
+def test_plan_and_progress_text_is_read_verbatim(core: str, left: str, right: str) -> None:
+    """Harn reads plan and progress texts without semantic_string: kept as recorded."""
+    text = left + core + right
+    events = [
+        event(1, "loop_checkpoint", {"checkpoint": "iteration_start", "iteration": 0}),
+        event(
+            2,
+            "plan",
+            {
+                "documentId": "d",
+                "revisionId": "r",
+                "title": text,
+                "summary": text,
+                "steps": [{"id": "s1", "content": text, "status": "pending"}],
+                "event": None,
+            },
+        ),
+        event(
+            3,
+            "progress",
+            {
+                "message": text,
+                "entries": [{"content": text, "status": "pending", "priority": None}],
+                "replace": None,
+            },
+        ),
+    ]
+    segment = snapshot_of(events)["turns"][0]["iterations"][0]
+    plan, progress = segment["plans"][0], segment["progress"][0]
+    assert plan["title"] == plan["summary"] == plan["steps"][0]["content"] == text
+    assert progress["message"] == progress["entries"][0]["content"] == text
+
+
+def test_characters_outside_white_space_are_not_trimmed() -> None:
+    """U+001C..U+001F and U+FEFF are whitespace to Python's str.strip, not to Rust's trim."""
+    for character in "\x1c\x1d\x1e\x1f\ufeff":
+        events = [event(1, "message", {"role": "user", "visibility": None, "text": character})]
+        assert snapshot_of(events)["turns"][0]["prompts"][0]["text"] == character
+
+
+def test_integral_floats_in_tool_values_stay_floats_through_the_journal(tmp_path: Path) -> None:
+    """Harn keeps serde_json numbers (canonical_json.rs): 1.0 and -0.0 stay floats in the
+    snapshot and in projectionHash; the record hash is of the RFC 8785 form."""
+    values = {"one": 1.0, "negzero": -0.0, "big": 1e20, "int": 1}
+    events = [
+        event(1, "loop_checkpoint", {"checkpoint": "iteration_start", "iteration": 0}),
+        event(2, "tool_call", {"callId": "c", "toolName": "f", "input": values}),
+    ]
+    path = tmp_path / "j.sqlite"
+    with SqliteJournal.open(path, create=True) as writer:
+        writer.append(events)
+    outcome = RecapService(path).query({"sessionId": "sess-1"})
+    snapshot = outcome.envelope["snapshot"]
+    shown = snapshot["turns"][0]["iterations"][0]["tools"][0]["input"]
+    assert {key: type(value) for key, value in shown.items()} == {
+        "one": float,
+        "negzero": float,
+        "big": float,
+        "int": int,
+    }
+    assert str(shown["negzero"]) == "-0.0"
+    assert snapshot == snapshot_of(events)
+    as_integers = [
+        events[0],
+        event(
+            2,
+            "tool_call",
+            {
+                "callId": "c",
+                "toolName": "f",
+                "input": {"one": 1, "negzero": 0, "big": 1e20, "int": 1},
+            },
+        ),
+    ]
+    other = snapshot_of(as_integers)
+    assert other["contentHash"] == snapshot["contentHash"]  # RFC 8785: the same numbers
+    assert other["projectionHash"] != snapshot["projectionHash"]  # Harn's form: not the same

@@ -626,7 +626,7 @@ def _recap_pages() -> list[ExplicitCase]:
             fromEventId=8,
         ),
         _recap(
-            "iterations that appear out of numeric order are listed as docs/recap.md 4.1 says "
+            "iterations that appear out of numeric order are listed as docs/recap.md 4.2 says "
             "(order of first appearance)",
             _journal(
                 _prompt("sess-1", "turn-0"),

@@ -2,8 +2,9 @@
 
 Everything here is pure: no file or database is touched.  The SQLite journal
 (``_sqlite``) and the JSON Lines tape (``_jsonl``) both store an event as its
-canonical JSON text (RFC 8785, see ``session_contracts._canonical``) and come
-back through :func:`decode_stored_event`, so one contract check guards both.
+canonical JSON text (:func:`canonical_event_bytes`: RFC 8785, or Harn's form for
+an event holding an integral float, which RFC 8785 would turn into an integer)
+and come back through :func:`decode_stored_event`, so one contract check guards both.
 
 The check is the toolkit's shared validator (``session_contracts._validator``)
 for the document type ``session-event.event``: the schemas come from
@@ -30,6 +31,7 @@ from session_contracts._errors import (
     InvalidDocument,
     SessionContractsError,
 )
+from session_contracts._harn_canonical import harn_canonical_bytes
 from session_contracts._jsonload import loads_strict
 from session_contracts._validator import default_validator
 
@@ -272,14 +274,31 @@ class SessionEvent:
 
 
 def canonical_event_bytes(event: SessionEvent) -> bytes:
-    """The event's canonical JSON (RFC 8785), after checking it against the contract.
+    """The event's stored bytes, after checking it against the contract.
 
-    This is exactly what both stores write: a SQLite row's ``event`` column
-    and a tape line hold these bytes.  Raises :class:`InvalidDocument`.
+    RFC 8785, unless the event holds a float with an integral value (``1.0``,
+    ``-0.0``, ``1e20`` in an opaque payload value): RFC 8785 writes those as
+    integers, and Harn keeps them floats (docs/journal.md, "The stored bytes"),
+    so such an event is stored in Harn's canonical form, which writes them as
+    floats.  Either way the record hash is of the RFC 8785 form.  This is
+    exactly what both stores write: a SQLite row's ``event`` column and a tape
+    line hold these bytes.  Raises :class:`InvalidDocument`.
     """
     raw = event.to_json()
     validate_event(raw)
-    return canonical_bytes(raw)
+    rfc8785 = canonical_bytes(raw)  # also refuses what no record hash can cover
+    return harn_canonical_bytes(raw) if holds_integral_float(raw["payload"]) else rfc8785
+
+
+def holds_integral_float(value: Any) -> bool:
+    """Whether a JSON value holds a float whose value is an integer (``5.0``, ``-0.0``)."""
+    if isinstance(value, float):
+        return value.is_integer()
+    if isinstance(value, Mapping):
+        return any(holds_integral_float(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(holds_integral_float(item) for item in value)
+    return False
 
 
 def decode_stored_event(

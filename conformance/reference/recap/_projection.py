@@ -6,6 +6,10 @@ model.  It follows Harn's runtime (``crates/harn-vm/src/session_recap.rs``)
 wherever seed 002 leaves the choice open; ``docs/recap.md`` specifies every
 step.  In short, one pass over every event of the bounded read, in id order:
 
+* text members Harn reads through ``semantic_string`` (message text, role and
+  visibility, checkpoint label, call id, tool name, terminal members) are
+  trimmed of White_Space and absent when blank; numbers stay as the events
+  hold them (an integral float stays a float);
 * an event of a recap kind without both a run id and a turn id is counted
   unassigned; one outside the query's run/turn filters is skipped;
 * a prompt turn is keyed by (runId, turnId), turns in order of first appearance;
@@ -114,9 +118,22 @@ _WHITE_SPACE = frozenset(
 )
 
 
+_WHITE_SPACE_CHARACTERS = "".join(sorted(_WHITE_SPACE))
+
+
 def _blank(text: str) -> bool:
-    """Empty, or only White_Space characters (docs/recap.md 4.2, progress)."""
+    """Empty, or only White_Space characters (docs/recap.md 4.3, progress)."""
     return all(character in _WHITE_SPACE for character in text)
+
+
+def _semantic(text: str | None) -> str | None:
+    """A text as Harn reads it through ``semantic_string``
+    (``crates/harn-vm/src/agent_sessions/event_facts.rs``): trimmed of White_Space,
+    and absent when nothing is left (docs/recap.md 4.1)."""
+    if text is None:
+        return None
+    trimmed = text.strip(_WHITE_SPACE_CHARACTERS)
+    return trimmed or None
 
 
 def _plain(value: Any) -> Any:
@@ -244,7 +261,7 @@ class _Projector:
             return
         segment = turn.segment(iteration)
         segment.fact["sourceEventIds"].append(event_id)
-        label = payload["checkpoint"]
+        label = _semantic(payload["checkpoint"])
         if label == "iteration_start":
             segment.started = True
             turn.current = iteration
@@ -258,7 +275,8 @@ class _Projector:
             self.unassigned += 1
 
     def message(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
-        text, role, visibility = payload["text"], payload["role"], payload["visibility"]
+        text = _semantic(payload["text"])
+        role, visibility = _semantic(payload["role"]), _semantic(payload["visibility"])
         if text is None:
             return
         if role == "user" and visibility in (None, "public"):
@@ -275,13 +293,13 @@ class _Projector:
         # The segment is chosen before the call id is checked, as Harn does:
         # a call without an id outside an iteration counts twice.
         segment = self.current_segment(turn)
-        call_id = payload["callId"]
+        call_id = _semantic(payload["callId"])
         if call_id is None:
             self.unassigned += 1
             return
         incoming = {
             "toolCallId": call_id,
-            "toolName": payload["toolName"],
+            "toolName": _semantic(payload["toolName"]),
             "state": "open",
             "callObserved": True,
             "resultObserved": False,
@@ -294,7 +312,7 @@ class _Projector:
         self.mark(segment, event_id)
 
     def tool_result(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
-        call_id = payload["callId"]
+        call_id = _semantic(payload["callId"])
         if call_id is None:
             self.unassigned += 1
             return
@@ -302,7 +320,7 @@ class _Projector:
         segment = existing[0] if existing is not None else self.current_segment(turn)
         incoming = {
             "toolCallId": call_id,
-            "toolName": payload["toolName"],
+            "toolName": _semantic(payload["toolName"]),
             "state": "failed" if payload["isError"] else "completed",
             "callObserved": False,
             "resultObserved": True,
@@ -384,10 +402,11 @@ class _Projector:
         self.mark(segment, event_id)
 
     def terminal(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
-        complete = payload["kind"] is not None and payload["owner"] is not None
+        values = {member: _semantic(payload[member]) for member in _TERMINAL_MEMBERS}
+        complete = values["kind"] is not None and values["owner"] is not None
         fact: dict[str, Any] = {"state": "complete" if complete else "incomplete"}
         for member in _TERMINAL_MEMBERS:
-            fact[member] = self.redact.optional(payload[member])
+            fact[member] = self.redact.optional(values[member])
         fact["sourceEventId"] = event_id
         turn.fact["terminal"] = fact  # the latest terminal event read wins
         self.matched += 1
