@@ -656,7 +656,16 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
                 label = draw(st.sampled_from([iteration, iteration, None]))
                 add(session, run, turn, "loop_checkpoint", _checkpoint(closing, label))
         if draw(st.booleans()):
-            kind_, owner = draw(st.sampled_from([("natural", "agent"), ("policy_budget", None)]))
+            kind_, owner = draw(
+                st.sampled_from(
+                    [
+                        ("natural", "agent"),
+                        ("policy_budget", None),
+                        (" natural", "\u3000"),
+                        ("natural\n", " agent "),
+                    ]
+                )
+            )
             add(
                 session,
                 run,
@@ -695,6 +704,15 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
     return {"events": events, "query": query}
 
 
+# Numbers of both kinds, integral floats among them: Harn keeps 1.0 a float (docs/recap.md 4).
+_numbers = st.one_of(
+    st.integers(-(2**53) + 1, 2**53 - 1),
+    st.integers(-1000, 1000).map(float),
+    st.sampled_from([-0.0, 1e20, 2.0**53, 1e300]),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+
+
 def _checkpoint(label: str, iteration: int | None) -> dict[str, Any]:
     return {"checkpoint": label, "iteration": iteration}
 
@@ -705,7 +723,8 @@ def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dic
     kind = draw(
         st.sampled_from(["assistant", "tool_call", "tool_call", "tool_result", "plan", "progress"])
     )
-    call = draw(st.sampled_from(["c1", "c1", "c2", "c3", None]))
+    # Padded and blank ids too: Harn trims them, so " c1" joins "c1" (docs/recap.md 4.1).
+    call = draw(st.sampled_from(["c1", "c1", "c2", "c3", None, " c1", "c2\u3000", "\t"]))
     if kind == "assistant":
         visibility = draw(st.sampled_from(["public", "public", "internal", None]))
         body = draw(st.none() | text) if draw(st.integers(0, 5)) == 0 else draw(text)
@@ -713,9 +732,12 @@ def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dic
     if kind == "tool_call":
         return kind, {
             "callId": call,
-            "toolName": draw(st.sampled_from(["edit", "read", None])),
+            "toolName": draw(st.sampled_from(["edit", "read", None, " read "])),
             "input": draw(
-                st.none() | st.fixed_dictionaries({"path": text}) | _secret_arguments(text)
+                st.none()
+                | st.fixed_dictionaries({"path": text})
+                | _secret_arguments(text)
+                | st.fixed_dictionaries({"n": _numbers, "all": st.lists(_numbers, max_size=3)})
             ),
         }
     if kind == "tool_result":
@@ -733,7 +755,12 @@ def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dic
             "callId": call,
             "toolName": draw(st.sampled_from(["edit", None])),
             "isError": draw(st.booleans()),
-            "output": draw(st.none() | text | st.fixed_dictionaries({"changed": st.booleans()})),
+            "output": draw(
+                st.none()
+                | text
+                | st.fixed_dictionaries({"changed": st.booleans()})
+                | st.lists(_numbers, max_size=3)
+            ),
             "verification": verification,
         }
     if kind == "plan":

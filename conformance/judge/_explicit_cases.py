@@ -729,6 +729,212 @@ def _recap_canaries() -> list[ExplicitCase]:
     return cases
 
 
+# Padding around a text: each class of Unicode White_Space Rust's str::trim removes,
+# and characters other languages call whitespace that it keeps.
+_WHITE_SPACE_PADS = (" ", "\t", "\n", "\u0085", "\u00a0", "\u2028", "\u3000", " \u2003\t")
+_NOT_WHITE_SPACE_PADS = ("\u001f", "\u001c", "\ufeff", "\u200b")
+
+
+def _text_session(kind: str, payload: dict[str, Any], turn: str = "turn-1") -> list[dict[str, Any]]:
+    """One turn with one iteration around a single fact event, a call's result after it."""
+    rows = [
+        _prompt("sess-1", turn, "go"),
+        _loop("sess-1", turn, "iteration_start", 1),
+        ("sess-1", "run-1", turn, kind, payload),
+    ]
+    if kind == "tool_call":
+        result = {"callId": "c1", "toolName": None, "isError": False, "output": None}
+        rows.append(("sess-1", "run-1", turn, "tool_result", {**result, "verification": None}))
+    rows.append(_loop("sess-1", turn, "iteration_end", 1))
+    return _journal(*rows)
+
+
+# Every member Harn reads through semantic_string, with a payload that holds it
+# (docs/recap.md 4.1), and the members it reads verbatim.
+_TRIMMED_MEMBERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("message", "text", {"role": "user", "visibility": None, "text": "hi"}),
+    ("message", "text", {"role": "assistant", "visibility": "public", "text": "hi"}),
+    ("message", "visibility", {"role": "assistant", "visibility": "public", "text": "hi"}),
+    ("message", "visibility", {"role": "user", "visibility": "public", "text": "hi"}),
+    ("tool_call", "callId", {"callId": "c1", "toolName": "read", "input": None}),
+    ("tool_call", "toolName", {"callId": "c1", "toolName": "read", "input": None}),
+    (
+        "terminal",
+        "kind",
+        {
+            "kind": "natural",
+            "owner": "agent",
+            "finalStatus": "done",
+            "stopReason": "completed",
+            "reason": "ok",
+        },
+    ),
+    (
+        "terminal",
+        "owner",
+        {
+            "kind": "natural",
+            "owner": "agent",
+            "finalStatus": "done",
+            "stopReason": "completed",
+            "reason": "ok",
+        },
+    ),
+    (
+        "terminal",
+        "finalStatus",
+        {
+            "kind": "natural",
+            "owner": "agent",
+            "finalStatus": "done",
+            "stopReason": "completed",
+            "reason": "ok",
+        },
+    ),
+    (
+        "terminal",
+        "stopReason",
+        {
+            "kind": "natural",
+            "owner": "agent",
+            "finalStatus": "done",
+            "stopReason": "completed",
+            "reason": "ok",
+        },
+    ),
+    (
+        "terminal",
+        "reason",
+        {
+            "kind": "natural",
+            "owner": "agent",
+            "finalStatus": "done",
+            "stopReason": "completed",
+            "reason": "ok",
+        },
+    ),
+)
+_PLAN = {
+    "documentId": "plan-1",
+    "revisionId": "rev-1",
+    "title": "Plan",
+    "summary": "Sum",
+    "steps": [{"id": "step-1", "content": "Step", "status": "pending"}],
+    "event": None,
+}
+_VERBATIM_MEMBERS: tuple[tuple[str, tuple[str | int, ...], dict[str, Any]], ...] = (
+    ("plan", ("title",), _PLAN),
+    ("plan", ("summary",), _PLAN),
+    ("plan", ("steps", 0, "content"), _PLAN),
+    ("progress", ("message",), {"message": "half", "entries": [], "replace": None}),
+    (
+        "progress",
+        ("entries", 0, "content"),
+        {
+            "message": None,
+            "entries": [{"content": "a", "status": "pending", "priority": None}],
+            "replace": None,
+        },
+    ),
+)
+
+
+def _set(payload: dict[str, Any], where: Sequence[str | int], value: Any) -> dict[str, Any]:
+    copied = copy.deepcopy(payload)
+    node: Any = copied
+    for step in where[:-1]:
+        node = node[step]
+    node[where[-1]] = value
+    return copied
+
+
+def _recap_text() -> list[ExplicitCase]:
+    """Each member Harn reads through semantic_string, padded with each kind of White_Space
+    (shown trimmed), blank (read as absent), and padded with characters that are not
+    White_Space (kept); each member it reads verbatim, padded (kept)."""
+    cases = []
+    for kind, member, payload in _TRIMMED_MEMBERS:
+        where = f"{kind}.{member}"
+        core = payload[member]
+        variants = [
+            (pad + core + pad[::-1], "padded with White_Space") for pad in _WHITE_SPACE_PADS
+        ]
+        variants += [
+            (pad + core, "led by a character that is not White_Space")
+            for pad in _NOT_WHITE_SPACE_PADS
+        ]
+        variants += [(" \t", "blank"), ("\u3000", "blank (U+3000)")]
+        if member not in ("callId", "toolName"):
+            variants.append(("", "empty"))
+        for value, what in variants:
+            cases.append(
+                _recap(
+                    f"{where} {what} ({value!r}): Harn reads it through semantic_string, "
+                    "trimmed of White_Space and absent when blank (docs/recap.md 4.1)",
+                    _text_session(kind, {**payload, member: value}),
+                )
+            )
+    for kind, path, payload in _VERBATIM_MEMBERS:
+        for pad in (" ", "\u3000", "\t"):
+            value = f"{pad}text{pad}"
+            cases.append(
+                _recap(
+                    f"{kind}.{'.'.join(map(str, path))} padded ({value!r}): Harn reads it "
+                    "verbatim, not through semantic_string (docs/recap.md 4.1)",
+                    _text_session(kind, _set(payload, path, value)),
+                )
+            )
+    cases.append(
+        _recap(
+            "a padded turn id is another turn: ids in events are read verbatim (docs/recap.md 4.1)",
+            _text_session("message", {"role": "user", "visibility": None, "text": "x"})
+            + _journal(_prompt("sess-1", " turn-1 ", "y"), first_id=6),
+        )
+    )
+    return cases
+
+
+# Numbers whose kind RFC 8785 would lose: integral floats, and their integer twins.
+_INTEGRAL_FLOATS = (1.0, -0.0, 0.0, 2.0, -7.0, 1e20, 2.0**53, 1e300, 123456789.0)
+
+
+def _recap_numbers() -> list[ExplicitCase]:
+    """Tool input and output values holding integral floats: Harn keeps them floats in the
+    snapshot and in projectionHash (docs/recap.md section 4), each alone and nested."""
+    cases = []
+    for number in _INTEGRAL_FLOATS:
+        for member in ("input", "output"):
+            value = {"n": number, "list": [number, 1], "nested": {"deep": [number]}}
+            call = {"callId": "c1", "toolName": "calc", "input": value if member == "input" else 1}
+            rows = [
+                _prompt("sess-1", "turn-1", "go"),
+                _loop("sess-1", "turn-1", "iteration_start", 1),
+                ("sess-1", "run-1", "turn-1", "tool_call", call),
+                (
+                    "sess-1",
+                    "run-1",
+                    "turn-1",
+                    "tool_result",
+                    {
+                        "callId": "c1",
+                        "toolName": "calc",
+                        "isError": False,
+                        "output": value if member == "output" else 0.5,
+                        "verification": None,
+                    },
+                ),
+                _loop("sess-1", "turn-1", "iteration_end", 1),
+            ]
+            cases.append(
+                _recap(
+                    f"the tool {member} holds the float {number!r}: it stays a float in the "
+                    "snapshot and projectionHash (docs/recap.md section 4)",
+                    _journal(*rows),
+                )
+            )
+    return cases
+
+
 def _recap_aliases() -> list[ExplicitCase]:
     return [
         _recap(
@@ -754,9 +960,9 @@ _BUILDERS: Mapping[str, Callable[[], list[ExplicitCase]]] = {
     "runrecord.response-semantics": _provider_responses,
     "runrecord.reference-when-identical": _provider_responses,
     "redaction.canaries": _provider_canaries,
-    "recap.semantics": _recap_pages,
+    "recap.semantics": lambda: [*_recap_pages(), *_recap_text(), *_recap_numbers()],
     "recap.limit": _recap_pages,
-    "recap.hashes": _recap_pages,
+    "recap.hashes": lambda: [*_recap_pages(), *_recap_numbers()],
     "recap.query-aliases": _recap_aliases,
     "redaction.recap-canaries": _recap_canaries,
 }

@@ -579,6 +579,62 @@ def unassigned_not_counted(case: Mapping[str, Any]) -> Any:
     return _rehash(output)
 
 
+def _semantic_as(read: Callable[[str], str | None]) -> Handler:
+    """The recap with Harn's ``semantic_string`` reading of text replaced by ``read``."""
+    from session_contracts.conformance.reference.recap import _projection
+
+    def semantic(text: str | None) -> str | None:
+        return None if text is None else read(text)
+
+    def handler(case: Mapping[str, Any]) -> Any:
+        with _patched(_projection, "_semantic", semantic):
+            return HANDLERS["recap.project"](case)
+
+    return handler
+
+
+# Reads call ids, names, labels and terminal members verbatim: " c1 " is not "c1".
+keeps_text_untrimmed = _semantic_as(lambda text: text)
+# Trims, but keeps a blank text as "" instead of reading it as absent.
+keeps_blank_text = _semantic_as(lambda text: text.strip())
+# Trims with the host language's notion of whitespace (Python's str.strip also removes
+# U+001C..U+001F, which Rust's str::trim keeps).
+trims_host_whitespace = _semantic_as(lambda text: text.strip() or None)
+
+
+def trims_plan_and_progress_text(case: Mapping[str, Any]) -> Any:
+    # Trims plan titles, summaries, steps and progress texts too, which Harn keeps verbatim.
+    output = HANDLERS["recap.project"](case)
+    for turn in (_snapshot(output) or {}).get("turns", []):
+        for segment in turn["iterations"]:
+            for plan in segment["plans"]:
+                plan["title"], plan["summary"] = plan["title"].strip(), plan["summary"].strip()
+                for step in plan["steps"]:
+                    step["content"] = step["content"].strip()
+            for report in segment["progress"]:
+                if report["message"] is not None:
+                    report["message"] = report["message"].strip()
+    return _rehash(output)
+
+
+def _floats_as_integers(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _floats_as_integers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_floats_as_integers(item) for item in value]
+    return value
+
+
+def integral_floats_as_integers(case: Mapping[str, Any]) -> Any:
+    # Stores events as RFC 8785 text and reads them back: 1.0 and -0.0 become 1 and 0.
+    events = case.get("events")
+    if isinstance(events, list):
+        case = dict(case, events=_floats_as_integers(events))
+    return HANDLERS["recap.project"](case)
+
+
 def omits_null_receipt_key(case: Mapping[str, Any]) -> Any:
     # Writes no completion_receipt key when no receipt was recorded.
     output = HANDLERS["runrecord.project"](case)
@@ -887,6 +943,46 @@ DEFECTS: dict[str, Defect] = {
         "recap.semantics",
         "recap/unassigned-events",
         "coverage.unassigned left at 0",
+    ),
+    "keeps_text_untrimmed": Defect(
+        "recap.project",
+        keeps_text_untrimmed,
+        "recap.grouping",
+        "recap.semantics",
+        "recap/text-trimmed-tool-ids",
+        "call ids, tool names and terminal members read verbatim, not trimmed",
+    ),
+    "keeps_blank_text": Defect(
+        "recap.project",
+        keeps_blank_text,
+        "recap.grouping",
+        "recap.semantics",
+        "recap/text-trimmed-terminal",
+        'a blank text read as "" instead of absent',
+    ),
+    "trims_host_whitespace": Defect(
+        "recap.project",
+        trims_host_whitespace,
+        "recap.grouping",
+        "recap.semantics",
+        "recap/text-trimmed-messages",
+        "text trimmed of U+001C..U+001F too (not Unicode White_Space)",
+    ),
+    "trims_plan_and_progress_text": Defect(
+        "recap.project",
+        trims_plan_and_progress_text,
+        "recap.grouping",
+        "recap.semantics",
+        "recap/text-verbatim-plan-progress",
+        "plan and progress texts trimmed, which Harn keeps verbatim",
+    ),
+    "integral_floats_as_integers": Defect(
+        "recap.project",
+        integral_floats_as_integers,
+        "recap.projection-hash",
+        "recap.semantics",
+        "recap/tool-values-keep-floats",
+        "tool values' integral floats (1.0, -0.0) turned into integers",
     ),
     "omits_null_receipt_key": Defect(
         "runrecord.project",
