@@ -196,7 +196,14 @@ export function check(schema, v, jpath, file) {
       if (r) return r;
     } else {
       const ok = schema.oneOf.filter((s) => !check(s, v, jpath, file)).length;
-      if (ok !== 1) return new Finding(ok === 0 ? 'one_of' : 'one_of_ambiguous', jpath);
+      if (ok > 1) return new Finding('ambiguous_variant', jpath);
+      if (ok === 0) {
+        // `oneOf [X, null]`: the finding inside X names the member at fault, as for anyOf;
+        // codes must be of the protocol's vocabulary (docs/protocol.md, "Rejection codes").
+        const others = schema.oneOf.filter((s) => s.type !== 'null');
+        if (others.length === 1 && v !== null) return check(others[0], v, jpath, file);
+        return new Finding('no_matching_variant', jpath);
+      }
     }
   }
   if (schema.not && !check(schema.not, v, jpath, file)) return new Finding('not', jpath);
