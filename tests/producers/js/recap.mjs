@@ -1,7 +1,7 @@
 // The session-recap projection (docs/recap.md sections 1-4).
-import { Float } from './json.mjs';
+import { Float, JsonError } from './json.mjs';
 import { harnHash, jcsHash } from './canonical.mjs';
-import { Finding, check, loadSchema, validateDocType } from './validate.mjs';
+import { Finding, check, keyPath, loadSchema, validateDocType } from './validate.mjs';
 import { redactText, redactValue } from './redact.mjs';
 
 const RECAP = 'session-recap-v1.schema.json';
@@ -88,6 +88,25 @@ function readPayload(kind, payload) {
 
 const nn = (v) => v !== null && v !== undefined;
 
+// The first integer RFC 8785 cannot hold (outside +-(2^53 - 1)), depth first, with its
+// JSON path: such an event has no record hash and is refused (docs/journal.md,
+// "The stored bytes"; docs/hashing.md section 1 for the path).
+function unsafeIntegerPath(v, p) {
+  if (typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v))) return p;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const r = unsafeIntegerPath(v[i], `${p}[${i}]`);
+      if (r) return r;
+    }
+  } else if (v !== null && typeof v === 'object' && !(v instanceof Float)) {
+    for (const k of Object.keys(v)) {
+      const r = unsafeIntegerPath(v[k], keyPath(p, k));
+      if (r) return r;
+    }
+  }
+  return null;
+}
+
 export function project(rawEvents, rawQuery, policy, conditions = {}) {
   if (!Array.isArray(rawEvents)) throw new Finding('wrong_type', '$.events');
   const canon = readQuery(rawQuery, '$.query');
@@ -103,7 +122,15 @@ export function project(rawEvents, rawQuery, policy, conditions = {}) {
     // Numbers are projected as the event holds them (an integral float stays a float),
     // while the record hash is always of the RFC 8785 form (docs/journal.md, "The stored bytes").
     const ev = rawEvents[i];
-    recordHashes.set(ev, jcsHash(ev));
+    let hash;
+    try {
+      hash = jcsHash(ev);
+    } catch (e) {
+      const at = e instanceof JsonError && e.code === 'canonical_unsafe_integer' ? unsafeIntegerPath(ev, `$.events[${i}]`) : null;
+      if (at) throw new Finding('canonical_unsafe_integer', at, 'an integer beyond 2^53 - 1 has no RFC 8785 form');
+      throw e;
+    }
+    recordHashes.set(ev, hash);
     events.push(ev);
   }
   const query = queryEcho(canon);

@@ -70,7 +70,7 @@ function pointer(root, ptr) {
   return { found: true, value: cur };
 }
 
-function keyPath(p, k) {
+export function keyPath(p, k) {
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? `${p}.${k}` : `${p}[${JSON.stringify(k)}]`;
 }
 
