@@ -70,8 +70,10 @@ function pointer(root, ptr) {
   return { found: true, value: cur };
 }
 
+// docs/protocol.md, "Paths": dot form for an ASCII identifier, else ['...'] with only
+// the backslash and the single quote escaped.
 export function keyPath(p, k) {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? `${p}.${k}` : `${p}[${JSON.stringify(k)}]`;
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? `${p}.${k}` : `${p}['${k.replace(/[\\']/g, (c) => '\\' + c)}']`;
 }
 
 const regexCache = new Map();
