@@ -1,7 +1,7 @@
 // The session-recap projection (docs/recap.md sections 1-4).
-import { Float } from './json.mjs';
+import { Float, JsonError } from './json.mjs';
 import { harnHash, jcsHash } from './canonical.mjs';
-import { Finding, check, loadSchema, validateDocType } from './validate.mjs';
+import { Finding, check, keyPath, loadSchema, validateDocType } from './validate.mjs';
 import { redactText, redactValue } from './redact.mjs';
 
 const RECAP = 'session-recap-v1.schema.json';
@@ -55,31 +55,57 @@ function newSegment(key) {
   return { iteration: key, started: false, ended: false, sourceEventIds: [], assistantText: [], tools: [], plans: [], progress: [] };
 }
 
-// Blank is Unicode White_Space only, as docs/recap.md 4.2 says (Rust's trim).
-const BLANK = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/u;
-const isBlank = (s) => BLANK.test(s);
-// The reference stores each event as RFC 8785 text and projects what it reads back
-// (docs/journal.md, "The stored bytes"): a float written without fraction or exponent
-// (1.0, -0.0, 1e20) comes back as an integer (docs/third-party-findings.md).
-function throughJournal(v) {
-  if (v instanceof Float) {
-    const s = v.value === 0 ? '0' : String(v.value);
-    if (/^-?[0-9]+$/.test(s)) {
-      const n = Number(s);
-      return Number.isSafeInteger(n) ? n : BigInt(s);
-    }
-    return v;
-  }
-  if (Array.isArray(v)) return v.map(throughJournal);
-  if (v !== null && typeof v === 'object') {
-    const out = Object.create(null);
-    for (const k of Object.keys(v)) out[k] = throughJournal(v[k]);
-    return out;
-  }
-  return v;
+// Unicode White_Space, the set Rust's str::trim removes (docs/recap.md 4.1 and 4.3).
+const WHITE_SPACE = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000]);
+// Harn's semantic_string: trimmed, and absent when nothing is left (docs/recap.md 4.1).
+// A loop, not a regex: `\s+$` backtracks quadratically on long inner runs.
+// Every White_Space character is in the BMP, so UTF-16 units can be tested alone.
+const semantic = (s) => {
+  if (typeof s !== 'string') return s;
+  let a = 0;
+  let b = s.length;
+  while (a < b && WHITE_SPACE.has(s.charCodeAt(a))) a++;
+  while (b > a && WHITE_SPACE.has(s.charCodeAt(b - 1))) b--;
+  return a === b ? null : s.slice(a, b);
+};
+const isBlank = (s) => semantic(s) === null;
+// The members read through semantic_string, per kind (docs/recap.md 4.1); every
+// other text is read verbatim.
+const TRIMMED = {
+  message: ['text', 'role', 'visibility'],
+  loop_checkpoint: ['checkpoint'],
+  tool_call: ['callId', 'toolName'],
+  tool_result: ['callId', 'toolName'],
+  terminal: ['kind', 'owner', 'finalStatus', 'stopReason', 'reason'],
+};
+function readPayload(kind, payload) {
+  const members = TRIMMED[kind];
+  if (!members) return payload;
+  const out = { ...payload };
+  for (const k of members) out[k] = semantic(payload[k]);
+  return out;
 }
 
 const nn = (v) => v !== null && v !== undefined;
+
+// The first integer RFC 8785 cannot hold (outside +-(2^53 - 1)), depth first, with its
+// JSON path: such an event has no record hash and is refused (docs/journal.md,
+// "The stored bytes"; docs/hashing.md section 1 for the path).
+function unsafeIntegerPath(v, p) {
+  if (typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v))) return p;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const r = unsafeIntegerPath(v[i], `${p}[${i}]`);
+      if (r) return r;
+    }
+  } else if (v !== null && typeof v === 'object' && !(v instanceof Float)) {
+    for (const k of Object.keys(v)) {
+      const r = unsafeIntegerPath(v[k], keyPath(p, k));
+      if (r) return r;
+    }
+  }
+  return null;
+}
 
 export function project(rawEvents, rawQuery, policy, conditions = {}) {
   if (!Array.isArray(rawEvents)) throw new Finding('wrong_type', '$.events');
@@ -93,9 +119,18 @@ export function project(rawEvents, rawQuery, policy, conditions = {}) {
     const id = rawEvents[i].id;
     if (prev !== null && !(id > prev)) throw new Finding('events_not_increasing', `$.events[${i}].id`, 'event ids must increase');
     prev = id;
-    const ev = throughJournal(rawEvents[i]);
-    // The record hash is over the stored bytes: the RFC 8785 form of the event as given.
-    recordHashes.set(ev, jcsHash(rawEvents[i]));
+    // Numbers are projected as the event holds them (an integral float stays a float),
+    // while the record hash is always of the RFC 8785 form (docs/journal.md, "The stored bytes").
+    const ev = rawEvents[i];
+    let hash;
+    try {
+      hash = jcsHash(ev);
+    } catch (e) {
+      const at = e instanceof JsonError && e.code === 'canonical_unsafe_integer' ? unsafeIntegerPath(ev, `$.events[${i}]`) : null;
+      if (at) throw new Finding('canonical_unsafe_integer', at, 'an integer beyond 2^53 - 1 has no RFC 8785 form');
+      throw e;
+    }
+    recordHashes.set(ev, hash);
     events.push(ev);
   }
   const query = queryEcho(canon);
@@ -179,7 +214,7 @@ export function project(rawEvents, rawQuery, policy, conditions = {}) {
       x.sourceEventIds.push(e.id);
       return found.s;
     };
-    const p = e.payload;
+    const p = readPayload(e.kind, e.payload);
     switch (e.kind) {
       case 'loop_checkpoint': {
         if (p.iteration === null) { unassigned++; break; }

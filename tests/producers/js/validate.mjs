@@ -70,8 +70,10 @@ function pointer(root, ptr) {
   return { found: true, value: cur };
 }
 
-function keyPath(p, k) {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? `${p}.${k}` : `${p}[${JSON.stringify(k)}]`;
+// docs/protocol.md, "Paths": dot form for an ASCII identifier, else ['...'] with only
+// the backslash and the single quote escaped.
+export function keyPath(p, k) {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? `${p}.${k}` : `${p}['${k.replace(/[\\']/g, (c) => '\\' + c)}']`;
 }
 
 const regexCache = new Map();
@@ -196,7 +198,14 @@ export function check(schema, v, jpath, file) {
       if (r) return r;
     } else {
       const ok = schema.oneOf.filter((s) => !check(s, v, jpath, file)).length;
-      if (ok !== 1) return new Finding(ok === 0 ? 'one_of' : 'one_of_ambiguous', jpath);
+      if (ok > 1) return new Finding('ambiguous_variant', jpath);
+      if (ok === 0) {
+        // `oneOf [X, null]`: the finding inside X names the member at fault, as for anyOf;
+        // codes must be of the protocol's vocabulary (docs/protocol.md, "Rejection codes").
+        const others = schema.oneOf.filter((s) => s.type !== 'null');
+        if (others.length === 1 && v !== null) return check(others[0], v, jpath, file);
+        return new Finding('no_matching_variant', jpath);
+      }
     }
   }
   if (schema.not && !check(schema.not, v, jpath, file)) return new Finding('not', jpath);
