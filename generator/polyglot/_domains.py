@@ -4,13 +4,12 @@ The session-recap snapshot schema is Harn's published one (accepting exactly wha
 accepts), and Harn's schema types the echoed query, the cursor and the source ids as a bare
 ``nullableInteger``: no ``minimum``. Harn's own types for them are ``u64``/``uint64``
 (``SessionRecapQuery``, ``SessionRecapCursor``, ``SessionRecapSource`` in harn-vm; the
-published bindings ``spec/protocol-artifacts/go/harnprotocol/harnprotocol.go`` and
-``spec/protocol-artifacts/harn-protocol.rs``), and seed 002 says "fromEventId | unsigned
-integer", "limit | unsigned integer". Each entry ties such a member to the member whose
-value it carries, whose schema does bound it at ``minimum: 0``; the model takes that
-member's sign. The model refuses an entry that no longer fits the schemas
-(``polyglot_domain_stale``): a member that is gone, is not an integer, already has a lower
-bound of its own, or a source member that is not unsigned.
+published Go binding ``spec/protocol-artifacts/go/harnprotocol/harnprotocol.go``), and seed
+002 says "fromEventId | unsigned integer", "limit | unsigned integer". Each entry ties
+such a member to the member whose value it carries, whose schema does bound it at
+``minimum: 0``; the model takes that member's sign. The model refuses an entry that no
+longer fits the schemas (``polyglot_domain_stale``): a member that is gone, is not an
+integer, already has a lower bound of its own, or a source member that is not unsigned.
 """
 
 from __future__ import annotations

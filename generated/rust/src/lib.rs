@@ -51,7 +51,7 @@ mod de {
         }
         let whole = T::try_from(value as i128).map_err(|_| E::custom(format!("{value} is outside {name}")))?;
         if value.abs() > EXACT_DOUBLE {
-            return Err(E::custom(format!("{value} is beyond 2^53, where a double is not exact: write it as plain digits within {name}")));
+            return Err(E::custom(format!("{value} is beyond 2^53 as a double (a fraction or exponent spelling, or digits outside u64 and i64): only plain digits within {name} are exact")));
         }
         Ok(whole)
     }
