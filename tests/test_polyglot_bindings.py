@@ -264,7 +264,8 @@ def _integer_slots(
 def _slots_in(
     model: Model, t: TypeRef, value: Any, path: JsonPath, owner: tuple[str, str]
 ) -> Iterator[tuple[tuple[str, str], JsonPath, bool]]:
-    if t.kind == "integer" and isinstance(value, int) and not isinstance(value, bool):
+    # A nullable member's null holds the member too: the planted integer replaces it.
+    if t.kind == "integer" and (value is None or type(value) is int):
         yield owner, path, t.unsigned
     elif t.kind == "array" and isinstance(value, list) and t.item is not None:
         for index, item in enumerate(value):
