@@ -677,6 +677,23 @@ def test_integer_signs_follow_the_schemas_lower_bounds() -> None:
     assert signs[("RecapCursor", "nextEventId")]
 
 
+def test_the_tied_members_are_where_the_bindings_refuse_what_the_schema_accepts() -> None:
+    # Harn's schema (nullableInteger) accepts a negative cursor; Harn's SessionRecapCursor
+    # (Option<u64>) and our bindings refuse it. Our reference never writes one.
+    snapshot = _example("session-recap.snapshot")
+    validator = default_validator()
+    model = polyglot.build_model(SCHEMAS)
+    for entry in SAME_DOMAIN:
+        definition = model.definition(entry.member.definition)
+        assert isinstance(definition, ObjectDef)
+        (field,) = [f for f in definition.fields if f.json_name == entry.member.member]
+        assert field.type.unsigned
+    assert validator.is_valid(
+        "session-recap.snapshot", _with(snapshot, -1, "cursor", "lastEventId")
+    )
+    assert validator.is_valid("session-recap.snapshot", _with(snapshot, -1, "query", "limit"))
+
+
 def _edited_schemas(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
     shutil.copytree(SCHEMAS, tmp_path / "schemas")
     path = tmp_path / "schemas" / "session-recap-v1.schema.json"
