@@ -1,8 +1,9 @@
 """TypeScript, Go and Rust bindings: one model, closed types, verbatim opaque values.
 
 Each language's own toolchain compiles its bindings and one program round-trips every
-example document (and the cases below) in one process. Where a toolchain is missing the
-test says so and skips; in CI (CI=true) a missing toolchain fails instead.
+example document, every reference output of the golden corpus (and the cases below) in one
+process. Where a toolchain is missing the test says so and skips; in CI (CI=true) a missing
+toolchain fails instead.
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from session_contracts.conformance.reference._producer import HANDLERS
 from session_contracts.generator import polyglot
-from session_contracts.generator.polyglot import ObjectDef, UnionDef
+from session_contracts.generator.polyglot import Model, ObjectDef, TypeRef, UnionDef
+from session_contracts.generator.polyglot._domains import SAME_DOMAIN
 
 from session_contracts._errors import ToolError
 from session_contracts._validator import default_validator
@@ -29,6 +33,7 @@ from session_contracts.cli import main
 REPO = Path(__file__).resolve().parents[1]
 SCHEMAS = REPO / "schemas"
 EXAMPLES = SCHEMAS / "examples"
+FIXTURES = REPO / "conformance" / "fixtures"
 GENERATED = REPO / "generated"
 BUILD = REPO / "build" / "polyglot"
 TSC = REPO / "tools" / "typescript" / "node_modules" / ".bin" / "tsc"
@@ -158,6 +163,168 @@ def _refused_cases() -> list[tuple[str, str, str]]:
     return texts
 
 
+def _output_documents(operation: str, case_input: Any, output: Any) -> list[tuple[str, Any]]:
+    """(doctype, document) of each document an operation's output is made of, as
+    docs/protocol.md's Operations table says; redaction.apply's output is no document type."""
+    if operation == "document.roundtrip":
+        return [(str(case_input["doctype"]), output)]
+    if operation == "health.reduce":
+        return [("session-health.fact", fact) for fact in output["facts"]]
+    if operation == "health.a2a_status_update":
+        return [("session-health.a2a-status-update", output)]
+    if operation == "recap.project":
+        return [("session-recap.envelope", output)]
+    if operation == "runrecord.project":
+        return [("run-record.record", output)]
+    if operation == "runrecord.provider_call_response":
+        return [("run-record.provider-call-response", output)]
+    if operation == "feedback.run":
+        documents = []
+        for response in output["responses"]:
+            if "observed_at_unix_ms" in response:  # a work.observe answer
+                documents.append(("session-feedback.observation", response))
+            elif "code" in response:
+                documents.append(("session-feedback.checkpoint-rejection", response))
+            else:
+                documents.append(("session-feedback.checkpoint-receipt", response))
+        return documents
+    assert operation == "redaction.apply", operation
+    return []
+
+
+def _golden() -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    for case_path in sorted(FIXTURES.glob("*/*.case.json")):
+        name = case_path.name.removesuffix(".case.json")
+        expected_path = case_path.with_name(f"{name}.expected.json")
+        case = json.loads(case_path.read_text(encoding="utf-8"))
+        expected = json.loads(expected_path.read_text(encoding="utf-8"))
+        yield f"{case_path.parent.name}/{name}", case, expected
+
+
+def _golden_output_cases() -> list[tuple[str, str, str]]:
+    """(case id, doctype, JSON text) of every document in the golden corpus's expected
+    outputs: what our reference answered."""
+    cases = []
+    for name, case, expected in _golden():
+        if expected["outcome"] != "result":
+            continue
+        documents = _output_documents(case["operation"], case["input"], expected["output"])
+        for index, (doctype, document) in enumerate(documents):
+            cases.append((f"{name} output {index}", doctype, json.dumps(document)))
+    return cases
+
+
+def _reference_recap_at_the_top_of_u64() -> list[tuple[str, str, str]]:
+    """The reference's own envelopes for queries at 2^63 and 2^64-1, which seed 002 allows:
+    "fromEventId | unsigned integer", "limit | unsigned integer"."""
+    (case,) = [c for name, c, _ in _golden() if name == "recap/continuation-page"]
+    cases = []
+    for from_event_id, limit in ((2**63, 2**64 - 1), (2**64 - 1, 2**63), (0, 2**64 - 1)):
+        query = {**case["input"]["query"], "fromEventId": from_event_id, "limit": limit}
+        output = HANDLERS["recap.project"]({**case["input"], "query": query})
+        assert output["snapshot"]["query"]["fromEventId"] == from_event_id
+        name = f"reference recap, fromEventId {from_event_id}, limit {limit}"
+        cases.append((name, "session-recap.envelope", json.dumps(output)))
+    return cases
+
+
+def _sample_documents() -> list[tuple[str, Any]]:
+    """Valid documents to plant wide integers in: the examples, the reference outputs and
+    the session events and observation streams the golden cases feed the reference."""
+    documents = [(doctype, json.loads(text)) for _, doctype, text in _accepted_cases()]
+    documents += [(doctype, json.loads(text)) for _, doctype, text in _golden_output_cases()]
+    for _, case, _ in _golden():
+        if case["operation"] in ("recap.project", "runrecord.project"):
+            documents += [("session-event.event", event) for event in case["input"]["events"]]
+        if case["operation"] == "health.reduce":
+            documents.append(("health-observation.stream", case["input"]))
+    return documents
+
+
+JsonPath = tuple[str | int, ...]
+
+
+def _integer_slots(
+    model: Model, type_name: str, value: Any, path: JsonPath
+) -> Iterator[tuple[tuple[str, str], JsonPath, bool]]:
+    """((type, member), path, unsigned) of each integer held in ``value`` (consts aside)."""
+    definition = model.definition(type_name)
+    if isinstance(definition, UnionDef) and isinstance(value, dict):
+        for variant in definition.variants:
+            if value.get(definition.discriminator) == variant.tag:
+                yield from _integer_slots(model, variant.type_name, value, path)
+    if isinstance(definition, ObjectDef) and isinstance(value, dict):
+        for field in definition.fields:
+            if field.json_name in value and field.const is None:
+                owner = (definition.name, field.json_name)
+                member_path = (*path, field.json_name)
+                yield from _slots_in(model, field.type, value[field.json_name], member_path, owner)
+
+
+def _slots_in(
+    model: Model, t: TypeRef, value: Any, path: JsonPath, owner: tuple[str, str]
+) -> Iterator[tuple[tuple[str, str], JsonPath, bool]]:
+    # A nullable member's null holds the member too: the planted integer replaces it.
+    if t.kind == "integer" and (value is None or type(value) is int):
+        yield owner, path, t.unsigned
+    elif t.kind == "array" and isinstance(value, list) and t.item is not None:
+        for index, item in enumerate(value):
+            yield from _slots_in(model, t.item, item, (*path, index), owner)
+    elif t.kind == "map" and isinstance(value, dict) and t.item is not None:
+        for key, item in value.items():
+            yield from _slots_in(model, t.item, item, (*path, key), owner)
+    elif t.kind == "named":
+        yield from _integer_slots(model, t.name, value, path)
+
+
+def _json_path(path: JsonPath) -> str:
+    # The bindings' path spelling: $.member, $["odd member"], [index].
+    steps = []
+    for step in path:
+        if isinstance(step, int):
+            steps.append(f"[{step}]")
+        elif step.isidentifier():
+            steps.append(f".{step}")
+        else:
+            steps.append(f"[{json.dumps(step)}]")
+    return "$" + "".join(steps)
+
+
+@dataclass(frozen=True)
+class IntegerCase:
+    name: str
+    doctype: str
+    text: str
+    path: str  # where the planted integer sits
+    unsigned: bool
+    value: int
+
+
+def _planted(values_unsigned: tuple[int, ...], values_signed: tuple[int, ...]) -> list[IntegerCase]:
+    """One document per integer member and value: the first sample document that holds
+    the member, with the member's first occurrence set to the value."""
+    model = polyglot.build_model(SCHEMAS)
+    doctypes = {d.doctype: d.type_name for d in model.document_types}
+    first: dict[tuple[str, str], tuple[str, Any, JsonPath, bool]] = {}
+    for doctype, document in _sample_documents():
+        for owner, path, unsigned in _integer_slots(model, doctypes[doctype], document, ()):
+            first.setdefault(owner, (doctype, document, path, unsigned))
+    cases = []
+    for (type_name, member), (doctype, document, path, unsigned) in sorted(first.items()):
+        for value in values_unsigned if unsigned else values_signed:
+            cases.append(
+                IntegerCase(
+                    f"{type_name}.{member} = {value}",
+                    doctype,
+                    json.dumps(_with(document, value, *path)),
+                    _json_path(path),
+                    unsigned,
+                    value,
+                )
+            )
+    return cases
+
+
 def _manifest(tmp: Path, cases: list[tuple[str, str, str]]) -> Path:
     lines = []
     for index, (_, doctype, text) in enumerate(cases):
@@ -239,19 +406,23 @@ def _numbers_as_text(text: str) -> Any:
     return json.loads(text, parse_float=lambda s: ("number", s), parse_int=lambda s: ("number", s))
 
 
-@pytest.fixture(scope="module", params=sorted(BUILDERS))
-def roundtrip(
-    request: pytest.FixtureRequest,
-) -> Callable[[Path, list[tuple[str, str, str]]], list[dict[str, str]]]:
-    command = BUILDERS[request.param]()
+@dataclass(frozen=True)
+class Binding:
+    """One language's round-trip program: call it with (tmp folder, cases)."""
 
-    def run(tmp: Path, cases: list[tuple[str, str, str]]) -> list[dict[str, str]]:
-        output = _run([*command, str(_manifest(tmp, cases))], REPO)
+    language: str
+    command: list[str]
+
+    def __call__(self, tmp: Path, cases: list[tuple[str, str, str]]) -> list[dict[str, str]]:
+        output = _run([*self.command, str(_manifest(tmp, cases))], REPO)
         results = [json.loads(line) for line in output.splitlines()]
         assert len(results) == len(cases)
         return results
 
-    return run
+
+@pytest.fixture(scope="module", params=sorted(BUILDERS))
+def roundtrip(request: pytest.FixtureRequest) -> Binding:
+    return Binding(request.param, BUILDERS[request.param]())
 
 
 def test_every_example_round_trips_to_the_same_json_value(
@@ -291,10 +462,80 @@ def test_closed_types_refuse_what_the_schema_refuses(
     assert accepted == []
 
 
+def test_every_reference_output_in_the_golden_corpus_round_trips(
+    roundtrip: Binding, tmp_path: Path
+) -> None:
+    # Harn's generated bindings decode every recap envelope our reference writes
+    # (upstream DIFFERENCES.md, "Generated types"); ours decode every output of it.
+    cases = _golden_output_cases()
+    assert len({doctype for _, doctype, _ in cases}) >= 10
+    for (name, _, text), result in zip(cases, roundtrip(tmp_path, cases), strict=True):
+        assert "error" not in result, f"{name}: {result['error']}"
+        assert json.loads(result["encoded"]) == json.loads(text), name
+
+
+def test_the_reference_recap_of_a_query_at_the_top_of_u64(
+    roundtrip: Binding, tmp_path: Path
+) -> None:
+    # Seed 002: "fromEventId | unsigned integer", "limit | unsigned integer"; Harn's
+    # SessionRecapQuery holds them as u64, so Go and Rust must read 2^63 and 2^64-1.
+    cases = _reference_recap_at_the_top_of_u64()
+    for (name, _, text), result in zip(cases, roundtrip(tmp_path, cases), strict=True):
+        if roundtrip.language == "typescript":
+            assert result.get("error", "").startswith("$.snapshot.query."), name
+            assert result["error"].endswith("[unsafe_integer]"), name
+        else:
+            assert "error" not in result, f"{name}: {result['error']}"
+            assert json.loads(result["encoded"]) == json.loads(text), name
+
+
+def test_unsigned_members_hold_every_u64_and_signed_ones_every_i64(
+    roundtrip: Binding, tmp_path: Path
+) -> None:
+    cases = _planted((2**63, 2**64 - 1), (-(2**63), 2**63 - 1))
+    planted = {c.name.split(" = ")[0] for c in cases if c.unsigned}
+    # Harn's schema leaves these unbounded; seed 002 ("fromEventId | unsigned integer") and
+    # Harn's SessionRecapQuery, SessionRecapCursor and SessionRecapSource make them u64.
+    recap = {"QueryEcho.fromEventId", "QueryEcho.limit", "RecapCursor.lastEventId"}
+    recap |= {"RecapCursor.nextEventId", "RecapSource.firstEventId", "RecapSource.lastEventId"}
+    assert recap <= planted
+    assert len(planted) >= 60
+    results = roundtrip(tmp_path, [(c.name, c.doctype, c.text) for c in cases])
+    for case, result in zip(cases, results, strict=True):
+        if roundtrip.language == "typescript":  # refused, never rounded
+            assert result.get("error", "").startswith(f"{case.path}: {case.value} "), case.name
+            assert result["error"].endswith("[unsafe_integer]"), case.name
+        else:
+            assert "error" not in result, f"{case.name}: {result['error']}"
+            assert json.loads(result["encoded"]) == json.loads(case.text), case.name
+
+
+def test_integers_beyond_their_type_are_refused_with_a_clear_error(
+    roundtrip: Binding, tmp_path: Path
+) -> None:
+    cases = _planted((2**64, -1), (2**63, -(2**63) - 1))
+    results = roundtrip(tmp_path, [(c.name, c.doctype, c.text) for c in cases])
+    for case, result in zip(cases, results, strict=True):
+        error = result.get("error", "")
+        if roundtrip.language == "go":
+            assert error.startswith(f"{case.path}: {case.value} is outside "), case.name
+            assert error.endswith("[integer_out_of_range]"), case.name
+        elif roundtrip.language == "typescript":
+            code = "negative_integer" if case.unsigned and case.value < 0 else "unsafe_integer"
+            assert error.startswith(f"{case.path}: {case.value} "), case.name
+            assert error.endswith(f"[{code}]"), case.name
+        else:  # serde names the type it could not fill, and the line and column
+            assert ("u64" if case.unsigned else "i64") in error, case.name
+            assert "line 1 column" in error, case.name
+
+
 def test_the_cases_agree_with_the_schemas() -> None:
     # The bindings must accept what the schemas accept and refuse only what they refuse.
     validator = default_validator()
     for name, doctype, text in _accepted_cases():
+        assert validator.is_valid(doctype, json.loads(text)), name
+    # The golden outputs are documents of the types _output_documents names.
+    for name, doctype, text in _golden_output_cases() + _reference_recap_at_the_top_of_u64():
         assert validator.is_valid(doctype, json.loads(text)), name
     for name, doctype, text in _refused_cases():
         try:
@@ -374,6 +615,139 @@ def test_a_shared_definition_is_one_type_in_every_language() -> None:
     union = model.definition("SessionEvent")
     assert isinstance(union, UnionDef)
     assert union.discriminator == "kind"
+
+
+def _lower_bound(schemas: dict[str, Any], file: str, schema: Any) -> float | None:
+    # The least integer a member admits, read from the schema text: minimum,
+    # exclusiveMinimum and const, through $ref and a nullable anyOf/oneOf.
+    if not isinstance(schema, dict):
+        return None
+    bounds = []
+    if isinstance(schema.get("minimum"), int | float):
+        bounds.append(schema["minimum"])
+    if isinstance(schema.get("exclusiveMinimum"), int | float):
+        bounds.append(int(schema["exclusiveMinimum"]) + 1)
+    if isinstance(schema.get("const"), int) and not isinstance(schema["const"], bool):
+        bounds.append(schema["const"])
+    if "$ref" in schema:
+        target, _, pointer = schema["$ref"].partition("#")
+        target = target or file
+        definition = schemas[target]["$defs"][pointer.removeprefix("/$defs/")]
+        bounds.append(_lower_bound(schemas, target, definition))
+    for key in ("anyOf", "oneOf"):
+        rest = [b for b in schema.get(key, []) if b.get("type") != "null"]
+        if len(rest) == 1:
+            bounds.append(_lower_bound(schemas, file, rest[0]))
+    known = [b for b in bounds if b is not None]
+    return max(known) if known else None
+
+
+def test_integer_signs_follow_the_schemas_lower_bounds() -> None:
+    # Unsigned where the schema bounds the integer at 0 or more, or where _domains.py ties
+    # a member Harn's schema leaves unbounded to one that is (seed 002: "fromEventId |
+    # unsigned integer"); signed where the schema allows negatives.
+    schemas = {p.name: json.loads(p.read_text(encoding="utf-8")) for p in SCHEMAS.glob("*.json")}
+    tied = {(e.member.file, e.member.definition, e.member.member) for e in SAME_DOMAIN}
+    model = polyglot.build_model(SCHEMAS)
+    signs = {}
+    for definition in model.definitions:
+        if not isinstance(definition, ObjectDef) or "#/$defs/" not in definition.origin:
+            continue
+        file, _, def_name = definition.origin.partition("#/$defs/")
+        for field in definition.fields:
+            t = field.type
+            while t.item is not None:
+                t = t.item
+            if t.kind != "integer":
+                continue
+            member = schemas[file]["$defs"][def_name]["properties"][field.json_name]
+            if member.get("type") == "array":
+                member = member["items"]
+            bound = _lower_bound(schemas, file, member)
+            if (file, def_name, field.json_name) in tied:
+                assert bound is None, (def_name, field.json_name)
+                assert t.unsigned, (def_name, field.json_name)
+            else:
+                assert t.unsigned == (bound is not None and bound >= 0), (def_name, field.json_name)
+            signs[(def_name, field.json_name)] = t.unsigned
+    assert len(signs) >= 100
+    # Harn's IterationRecap.iteration is Option<i64>: the recap's iteration stays signed.
+    assert signs[("RecapIteration", "iteration")] is False
+    assert signs[("QueryEcho", "fromEventId")]
+    assert signs[("RecapCursor", "nextEventId")]
+
+
+def test_the_tied_members_are_where_the_bindings_refuse_what_the_schema_accepts() -> None:
+    # Harn's schema (nullableInteger) accepts a negative cursor; Harn's SessionRecapCursor
+    # (Option<u64>) and our bindings refuse it. Our reference never writes one.
+    snapshot = _example("session-recap.snapshot")
+    validator = default_validator()
+    model = polyglot.build_model(SCHEMAS)
+    for entry in SAME_DOMAIN:
+        definition = model.definition(entry.member.definition)
+        assert isinstance(definition, ObjectDef)
+        (field,) = [f for f in definition.fields if f.json_name == entry.member.member]
+        assert field.type.unsigned
+    assert validator.is_valid(
+        "session-recap.snapshot", _with(snapshot, -1, "cursor", "lastEventId")
+    )
+    assert validator.is_valid("session-recap.snapshot", _with(snapshot, -1, "query", "limit"))
+
+
+def _edited_schemas(tmp_path: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    shutil.copytree(SCHEMAS, tmp_path / "schemas")
+    path = tmp_path / "schemas" / "session-recap-v1.schema.json"
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    edit(schema["$defs"])
+    path.write_text(json.dumps(schema), encoding="utf-8")
+    return tmp_path / "schemas"
+
+
+def test_a_bound_beside_a_ref_or_an_exclusive_minimum_makes_an_integer_unsigned(
+    tmp_path: Path,
+) -> None:
+    def edit(defs: dict[str, Any]) -> None:
+        iteration = defs["RecapIteration"]["properties"]["iteration"]
+        iteration["minimum"] = 0  # beside its $ref, which 2020-12 applies too
+        defs["RecapCoverage"]["properties"]["scanned"] = {"type": "integer", "exclusiveMinimum": -1}
+        defs["RecapCoverage"]["properties"]["matched"] = {"type": "integer", "minimum": -1}
+
+    model = polyglot.build_model(_edited_schemas(tmp_path, edit))
+    types = {}
+    for name in ("RecapIteration", "RecapCoverage"):
+        definition = model.definition(name)
+        assert isinstance(definition, ObjectDef)
+        types.update({(name, f.json_name): f.type for f in definition.fields})
+    assert types[("RecapIteration", "iteration")].unsigned
+    assert types[("RecapCoverage", "scanned")].unsigned
+    assert not types[("RecapCoverage", "matched")].unsigned
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ("bound", "has a lower bound of its own"),
+        ("gone", "is not an integer member"),
+        ("signed source", "is not an integer bounded at 0 or more"),
+    ],
+)
+def test_a_domain_entry_the_schemas_no_longer_fit_is_a_tool_error(
+    tmp_path: Path, change: str, reason: str
+) -> None:
+    def edit(defs: dict[str, Any]) -> None:
+        if change == "bound":  # the schema now says it itself: the entry must go
+            defs["NullableInteger"]["minimum"] = 0
+        elif change == "gone":
+            del defs["RecapCursor"]["properties"]["nextEventId"]
+            defs["RecapCursor"]["required"].remove("nextEventId")
+        else:
+            defs["EventId"]["minimum"] = -1
+
+    with pytest.raises(ToolError) as caught:
+        polyglot.build_model(_edited_schemas(tmp_path, edit))
+    (finding,) = caught.value.findings
+    assert finding.code == "polyglot_domain_stale"
+    assert reason in finding.message
 
 
 def test_a_schema_the_model_cannot_type_is_a_tool_error(tmp_path: Path) -> None:

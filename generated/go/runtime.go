@@ -118,8 +118,8 @@ func integerText(raw json.RawMessage) (string, error) {
 	if err != nil || !value.IsInt() {
 		return "", failure("wrong_type", "expected an integer, found %s", text)
 	}
-	if value.MantExp(nil) > 64 { // far outside 64 bits: never expand 1e999999 into digits
-		return "", failure("integer_out_of_range", "%s is outside 64 bits", text)
+	if value.MantExp(nil) > 128 { // far outside 64 bits: never expand 1e999999 into digits
+		return "", failure("integer_out_of_range", "%s is far outside 64 bits", text)
 	}
 	integer, _ := value.Int(nil)
 	return integer.String(), nil

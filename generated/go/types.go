@@ -4261,8 +4261,8 @@ type QueryEcho struct {
 	SessionID   string  // "sessionId" (required)
 	RunID       *string // "runId" (required) (nullable)
 	TurnID      *string // "turnId" (required) (nullable)
-	FromEventID *int64  // "fromEventId" (required) (nullable)
-	Limit       *int64  // "limit" (required) (nullable)
+	FromEventID *uint64 // "fromEventId" (required) (nullable)
+	Limit       *uint64 // "limit" (required) (nullable)
 }
 
 // UnmarshalJSON decodes a closed QueryEcho: unknown members are refused.
@@ -4293,14 +4293,14 @@ func (x *QueryEcho) UnmarshalJSON(data []byte) error {
 		case "fromEventId":
 			seen[3] = true
 			if !isNull(m.raw) {
-				x.FromEventID = new(int64)
-				err = decodeInt64(m.raw, x.FromEventID)
+				x.FromEventID = new(uint64)
+				err = decodeUint64(m.raw, x.FromEventID)
 			}
 		case "limit":
 			seen[4] = true
 			if !isNull(m.raw) {
-				x.Limit = new(int64)
-				err = decodeInt64(m.raw, x.Limit)
+				x.Limit = new(uint64)
+				err = decodeUint64(m.raw, x.Limit)
 			}
 		default:
 			return at(failure("unknown_member", "%q is not a member of QueryEcho", m.name), memberStep(m.name))
@@ -4621,8 +4621,8 @@ func (x RecapCoverage) MarshalJSON() ([]byte, error) {
 // to continue.
 // Schema: session-recap-v1.schema.json#/$defs/RecapCursor
 type RecapCursor struct {
-	LastEventID *int64 // "lastEventId" (required) (nullable)
-	NextEventID *int64 // "nextEventId" (required) (nullable)
+	LastEventID *uint64 // "lastEventId" (required) (nullable)
+	NextEventID *uint64 // "nextEventId" (required) (nullable)
 }
 
 // UnmarshalJSON decodes a closed RecapCursor: unknown members are refused.
@@ -4638,14 +4638,14 @@ func (x *RecapCursor) UnmarshalJSON(data []byte) error {
 		case "lastEventId":
 			seen[0] = true
 			if !isNull(m.raw) {
-				x.LastEventID = new(int64)
-				err = decodeInt64(m.raw, x.LastEventID)
+				x.LastEventID = new(uint64)
+				err = decodeUint64(m.raw, x.LastEventID)
 			}
 		case "nextEventId":
 			seen[1] = true
 			if !isNull(m.raw) {
-				x.NextEventID = new(int64)
-				err = decodeInt64(m.raw, x.NextEventID)
+				x.NextEventID = new(uint64)
+				err = decodeUint64(m.raw, x.NextEventID)
 			}
 		default:
 			return at(failure("unknown_member", "%q is not a member of RecapCursor", m.name), memberStep(m.name))
@@ -4940,8 +4940,8 @@ func (x RecapSnapshot) MarshalJSON() ([]byte, error) {
 // passed the filters; contentHash is the hash of this whole object.
 // Schema: session-recap-v1.schema.json#/$defs/RecapSource
 type RecapSource struct {
-	FirstEventID *int64        // "firstEventId" (required) (nullable)
-	LastEventID  *int64        // "lastEventId" (required) (nullable)
+	FirstEventID *uint64       // "firstEventId" (required) (nullable)
+	LastEventID  *uint64       // "lastEventId" (required) (nullable)
 	Events       []SourceEvent // "events" (required)
 }
 
@@ -4958,14 +4958,14 @@ func (x *RecapSource) UnmarshalJSON(data []byte) error {
 		case "firstEventId":
 			seen[0] = true
 			if !isNull(m.raw) {
-				x.FirstEventID = new(int64)
-				err = decodeInt64(m.raw, x.FirstEventID)
+				x.FirstEventID = new(uint64)
+				err = decodeUint64(m.raw, x.FirstEventID)
 			}
 		case "lastEventId":
 			seen[1] = true
 			if !isNull(m.raw) {
-				x.LastEventID = new(int64)
-				err = decodeInt64(m.raw, x.LastEventID)
+				x.LastEventID = new(uint64)
+				err = decodeUint64(m.raw, x.LastEventID)
 			}
 		case "events":
 			seen[2] = true

@@ -208,17 +208,23 @@ export const decodeNumber: Decoder<number> = (node, path) => {
   return value;
 };
 
-/** An integer within JavaScript's safe range (a bigger one would lose digits). */
-export const decodeInteger: Decoder<number> = (node, path, source) => {
-  const value = decodeNumber(node, path, source);
-  if (!Number.isInteger(value)) return wrongType(node, path, "an integer");
-  if (!Number.isSafeInteger(value)) throw new DecodeError(path, "unsafe_integer", `${node.kind === "number" ? node.text : ""} is outside JavaScript's safe integer range`);
+const SAFE_RANGE = "JavaScript's safe integer range, -(2^53-1) to 2^53-1";
+
+/** An integer within JavaScript's safe range: a bigger one is refused, never rounded. */
+export const decodeInteger: Decoder<number> = (node, path) => {
+  if (node.kind !== "number") return wrongType(node, path, "an integer");
+  const value = Number(node.text);
+  if (Number.isFinite(value) && !Number.isInteger(value)) return wrongType(node, path, "an integer");
+  if (!Number.isSafeInteger(value)) {
+    throw new DecodeError(path, "unsafe_integer", `${node.text} is outside ${SAFE_RANGE}: a number would not hold it exactly (the Go and Rust bindings read 64-bit integers)`);
+  }
   return value;
 };
 
+/** A non-negative integer within JavaScript's safe range. */
 export const decodeUnsigned: Decoder<number> = (node, path, source) => {
   const value = decodeInteger(node, path, source);
-  if (value < 0) throw new DecodeError(path, "negative_integer", "must not be negative");
+  if (value < 0) throw new DecodeError(path, "negative_integer", `${node.kind === "number" ? node.text : ""} is negative; this member is unsigned`);
   return value;
 };
 
@@ -240,6 +246,14 @@ export const encodeString: Encoder<string> = (value) => JSON.stringify(value);
 export const encodeBoolean: Encoder<boolean> = (value) => (value ? "true" : "false");
 export const encodeNumber: Encoder<number> = (value) => {
   if (!Number.isFinite(value)) throw new RangeError(`${value} has no JSON form`);
+  return JSON.stringify(value);
+};
+export const encodeInteger: Encoder<number> = (value) => {
+  if (!Number.isSafeInteger(value)) throw new RangeError(`${value} is not an integer within ${SAFE_RANGE}`);
+  return JSON.stringify(value);
+};
+export const encodeUnsigned: Encoder<number> = (value) => {
+  if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`${value} is not a non-negative integer within ${SAFE_RANGE}`);
   return JSON.stringify(value);
 };
 export const encodeRaw: Encoder<RawJson> = (value) => value.text;
@@ -618,10 +632,10 @@ export function decodeCertificationReportEvidence(node: JsonNode, path: string, 
 
 export function encodeCertificationReportEvidence(value: CertificationReportEvidence): string {
   const parts: string[] = [];
-  parts.push("\"judged\":" + encodeNumber(value["judged"]));
-  parts.push("\"agreed\":" + encodeNumber(value["agreed"]));
-  parts.push("\"skipped\":" + encodeNumber(value["skipped"]));
-  parts.push("\"errored\":" + encodeNumber(value["errored"]));
+  parts.push("\"judged\":" + encodeUnsigned(value["judged"]));
+  parts.push("\"agreed\":" + encodeUnsigned(value["agreed"]));
+  parts.push("\"skipped\":" + encodeUnsigned(value["skipped"]));
+  parts.push("\"errored\":" + encodeUnsigned(value["errored"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -682,8 +696,8 @@ export function encodeCheckpointReceipt(value: CheckpointReceipt): string {
   parts.push("\"request_id\":" + encodeString(value["request_id"]));
   parts.push("\"session_id\":" + encodeString(value["session_id"]));
   parts.push("\"checkpoint_id\":" + encodeString(value["checkpoint_id"]));
-  parts.push("\"session_version\":" + encodeNumber(value["session_version"]));
-  parts.push("\"reported_at_unix_ms\":" + encodeNumber(value["reported_at_unix_ms"]));
+  parts.push("\"session_version\":" + encodeUnsigned(value["session_version"]));
+  parts.push("\"reported_at_unix_ms\":" + encodeUnsigned(value["reported_at_unix_ms"]));
   parts.push("\"replayed\":" + encodeBoolean(value["replayed"]));
   return "{" + parts.join(",") + "}";
 }
@@ -1046,7 +1060,7 @@ export function decodeDiagnosticMeasurement(node: JsonNode, path: string, source
 export function encodeDiagnosticMeasurement(value: DiagnosticMeasurement): string {
   const parts: string[] = [];
   parts.push("\"set_fingerprint\":" + encodeString(value["set_fingerprint"]));
-  parts.push("\"count\":" + encodeNumber(value["count"]));
+  parts.push("\"count\":" + encodeUnsigned(value["count"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -1115,7 +1129,7 @@ export function decodeErroredResponse(node: JsonNode, path: string, source: stri
 
 export function encodeErroredResponse(value: ErroredResponse): string {
   const parts: string[] = [];
-  parts.push("\"seq\":" + encodeNumber(value["seq"]));
+  parts.push("\"seq\":" + encodeUnsigned(value["seq"]));
   parts.push("\"outcome\":" + encodeString(value["outcome"]));
   parts.push("\"message\":" + encodeString(value["message"]));
   { const member = value["context"]; if (member !== undefined) parts.push("\"context\":" + encodeRaw(member)); }
@@ -1263,14 +1277,14 @@ export function decodeFlightRecording(node: JsonNode, path: string, source: stri
 
 export function encodeFlightRecording(value: FlightRecording): string {
   const parts: string[] = [];
-  parts.push("\"schema_version\":" + encodeNumber(value["schema_version"]));
+  parts.push("\"schema_version\":" + encodeUnsigned(value["schema_version"]));
   parts.push("\"execution_id\":" + encodeString(value["execution_id"]));
   parts.push("\"format\":" + encodeString(value["format"]));
   { const member = value["path"]; if (member !== undefined) parts.push("\"path\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"content_hash\":" + encodeString(value["content_hash"]));
-  parts.push("\"byte_length\":" + encodeNumber(value["byte_length"]));
-  parts.push("\"retained_events\":" + encodeNumber(value["retained_events"]));
-  parts.push("\"dropped_events\":" + encodeNumber(value["dropped_events"]));
+  parts.push("\"byte_length\":" + encodeUnsigned(value["byte_length"]));
+  parts.push("\"retained_events\":" + encodeUnsigned(value["retained_events"]));
+  parts.push("\"dropped_events\":" + encodeUnsigned(value["dropped_events"]));
   parts.push("\"value_policy\":" + encodeFlightRecordingValuePolicy(value["value_policy"]));
   return "{" + parts.join(",") + "}";
 }
@@ -1373,7 +1387,7 @@ export function encodeHealthMeasurements(value: HealthMeasurements): string {
   const parts: string[] = [];
   { const member = value["tool_call_success_rate"]; if (member !== undefined) parts.push("\"tool_call_success_rate\":" + (member === null ? "null" : encodeHealthRate(member))); }
   { const member = value["nonzero_command_exit_rate"]; if (member !== undefined) parts.push("\"nonzero_command_exit_rate\":" + (member === null ? "null" : encodeHealthRate(member))); }
-  { const member = value["edits_since_verification"]; if (member !== undefined) parts.push("\"edits_since_verification\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["edits_since_verification"]; if (member !== undefined) parts.push("\"edits_since_verification\":" + (member === null ? "null" : encodeUnsigned(member))); }
   { const member = value["diagnostic_trend"]; if (member !== undefined) parts.push("\"diagnostic_trend\":" + (member === null ? "null" : encodeDiagnosticTrend(member))); }
   { const member = value["turn_wall_time"]; if (member !== undefined) parts.push("\"turn_wall_time\":" + (member === null ? "null" : encodeTurnTimeMeasurement(member))); }
   { const member = value["prose_to_tool_balance"]; if (member !== undefined) parts.push("\"prose_to_tool_balance\":" + (member === null ? "null" : encodeProseToolBalance(member))); }
@@ -1515,8 +1529,8 @@ export function decodeHealthRate(node: JsonNode, path: string, source: string): 
 
 export function encodeHealthRate(value: HealthRate): string {
   const parts: string[] = [];
-  parts.push("\"numerator\":" + encodeNumber(value["numerator"]));
-  parts.push("\"denominator\":" + encodeNumber(value["denominator"]));
+  parts.push("\"numerator\":" + encodeUnsigned(value["numerator"]));
+  parts.push("\"denominator\":" + encodeUnsigned(value["denominator"]));
   parts.push("\"value\":" + encodeNumber(value["value"]));
   return "{" + parts.join(",") + "}";
 }
@@ -1557,7 +1571,7 @@ export function decodeHistoricalMessagesLoaded(node: JsonNode, path: string, sou
 export function encodeHistoricalMessagesLoaded(value: HistoricalMessagesLoaded): string {
   const parts: string[] = [];
   parts.push("\"kind\":" + encodeString(value["kind"]));
-  parts.push("\"count\":" + encodeNumber(value["count"]));
+  parts.push("\"count\":" + encodeUnsigned(value["count"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -1658,8 +1672,8 @@ export function decodeIterationFinished(node: JsonNode, path: string, source: st
 export function encodeIterationFinished(value: IterationFinished): string {
   const parts: string[] = [];
   parts.push("\"kind\":" + encodeString(value["kind"]));
-  { const member = value["wall_time_ms"]; parts.push("\"wall_time_ms\":" + (member === null ? "null" : encodeNumber(member))); }
-  { const member = value["prose_characters"]; parts.push("\"prose_characters\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["wall_time_ms"]; parts.push("\"wall_time_ms\":" + (member === null ? "null" : encodeUnsigned(member))); }
+  { const member = value["prose_characters"]; parts.push("\"prose_characters\":" + (member === null ? "null" : encodeUnsigned(member))); }
   return "{" + parts.join(",") + "}";
 }
 
@@ -1700,7 +1714,7 @@ export function decodeIterationStarted(node: JsonNode, path: string, source: str
 export function encodeIterationStarted(value: IterationStarted): string {
   const parts: string[] = [];
   parts.push("\"kind\":" + encodeString(value["kind"]));
-  parts.push("\"iteration\":" + encodeNumber(value["iteration"]));
+  parts.push("\"iteration\":" + encodeUnsigned(value["iteration"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -1776,14 +1790,14 @@ export function decodeLoopCheckpointEvent(node: JsonNode, path: string, source: 
 
 export function encodeLoopCheckpointEvent(value: LoopCheckpointEvent): string {
   const parts: string[] = [];
-  parts.push("\"id\":" + encodeNumber(value["id"]));
+  parts.push("\"id\":" + encodeUnsigned(value["id"]));
   parts.push("\"sessionId\":" + encodeString(value["sessionId"]));
   { const member = value["runId"]; parts.push("\"runId\":" + (member === null ? "null" : encodeString(member))); }
   { const member = value["turnId"]; parts.push("\"turnId\":" + (member === null ? "null" : encodeString(member))); }
-  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeUnsigned(member))); }
   { const member = value["executionId"]; parts.push("\"executionId\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"topic\":" + encodeString(value["topic"]));
-  parts.push("\"recordedAtUnixMs\":" + encodeNumber(value["recordedAtUnixMs"]));
+  parts.push("\"recordedAtUnixMs\":" + encodeUnsigned(value["recordedAtUnixMs"]));
   parts.push("\"kind\":" + encodeString(value["kind"]));
   parts.push("\"payload\":" + encodeLoopCheckpointPayload(value["payload"]));
   return "{" + parts.join(",") + "}";
@@ -1825,7 +1839,7 @@ export function decodeLoopCheckpointPayload(node: JsonNode, path: string, source
 export function encodeLoopCheckpointPayload(value: LoopCheckpointPayload): string {
   const parts: string[] = [];
   parts.push("\"checkpoint\":" + encodeString(value["checkpoint"]));
-  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeInteger(member))); }
   return "{" + parts.join(",") + "}";
 }
 
@@ -1901,14 +1915,14 @@ export function decodeMessageEvent(node: JsonNode, path: string, source: string)
 
 export function encodeMessageEvent(value: MessageEvent): string {
   const parts: string[] = [];
-  parts.push("\"id\":" + encodeNumber(value["id"]));
+  parts.push("\"id\":" + encodeUnsigned(value["id"]));
   parts.push("\"sessionId\":" + encodeString(value["sessionId"]));
   { const member = value["runId"]; parts.push("\"runId\":" + (member === null ? "null" : encodeString(member))); }
   { const member = value["turnId"]; parts.push("\"turnId\":" + (member === null ? "null" : encodeString(member))); }
-  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeUnsigned(member))); }
   { const member = value["executionId"]; parts.push("\"executionId\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"topic\":" + encodeString(value["topic"]));
-  parts.push("\"recordedAtUnixMs\":" + encodeNumber(value["recordedAtUnixMs"]));
+  parts.push("\"recordedAtUnixMs\":" + encodeUnsigned(value["recordedAtUnixMs"]));
   parts.push("\"kind\":" + encodeString(value["kind"]));
   parts.push("\"payload\":" + encodeMessagePayload(value["payload"]));
   return "{" + parts.join(",") + "}";
@@ -2227,14 +2241,14 @@ export function decodeOtherEvent(node: JsonNode, path: string, source: string): 
 
 export function encodeOtherEvent(value: OtherEvent): string {
   const parts: string[] = [];
-  parts.push("\"id\":" + encodeNumber(value["id"]));
+  parts.push("\"id\":" + encodeUnsigned(value["id"]));
   parts.push("\"sessionId\":" + encodeString(value["sessionId"]));
   { const member = value["runId"]; parts.push("\"runId\":" + (member === null ? "null" : encodeString(member))); }
   { const member = value["turnId"]; parts.push("\"turnId\":" + (member === null ? "null" : encodeString(member))); }
-  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeUnsigned(member))); }
   { const member = value["executionId"]; parts.push("\"executionId\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"topic\":" + encodeString(value["topic"]));
-  parts.push("\"recordedAtUnixMs\":" + encodeNumber(value["recordedAtUnixMs"]));
+  parts.push("\"recordedAtUnixMs\":" + encodeUnsigned(value["recordedAtUnixMs"]));
   parts.push("\"kind\":" + encodeString(value["kind"]));
   parts.push("\"payload\":" + encodeRaw(value["payload"]));
   return "{" + parts.join(",") + "}";
@@ -2418,14 +2432,14 @@ export function decodePlanEvent(node: JsonNode, path: string, source: string): P
 
 export function encodePlanEvent(value: PlanEvent): string {
   const parts: string[] = [];
-  parts.push("\"id\":" + encodeNumber(value["id"]));
+  parts.push("\"id\":" + encodeUnsigned(value["id"]));
   parts.push("\"sessionId\":" + encodeString(value["sessionId"]));
   { const member = value["runId"]; parts.push("\"runId\":" + (member === null ? "null" : encodeString(member))); }
   { const member = value["turnId"]; parts.push("\"turnId\":" + (member === null ? "null" : encodeString(member))); }
-  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeUnsigned(member))); }
   { const member = value["executionId"]; parts.push("\"executionId\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"topic\":" + encodeString(value["topic"]));
-  parts.push("\"recordedAtUnixMs\":" + encodeNumber(value["recordedAtUnixMs"]));
+  parts.push("\"recordedAtUnixMs\":" + encodeUnsigned(value["recordedAtUnixMs"]));
   parts.push("\"kind\":" + encodeString(value["kind"]));
   parts.push("\"payload\":" + encodePlanPayload(value["payload"]));
   return "{" + parts.join(",") + "}";
@@ -2554,7 +2568,7 @@ export function encodePlanFact(value: PlanFact): string {
   parts.push("\"summary\":" + encodeString(value["summary"]));
   parts.push("\"steps\":" + encodeArrayOf(encodeSessionRecapPlanStep)(value["steps"]));
   { const member = value["event"]; parts.push("\"event\":" + (member === null ? "null" : encodePlanEventFact(member))); }
-  parts.push("\"sourceEventId\":" + encodeNumber(value["sourceEventId"]));
+  parts.push("\"sourceEventId\":" + encodeUnsigned(value["sourceEventId"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -2777,14 +2791,14 @@ export function decodeProgressEvent(node: JsonNode, path: string, source: string
 
 export function encodeProgressEvent(value: ProgressEvent): string {
   const parts: string[] = [];
-  parts.push("\"id\":" + encodeNumber(value["id"]));
+  parts.push("\"id\":" + encodeUnsigned(value["id"]));
   parts.push("\"sessionId\":" + encodeString(value["sessionId"]));
   { const member = value["runId"]; parts.push("\"runId\":" + (member === null ? "null" : encodeString(member))); }
   { const member = value["turnId"]; parts.push("\"turnId\":" + (member === null ? "null" : encodeString(member))); }
-  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeUnsigned(member))); }
   { const member = value["executionId"]; parts.push("\"executionId\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"topic\":" + encodeString(value["topic"]));
-  parts.push("\"recordedAtUnixMs\":" + encodeNumber(value["recordedAtUnixMs"]));
+  parts.push("\"recordedAtUnixMs\":" + encodeUnsigned(value["recordedAtUnixMs"]));
   parts.push("\"kind\":" + encodeString(value["kind"]));
   parts.push("\"payload\":" + encodeProgressPayload(value["payload"]));
   return "{" + parts.join(",") + "}";
@@ -2834,7 +2848,7 @@ export function encodeProgressFact(value: ProgressFact): string {
   { const member = value["message"]; parts.push("\"message\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"entries\":" + encodeArrayOf(encodeSessionRecapProgressEntry)(value["entries"]));
   parts.push("\"replace\":" + encodeBoolean(value["replace"]));
-  parts.push("\"sourceEventId\":" + encodeNumber(value["sourceEventId"]));
+  parts.push("\"sourceEventId\":" + encodeUnsigned(value["sourceEventId"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -3049,8 +3063,8 @@ export function decodeProseToolBalance(node: JsonNode, path: string, source: str
 
 export function encodeProseToolBalance(value: ProseToolBalance): string {
   const parts: string[] = [];
-  parts.push("\"prose_characters\":" + encodeNumber(value["prose_characters"]));
-  parts.push("\"tool_calls\":" + encodeNumber(value["tool_calls"]));
+  parts.push("\"prose_characters\":" + encodeUnsigned(value["prose_characters"]));
+  parts.push("\"tool_calls\":" + encodeUnsigned(value["tool_calls"]));
   { const member = value["characters_per_tool_call"]; if (member !== undefined) parts.push("\"characters_per_tool_call\":" + (member === null ? "null" : encodeNumber(member))); }
   return "{" + parts.join(",") + "}";
 }
@@ -3167,8 +3181,8 @@ export function decodeProviderCallResponse(node: JsonNode, path: string, source:
 export function encodeProviderCallResponse(value: ProviderCallResponse): string {
   const parts: string[] = [];
   parts.push("\"call_id\":" + encodeString(value["call_id"]));
-  parts.push("\"iteration\":" + encodeNumber(value["iteration"]));
-  { const member = value["span_id"]; parts.push("\"span_id\":" + (member === null ? "null" : encodeNumber(member))); }
+  parts.push("\"iteration\":" + encodeUnsigned(value["iteration"]));
+  { const member = value["span_id"]; parts.push("\"span_id\":" + (member === null ? "null" : encodeUnsigned(member))); }
   { const member = value["execution_id"]; parts.push("\"execution_id\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"text\":" + encodeString(value["text"]));
   parts.push("\"tool_calls\":" + encodeArrayOf(encodeRaw)(value["tool_calls"]));
@@ -3255,14 +3269,14 @@ export function decodeProviderCallResponseEvent(node: JsonNode, path: string, so
 
 export function encodeProviderCallResponseEvent(value: ProviderCallResponseEvent): string {
   const parts: string[] = [];
-  parts.push("\"id\":" + encodeNumber(value["id"]));
+  parts.push("\"id\":" + encodeUnsigned(value["id"]));
   parts.push("\"sessionId\":" + encodeString(value["sessionId"]));
   { const member = value["runId"]; parts.push("\"runId\":" + (member === null ? "null" : encodeString(member))); }
   { const member = value["turnId"]; parts.push("\"turnId\":" + (member === null ? "null" : encodeString(member))); }
-  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeUnsigned(member))); }
   { const member = value["executionId"]; parts.push("\"executionId\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"topic\":" + encodeString(value["topic"]));
-  parts.push("\"recordedAtUnixMs\":" + encodeNumber(value["recordedAtUnixMs"]));
+  parts.push("\"recordedAtUnixMs\":" + encodeUnsigned(value["recordedAtUnixMs"]));
   parts.push("\"kind\":" + encodeString(value["kind"]));
   parts.push("\"payload\":" + encodeProviderCallResponse(value["payload"]));
   return "{" + parts.join(",") + "}";
@@ -3299,10 +3313,10 @@ export function decodeQueryEcho(node: JsonNode, path: string, source: string): Q
         out["turnId"] = child.kind === "null" ? null : decodeString(child, at, source);
         break;
       case "fromEventId":
-        out["fromEventId"] = child.kind === "null" ? null : decodeInteger(child, at, source);
+        out["fromEventId"] = child.kind === "null" ? null : decodeUnsigned(child, at, source);
         break;
       case "limit":
-        out["limit"] = child.kind === "null" ? null : decodeInteger(child, at, source);
+        out["limit"] = child.kind === "null" ? null : decodeUnsigned(child, at, source);
         break;
       default:
         unknownMember(path, name, "QueryEcho");
@@ -3321,8 +3335,8 @@ export function encodeQueryEcho(value: QueryEcho): string {
   parts.push("\"sessionId\":" + encodeString(value["sessionId"]));
   { const member = value["runId"]; parts.push("\"runId\":" + (member === null ? "null" : encodeString(member))); }
   { const member = value["turnId"]; parts.push("\"turnId\":" + (member === null ? "null" : encodeString(member))); }
-  { const member = value["fromEventId"]; parts.push("\"fromEventId\":" + (member === null ? "null" : encodeNumber(member))); }
-  { const member = value["limit"]; parts.push("\"limit\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["fromEventId"]; parts.push("\"fromEventId\":" + (member === null ? "null" : encodeUnsigned(member))); }
+  { const member = value["limit"]; parts.push("\"limit\":" + (member === null ? "null" : encodeUnsigned(member))); }
   return "{" + parts.join(",") + "}";
 }
 
@@ -3522,10 +3536,10 @@ export function decodeRecapCoverage(node: JsonNode, path: string, source: string
 
 export function encodeRecapCoverage(value: RecapCoverage): string {
   const parts: string[] = [];
-  parts.push("\"scanned\":" + encodeNumber(value["scanned"]));
-  parts.push("\"matched\":" + encodeNumber(value["matched"]));
-  parts.push("\"pending\":" + encodeNumber(value["pending"]));
-  parts.push("\"unassigned\":" + encodeNumber(value["unassigned"]));
+  parts.push("\"scanned\":" + encodeUnsigned(value["scanned"]));
+  parts.push("\"matched\":" + encodeUnsigned(value["matched"]));
+  parts.push("\"pending\":" + encodeUnsigned(value["pending"]));
+  parts.push("\"unassigned\":" + encodeUnsigned(value["unassigned"]));
   parts.push("\"truncated\":" + encodeBoolean(value["truncated"]));
   return "{" + parts.join(",") + "}";
 }
@@ -3549,10 +3563,10 @@ export function decodeRecapCursor(node: JsonNode, path: string, source: string):
     const at = memberPath(path, name);
     switch (name) {
       case "lastEventId":
-        out["lastEventId"] = child.kind === "null" ? null : decodeInteger(child, at, source);
+        out["lastEventId"] = child.kind === "null" ? null : decodeUnsigned(child, at, source);
         break;
       case "nextEventId":
-        out["nextEventId"] = child.kind === "null" ? null : decodeInteger(child, at, source);
+        out["nextEventId"] = child.kind === "null" ? null : decodeUnsigned(child, at, source);
         break;
       default:
         unknownMember(path, name, "RecapCursor");
@@ -3565,8 +3579,8 @@ export function decodeRecapCursor(node: JsonNode, path: string, source: string):
 
 export function encodeRecapCursor(value: RecapCursor): string {
   const parts: string[] = [];
-  { const member = value["lastEventId"]; parts.push("\"lastEventId\":" + (member === null ? "null" : encodeNumber(member))); }
-  { const member = value["nextEventId"]; parts.push("\"nextEventId\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["lastEventId"]; parts.push("\"lastEventId\":" + (member === null ? "null" : encodeUnsigned(member))); }
+  { const member = value["nextEventId"]; parts.push("\"nextEventId\":" + (member === null ? "null" : encodeUnsigned(member))); }
   return "{" + parts.join(",") + "}";
 }
 
@@ -3660,13 +3674,13 @@ export function decodeRecapIteration(node: JsonNode, path: string, source: strin
 
 export function encodeRecapIteration(value: RecapIteration): string {
   const parts: string[] = [];
-  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeInteger(member))); }
   parts.push("\"state\":" + encodeCompletionState(value["state"]));
   parts.push("\"assistantText\":" + encodeArrayOf(encodeTextFact)(value["assistantText"]));
   parts.push("\"tools\":" + encodeArrayOf(encodeToolExchange)(value["tools"]));
   parts.push("\"plans\":" + encodeArrayOf(encodePlanFact)(value["plans"]));
   parts.push("\"progress\":" + encodeArrayOf(encodeProgressFact)(value["progress"]));
-  parts.push("\"sourceEventIds\":" + encodeArrayOf(encodeNumber)(value["sourceEventIds"]));
+  parts.push("\"sourceEventIds\":" + encodeArrayOf(encodeUnsigned)(value["sourceEventIds"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -3760,7 +3774,7 @@ export function decodeRecapSnapshot(node: JsonNode, path: string, source: string
 
 export function encodeRecapSnapshot(value: RecapSnapshot): string {
   const parts: string[] = [];
-  parts.push("\"schemaVersion\":" + encodeNumber(value["schemaVersion"]));
+  parts.push("\"schemaVersion\":" + encodeUnsigned(value["schemaVersion"]));
   parts.push("\"sessionId\":" + encodeString(value["sessionId"]));
   parts.push("\"query\":" + encodeQueryEcho(value["query"]));
   parts.push("\"cursor\":" + encodeRecapCursor(value["cursor"]));
@@ -3792,10 +3806,10 @@ export function decodeRecapSource(node: JsonNode, path: string, source: string):
     const at = memberPath(path, name);
     switch (name) {
       case "firstEventId":
-        out["firstEventId"] = child.kind === "null" ? null : decodeInteger(child, at, source);
+        out["firstEventId"] = child.kind === "null" ? null : decodeUnsigned(child, at, source);
         break;
       case "lastEventId":
-        out["lastEventId"] = child.kind === "null" ? null : decodeInteger(child, at, source);
+        out["lastEventId"] = child.kind === "null" ? null : decodeUnsigned(child, at, source);
         break;
       case "events":
         out["events"] = decodeArrayOf(decodeSourceEvent)(child, at, source);
@@ -3812,8 +3826,8 @@ export function decodeRecapSource(node: JsonNode, path: string, source: string):
 
 export function encodeRecapSource(value: RecapSource): string {
   const parts: string[] = [];
-  { const member = value["firstEventId"]; parts.push("\"firstEventId\":" + (member === null ? "null" : encodeNumber(member))); }
-  { const member = value["lastEventId"]; parts.push("\"lastEventId\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["firstEventId"]; parts.push("\"firstEventId\":" + (member === null ? "null" : encodeUnsigned(member))); }
+  { const member = value["lastEventId"]; parts.push("\"lastEventId\":" + (member === null ? "null" : encodeUnsigned(member))); }
   parts.push("\"events\":" + encodeArrayOf(encodeSourceEvent)(value["events"]));
   return "{" + parts.join(",") + "}";
 }
@@ -3882,7 +3896,7 @@ export function encodeRecapTurn(value: RecapTurn): string {
   parts.push("\"prompts\":" + encodeArrayOf(encodeTextFact)(value["prompts"]));
   parts.push("\"iterations\":" + encodeArrayOf(encodeRecapIteration)(value["iterations"]));
   { const member = value["terminal"]; parts.push("\"terminal\":" + (member === null ? "null" : encodeTerminalFact(member))); }
-  parts.push("\"sourceEventIds\":" + encodeArrayOf(encodeNumber)(value["sourceEventIds"]));
+  parts.push("\"sourceEventIds\":" + encodeArrayOf(encodeUnsigned)(value["sourceEventIds"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -4059,7 +4073,7 @@ export function decodeRejectedResponse(node: JsonNode, path: string, source: str
 
 export function encodeRejectedResponse(value: RejectedResponse): string {
   const parts: string[] = [];
-  parts.push("\"seq\":" + encodeNumber(value["seq"]));
+  parts.push("\"seq\":" + encodeUnsigned(value["seq"]));
   parts.push("\"outcome\":" + encodeString(value["outcome"]));
   parts.push("\"rejection\":" + encodeRejection(value["rejection"]));
   return "{" + parts.join(",") + "}";
@@ -4209,7 +4223,7 @@ export function decodeReport(node: JsonNode, path: string, source: string): Repo
 
 export function encodeReport(value: Report): string {
   const parts: string[] = [];
-  parts.push("\"report_version\":" + encodeNumber(value["report_version"]));
+  parts.push("\"report_version\":" + encodeUnsigned(value["report_version"]));
   parts.push("\"producer\":" + encodeReportProducer(value["producer"]));
   parts.push("\"settings\":" + encodeReportSettings(value["settings"]));
   parts.push("\"summary\":" + encodeReportSummary(value["summary"]));
@@ -4310,7 +4324,7 @@ export function encodeReportCheck(value: ReportCheck): string {
   parts.push("\"seed\":" + encodeString(value["seed"]));
   parts.push("\"status\":" + encodeStatus(value["status"]));
   parts.push("\"applicable\":" + encodeBoolean(value["applicable"]));
-  parts.push("\"cases\":" + encodeNumber(value["cases"]));
+  parts.push("\"cases\":" + encodeUnsigned(value["cases"]));
   parts.push("\"evidence\":" + encodeCertificationReportEvidence(value["evidence"]));
   parts.push("\"message\":" + encodeString(value["message"]));
   { const member = value["saved_case"]; parts.push("\"saved_case\":" + (member === null ? "null" : encodeString(member))); }
@@ -4461,11 +4475,11 @@ export function decodeReportMeta(node: JsonNode, path: string, source: string): 
 export function encodeReportMeta(value: ReportMeta): string {
   const parts: string[] = [];
   parts.push("\"checkpoint_id\":" + encodeString(value["checkpoint_id"]));
-  parts.push("\"reported_at_unix_ms\":" + encodeNumber(value["reported_at_unix_ms"]));
+  parts.push("\"reported_at_unix_ms\":" + encodeUnsigned(value["reported_at_unix_ms"]));
   parts.push("\"provenance\":" + encodeProvenance(value["provenance"]));
-  parts.push("\"contract_version\":" + encodeNumber(value["contract_version"]));
+  parts.push("\"contract_version\":" + encodeUnsigned(value["contract_version"]));
   parts.push("\"contract_match\":" + encodeBoolean(value["contract_match"]));
-  parts.push("\"age_ms\":" + encodeNumber(value["age_ms"]));
+  parts.push("\"age_ms\":" + encodeUnsigned(value["age_ms"]));
   parts.push("\"stale\":" + encodeBoolean(value["stale"]));
   parts.push("\"stale_reasons\":" + encodeArrayOf(encodeStaleReason)(value["stale_reasons"]));
   return "{" + parts.join(",") + "}";
@@ -4570,8 +4584,8 @@ export function decodeReportSettings(node: JsonNode, path: string, source: strin
 
 export function encodeReportSettings(value: ReportSettings): string {
   const parts: string[] = [];
-  parts.push("\"examples\":" + encodeNumber(value["examples"]));
-  parts.push("\"seed\":" + encodeNumber(value["seed"]));
+  parts.push("\"examples\":" + encodeUnsigned(value["examples"]));
+  parts.push("\"seed\":" + encodeInteger(value["seed"]));
   parts.push("\"fail_on\":" + encodeReportSettingsFailOn(value["fail_on"]));
   parts.push("\"timeout\":" + encodeNumber(value["timeout"]));
   parts.push("\"checks\":" + encodeArrayOf(encodeString)(value["checks"]));
@@ -4671,15 +4685,15 @@ export function decodeReportSummary(node: JsonNode, path: string, source: string
 
 export function encodeReportSummary(value: ReportSummary): string {
   const parts: string[] = [];
-  parts.push("\"passed\":" + encodeNumber(value["passed"]));
-  parts.push("\"failed\":" + encodeNumber(value["failed"]));
-  parts.push("\"errored\":" + encodeNumber(value["errored"]));
-  parts.push("\"partial\":" + encodeNumber(value["partial"]));
-  parts.push("\"skipped\":" + encodeNumber(value["skipped"]));
-  parts.push("\"cases\":" + encodeNumber(value["cases"]));
+  parts.push("\"passed\":" + encodeUnsigned(value["passed"]));
+  parts.push("\"failed\":" + encodeUnsigned(value["failed"]));
+  parts.push("\"errored\":" + encodeUnsigned(value["errored"]));
+  parts.push("\"partial\":" + encodeUnsigned(value["partial"]));
+  parts.push("\"skipped\":" + encodeUnsigned(value["skipped"]));
+  parts.push("\"cases\":" + encodeUnsigned(value["cases"]));
   parts.push("\"evidence\":" + encodeCertificationReportEvidence(value["evidence"]));
   parts.push("\"seconds\":" + encodeNumber(value["seconds"]));
-  parts.push("\"producer_restarts\":" + encodeNumber(value["producer_restarts"]));
+  parts.push("\"producer_restarts\":" + encodeUnsigned(value["producer_restarts"]));
   parts.push("\"certified\":" + encodeBoolean(value["certified"]));
   parts.push("\"harness_looks_broken\":" + encodeBoolean(value["harness_looks_broken"]));
   return "{" + parts.join(",") + "}";
@@ -4722,7 +4736,7 @@ export function decodeResultResponse(node: JsonNode, path: string, source: strin
 
 export function encodeResultResponse(value: ResultResponse): string {
   const parts: string[] = [];
-  parts.push("\"seq\":" + encodeNumber(value["seq"]));
+  parts.push("\"seq\":" + encodeUnsigned(value["seq"]));
   parts.push("\"outcome\":" + encodeString(value["outcome"]));
   parts.push("\"output\":" + encodeRaw(value["output"]));
   return "{" + parts.join(",") + "}";
@@ -4766,7 +4780,7 @@ export function decodeRunCommand(node: JsonNode, path: string, source: string): 
 export function encodeRunCommand(value: RunCommand): string {
   const parts: string[] = [];
   parts.push("\"cmd\":" + encodeString(value["cmd"]));
-  parts.push("\"seq\":" + encodeNumber(value["seq"]));
+  parts.push("\"seq\":" + encodeUnsigned(value["seq"]));
   parts.push("\"case\":" + encodeCase(value["case"]));
   return "{" + parts.join(",") + "}";
 }
@@ -4922,7 +4936,7 @@ export function decodeRunRecordEvidence(node: JsonNode, path: string, source: st
 
 export function encodeRunRecordEvidence(value: RunRecordEvidence): string {
   const parts: string[] = [];
-  parts.push("\"schema_version\":" + encodeNumber(value["schema_version"]));
+  parts.push("\"schema_version\":" + encodeUnsigned(value["schema_version"]));
   { const member = value["execution_id"]; parts.push("\"execution_id\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"trace_spans\":" + encodeArrayOf(encodeSpan)(value["trace_spans"]));
   { const member = value["flight_recording"]; parts.push("\"flight_recording\":" + (member === null ? "null" : encodeFlightRecording(member))); }
@@ -5019,14 +5033,14 @@ export function decodeSessionAttributeEvent(node: JsonNode, path: string, source
 
 export function encodeSessionAttributeEvent(value: SessionAttributeEvent): string {
   const parts: string[] = [];
-  parts.push("\"id\":" + encodeNumber(value["id"]));
+  parts.push("\"id\":" + encodeUnsigned(value["id"]));
   parts.push("\"sessionId\":" + encodeString(value["sessionId"]));
   { const member = value["runId"]; parts.push("\"runId\":" + (member === null ? "null" : encodeString(member))); }
   { const member = value["turnId"]; parts.push("\"turnId\":" + (member === null ? "null" : encodeString(member))); }
-  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeUnsigned(member))); }
   { const member = value["executionId"]; parts.push("\"executionId\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"topic\":" + encodeString(value["topic"]));
-  parts.push("\"recordedAtUnixMs\":" + encodeNumber(value["recordedAtUnixMs"]));
+  parts.push("\"recordedAtUnixMs\":" + encodeUnsigned(value["recordedAtUnixMs"]));
   parts.push("\"kind\":" + encodeString(value["kind"]));
   parts.push("\"payload\":" + encodeSessionAttributePayload(value["payload"]));
   return "{" + parts.join(",") + "}";
@@ -5141,7 +5155,7 @@ export function encodeSessionCheckpointRequest(value: SessionCheckpointRequest):
   const parts: string[] = [];
   parts.push("\"request_id\":" + encodeString(value["request_id"]));
   parts.push("\"session_id\":" + encodeString(value["session_id"]));
-  parts.push("\"session_version\":" + encodeNumber(value["session_version"]));
+  parts.push("\"session_version\":" + encodeUnsigned(value["session_version"]));
   parts.push("\"context_hash\":" + encodeString(value["context_hash"]));
   parts.push("\"next_action\":" + encodeString(value["next_action"]));
   parts.push("\"open_loops\":" + encodeArrayOf(encodeString)(value["open_loops"]));
@@ -5387,7 +5401,7 @@ export function decodeSessionFeedbackCapability(node: JsonNode, path: string, so
 
 export function encodeSessionFeedbackCapability(value: SessionFeedbackCapability): string {
   const parts: string[] = [];
-  parts.push("\"version\":" + encodeNumber(value["version"]));
+  parts.push("\"version\":" + encodeUnsigned(value["version"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -5580,9 +5594,9 @@ export function decodeSessionHealthFact(node: JsonNode, path: string, source: st
 
 export function encodeSessionHealthFact(value: SessionHealthFact): string {
   const parts: string[] = [];
-  parts.push("\"schema_version\":" + encodeNumber(value["schema_version"]));
+  parts.push("\"schema_version\":" + encodeUnsigned(value["schema_version"]));
   parts.push("\"session_id\":" + encodeString(value["session_id"]));
-  { const member = value["iteration"]; if (member !== undefined) parts.push("\"iteration\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["iteration"]; if (member !== undefined) parts.push("\"iteration\":" + (member === null ? "null" : encodeUnsigned(member))); }
   parts.push("\"turn\":" + encodeHealthMeasurements(value["turn"]));
   parts.push("\"rolling\":" + encodeHealthMeasurements(value["rolling"]));
   parts.push("\"heuristics\":" + encodeHealthHeuristics(value["heuristics"]));
@@ -5778,7 +5792,7 @@ export function decodeSkippedResponse(node: JsonNode, path: string, source: stri
 
 export function encodeSkippedResponse(value: SkippedResponse): string {
   const parts: string[] = [];
-  parts.push("\"seq\":" + encodeNumber(value["seq"]));
+  parts.push("\"seq\":" + encodeUnsigned(value["seq"]));
   parts.push("\"outcome\":" + encodeString(value["outcome"]));
   parts.push("\"reason\":" + encodeString(value["reason"]));
   { const member = value["issue_url"]; if (member !== undefined) parts.push("\"issue_url\":" + encodeString(member)); }
@@ -5818,7 +5832,7 @@ export function decodeSourceEvent(node: JsonNode, path: string, source: string):
 
 export function encodeSourceEvent(value: SourceEvent): string {
   const parts: string[] = [];
-  parts.push("\"eventId\":" + encodeNumber(value["eventId"]));
+  parts.push("\"eventId\":" + encodeUnsigned(value["eventId"]));
   parts.push("\"recordHash\":" + encodeString(value["recordHash"]));
   return "{" + parts.join(",") + "}";
 }
@@ -5907,13 +5921,13 @@ export function decodeSpan(node: JsonNode, path: string, source: string): Span {
 export function encodeSpan(value: Span): string {
   const parts: string[] = [];
   parts.push("\"trace_id\":" + encodeString(value["trace_id"]));
-  parts.push("\"span_id\":" + encodeNumber(value["span_id"]));
-  { const member = value["parent_span_id"]; parts.push("\"parent_span_id\":" + (member === null ? "null" : encodeNumber(member))); }
+  parts.push("\"span_id\":" + encodeUnsigned(value["span_id"]));
+  { const member = value["parent_span_id"]; parts.push("\"parent_span_id\":" + (member === null ? "null" : encodeUnsigned(member))); }
   parts.push("\"kind\":" + encodeString(value["kind"]));
   parts.push("\"name\":" + encodeString(value["name"]));
-  parts.push("\"start_ms\":" + encodeNumber(value["start_ms"]));
-  parts.push("\"duration_ms\":" + encodeNumber(value["duration_ms"]));
-  { const member = value["ttft_ms"]; if (member !== undefined) parts.push("\"ttft_ms\":" + encodeNumber(member)); }
+  parts.push("\"start_ms\":" + encodeUnsigned(value["start_ms"]));
+  parts.push("\"duration_ms\":" + encodeUnsigned(value["duration_ms"]));
+  { const member = value["ttft_ms"]; if (member !== undefined) parts.push("\"ttft_ms\":" + encodeUnsigned(member)); }
   parts.push("\"metadata\":" + encodeRaw(value["metadata"]));
   { const member = value["links"]; if (member !== undefined) parts.push("\"links\":" + encodeArrayOf(encodeSpanLink)(member)); }
   { const member = value["events"]; if (member !== undefined) parts.push("\"events\":" + encodeArrayOf(encodeRaw)(member)); }
@@ -6017,7 +6031,7 @@ export function decodeStartCommand(node: JsonNode, path: string, source: string)
 export function encodeStartCommand(value: StartCommand): string {
   const parts: string[] = [];
   parts.push("\"cmd\":" + encodeString(value["cmd"]));
-  parts.push("\"protocol_version\":" + encodeNumber(value["protocol_version"]));
+  parts.push("\"protocol_version\":" + encodeUnsigned(value["protocol_version"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -6065,7 +6079,7 @@ export function decodeStarted(node: JsonNode, path: string, source: string): Sta
 
 export function encodeStarted(value: Started): string {
   const parts: string[] = [];
-  parts.push("\"protocol_version\":" + encodeNumber(value["protocol_version"]));
+  parts.push("\"protocol_version\":" + encodeUnsigned(value["protocol_version"]));
   parts.push("\"implementation\":" + encodeImplementation(value["implementation"]));
   parts.push("\"contracts\":" + encodeArrayOf(encodeContract)(value["contracts"]));
   parts.push("\"operations\":" + encodeArrayOf(encodeOperation)(value["operations"]));
@@ -6183,12 +6197,12 @@ export function decodeTapeEntry(node: JsonNode, path: string, source: string): T
 
 export function encodeTapeEntry(value: TapeEntry): string {
   const parts: string[] = [];
-  parts.push("\"event_id\":" + encodeNumber(value["event_id"]));
+  parts.push("\"event_id\":" + encodeUnsigned(value["event_id"]));
   parts.push("\"topic\":" + encodeString(value["topic"]));
   parts.push("\"kind\":" + encodeString(value["kind"]));
   { const member = value["session_id"]; parts.push("\"session_id\":" + (member === null ? "null" : encodeString(member))); }
   { const member = value["execution_id"]; parts.push("\"execution_id\":" + (member === null ? "null" : encodeString(member))); }
-  parts.push("\"emitted_at_unix_ms\":" + encodeNumber(value["emitted_at_unix_ms"]));
+  parts.push("\"emitted_at_unix_ms\":" + encodeUnsigned(value["emitted_at_unix_ms"]));
   parts.push("\"payload\":" + encodeRaw(value["payload"]));
   return "{" + parts.join(",") + "}";
 }
@@ -6265,14 +6279,14 @@ export function decodeTerminalEvent(node: JsonNode, path: string, source: string
 
 export function encodeTerminalEvent(value: TerminalEvent): string {
   const parts: string[] = [];
-  parts.push("\"id\":" + encodeNumber(value["id"]));
+  parts.push("\"id\":" + encodeUnsigned(value["id"]));
   parts.push("\"sessionId\":" + encodeString(value["sessionId"]));
   { const member = value["runId"]; parts.push("\"runId\":" + (member === null ? "null" : encodeString(member))); }
   { const member = value["turnId"]; parts.push("\"turnId\":" + (member === null ? "null" : encodeString(member))); }
-  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeUnsigned(member))); }
   { const member = value["executionId"]; parts.push("\"executionId\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"topic\":" + encodeString(value["topic"]));
-  parts.push("\"recordedAtUnixMs\":" + encodeNumber(value["recordedAtUnixMs"]));
+  parts.push("\"recordedAtUnixMs\":" + encodeUnsigned(value["recordedAtUnixMs"]));
   parts.push("\"kind\":" + encodeString(value["kind"]));
   parts.push("\"payload\":" + encodeTerminalPayload(value["payload"]));
   return "{" + parts.join(",") + "}";
@@ -6343,7 +6357,7 @@ export function encodeTerminalFact(value: TerminalFact): string {
   { const member = value["kind"]; parts.push("\"kind\":" + (member === null ? "null" : encodeString(member))); }
   { const member = value["owner"]; parts.push("\"owner\":" + (member === null ? "null" : encodeString(member))); }
   { const member = value["reason"]; parts.push("\"reason\":" + (member === null ? "null" : encodeString(member))); }
-  parts.push("\"sourceEventId\":" + encodeNumber(value["sourceEventId"]));
+  parts.push("\"sourceEventId\":" + encodeUnsigned(value["sourceEventId"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -6556,7 +6570,7 @@ export function decodeTextFact(node: JsonNode, path: string, source: string): Te
 export function encodeTextFact(value: TextFact): string {
   const parts: string[] = [];
   parts.push("\"text\":" + encodeString(value["text"]));
-  parts.push("\"sourceEventId\":" + encodeNumber(value["sourceEventId"]));
+  parts.push("\"sourceEventId\":" + encodeUnsigned(value["sourceEventId"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -6598,7 +6612,7 @@ export function encodeTimeExpectation(value: TimeExpectation): string {
   const parts: string[] = [];
   parts.push("\"milliseconds\":" + encodeNumber(value["milliseconds"]));
   parts.push("\"source\":" + encodeTimeExpectationSource(value["source"]));
-  parts.push("\"sample_count\":" + encodeNumber(value["sample_count"]));
+  parts.push("\"sample_count\":" + encodeUnsigned(value["sample_count"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -6797,14 +6811,14 @@ export function decodeToolCallEvent(node: JsonNode, path: string, source: string
 
 export function encodeToolCallEvent(value: ToolCallEvent): string {
   const parts: string[] = [];
-  parts.push("\"id\":" + encodeNumber(value["id"]));
+  parts.push("\"id\":" + encodeUnsigned(value["id"]));
   parts.push("\"sessionId\":" + encodeString(value["sessionId"]));
   { const member = value["runId"]; parts.push("\"runId\":" + (member === null ? "null" : encodeString(member))); }
   { const member = value["turnId"]; parts.push("\"turnId\":" + (member === null ? "null" : encodeString(member))); }
-  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeUnsigned(member))); }
   { const member = value["executionId"]; parts.push("\"executionId\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"topic\":" + encodeString(value["topic"]));
-  parts.push("\"recordedAtUnixMs\":" + encodeNumber(value["recordedAtUnixMs"]));
+  parts.push("\"recordedAtUnixMs\":" + encodeUnsigned(value["recordedAtUnixMs"]));
   parts.push("\"kind\":" + encodeString(value["kind"]));
   parts.push("\"payload\":" + encodeToolCallPayload(value["payload"]));
   return "{" + parts.join(",") + "}";
@@ -6933,7 +6947,7 @@ export function encodeToolExchange(value: ToolExchange): string {
   parts.push("\"input\":" + encodeRaw(value["input"]));
   parts.push("\"output\":" + encodeRaw(value["output"]));
   { const member = value["verification"]; parts.push("\"verification\":" + (member === null ? "null" : encodeVerification(member))); }
-  parts.push("\"sourceEventIds\":" + encodeArrayOf(encodeNumber)(value["sourceEventIds"]));
+  parts.push("\"sourceEventIds\":" + encodeArrayOf(encodeUnsigned)(value["sourceEventIds"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -6976,7 +6990,7 @@ export function decodeToolOutcomeTelemetry(node: JsonNode, path: string, source:
 export function encodeToolOutcomeTelemetry(value: ToolOutcomeTelemetry): string {
   const parts: string[] = [];
   { const member = value["command_id"]; if (member !== undefined) parts.push("\"command_id\":" + (member === null ? "null" : encodeString(member))); }
-  { const member = value["command_exit_code"]; if (member !== undefined) parts.push("\"command_exit_code\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["command_exit_code"]; if (member !== undefined) parts.push("\"command_exit_code\":" + (member === null ? "null" : encodeInteger(member))); }
   { const member = value["verification"]; if (member !== undefined) parts.push("\"verification\":" + (member === null ? "null" : encodeVerificationTelemetry(member))); }
   return "{" + parts.join(",") + "}";
 }
@@ -7053,14 +7067,14 @@ export function decodeToolResultEvent(node: JsonNode, path: string, source: stri
 
 export function encodeToolResultEvent(value: ToolResultEvent): string {
   const parts: string[] = [];
-  parts.push("\"id\":" + encodeNumber(value["id"]));
+  parts.push("\"id\":" + encodeUnsigned(value["id"]));
   parts.push("\"sessionId\":" + encodeString(value["sessionId"]));
   { const member = value["runId"]; parts.push("\"runId\":" + (member === null ? "null" : encodeString(member))); }
   { const member = value["turnId"]; parts.push("\"turnId\":" + (member === null ? "null" : encodeString(member))); }
-  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeUnsigned(member))); }
   { const member = value["executionId"]; parts.push("\"executionId\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"topic\":" + encodeString(value["topic"]));
-  parts.push("\"recordedAtUnixMs\":" + encodeNumber(value["recordedAtUnixMs"]));
+  parts.push("\"recordedAtUnixMs\":" + encodeUnsigned(value["recordedAtUnixMs"]));
   parts.push("\"kind\":" + encodeString(value["kind"]));
   parts.push("\"payload\":" + encodeToolResultPayload(value["payload"]));
   return "{" + parts.join(",") + "}";
@@ -7293,14 +7307,14 @@ export function decodeTranscriptResetEvent(node: JsonNode, path: string, source:
 
 export function encodeTranscriptResetEvent(value: TranscriptResetEvent): string {
   const parts: string[] = [];
-  parts.push("\"id\":" + encodeNumber(value["id"]));
+  parts.push("\"id\":" + encodeUnsigned(value["id"]));
   parts.push("\"sessionId\":" + encodeString(value["sessionId"]));
   { const member = value["runId"]; parts.push("\"runId\":" + (member === null ? "null" : encodeString(member))); }
   { const member = value["turnId"]; parts.push("\"turnId\":" + (member === null ? "null" : encodeString(member))); }
-  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeNumber(member))); }
+  { const member = value["iteration"]; parts.push("\"iteration\":" + (member === null ? "null" : encodeUnsigned(member))); }
   { const member = value["executionId"]; parts.push("\"executionId\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"topic\":" + encodeString(value["topic"]));
-  parts.push("\"recordedAtUnixMs\":" + encodeNumber(value["recordedAtUnixMs"]));
+  parts.push("\"recordedAtUnixMs\":" + encodeUnsigned(value["recordedAtUnixMs"]));
   parts.push("\"kind\":" + encodeString(value["kind"]));
   parts.push("\"payload\":" + encodeTranscriptResetPayload(value["payload"]));
   return "{" + parts.join(",") + "}";
@@ -7374,8 +7388,8 @@ export function decodeTurnTimeMeasurement(node: JsonNode, path: string, source: 
 
 export function encodeTurnTimeMeasurement(value: TurnTimeMeasurement): string {
   const parts: string[] = [];
-  parts.push("\"milliseconds\":" + encodeNumber(value["milliseconds"]));
-  parts.push("\"sample_count\":" + encodeNumber(value["sample_count"]));
+  parts.push("\"milliseconds\":" + encodeUnsigned(value["milliseconds"]));
+  parts.push("\"sample_count\":" + encodeUnsigned(value["sample_count"]));
   { const member = value["expected"]; if (member !== undefined) parts.push("\"expected\":" + (member === null ? "null" : encodeTimeExpectation(member))); }
   { const member = value["actual_to_expected"]; if (member !== undefined) parts.push("\"actual_to_expected\":" + (member === null ? "null" : encodeNumber(member))); }
   return "{" + parts.join(",") + "}";
@@ -7474,10 +7488,10 @@ export function encodeUsage(value: Usage): string {
   parts.push("\"counter_id\":" + encodeString(value["counter_id"]));
   parts.push("\"scope\":" + encodeString(value["scope"]));
   parts.push("\"coverage\":" + encodeUsageCoverage(value["coverage"]));
-  parts.push("\"observed_at_unix_ms\":" + encodeNumber(value["observed_at_unix_ms"]));
-  { const member = value["input_tokens"]; if (member !== undefined) parts.push("\"input_tokens\":" + encodeNumber(member)); }
-  { const member = value["output_tokens"]; if (member !== undefined) parts.push("\"output_tokens\":" + encodeNumber(member)); }
-  { const member = value["cached_input_tokens"]; if (member !== undefined) parts.push("\"cached_input_tokens\":" + encodeNumber(member)); }
+  parts.push("\"observed_at_unix_ms\":" + encodeUnsigned(value["observed_at_unix_ms"]));
+  { const member = value["input_tokens"]; if (member !== undefined) parts.push("\"input_tokens\":" + encodeUnsigned(member)); }
+  { const member = value["output_tokens"]; if (member !== undefined) parts.push("\"output_tokens\":" + encodeUnsigned(member)); }
+  { const member = value["cached_input_tokens"]; if (member !== undefined) parts.push("\"cached_input_tokens\":" + encodeUnsigned(member)); }
   return "{" + parts.join(",") + "}";
 }
 
@@ -7619,7 +7633,7 @@ export function encodeVerification(value: Verification): string {
   parts.push("\"schema\":" + encodeString(value["schema"]));
   parts.push("\"status\":" + encodeString(value["status"]));
   parts.push("\"verifiedPaths\":" + encodeArrayOf(encodeString)(value["verifiedPaths"]));
-  parts.push("\"sourceEventId\":" + encodeNumber(value["sourceEventId"]));
+  parts.push("\"sourceEventId\":" + encodeUnsigned(value["sourceEventId"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -7714,7 +7728,7 @@ export function decodeWorkObservation(node: JsonNode, path: string, source: stri
 
 export function encodeWorkObservation(value: WorkObservation): string {
   const parts: string[] = [];
-  parts.push("\"observed_at_unix_ms\":" + encodeNumber(value["observed_at_unix_ms"]));
+  parts.push("\"observed_at_unix_ms\":" + encodeUnsigned(value["observed_at_unix_ms"]));
   parts.push("\"session_id\":" + encodeString(value["session_id"]));
   parts.push("\"client\":" + encodeClientSlot(value["client"]));
   parts.push("\"model\":" + encodeModelSlot(value["model"]));

@@ -12,18 +12,24 @@ member with ``const``), and a document type whose root is none of these (an alia
 the opaque JSON value). Scalars (``SafeUnsignedInteger``) are inlined as the language's
 primitive. Open objects, ``{}`` and multi-type scalars are opaque: kept as the verbatim
 JSON text. Validation keywords (limits, patterns, if/then, x- rules) are not part of the
-model: the bindings check structure; ``session-contracts validate`` checks the rest.
+model: the bindings check structure; ``session-contracts validate`` checks the rest. The
+one exception is an integer's sign: a lower bound of 0 or more makes it unsigned (64-bit
+unsigned in Go and Rust), and ``_domains.py`` names the members Harn's schema leaves
+unbounded but its contract makes unsigned.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from session_contracts.generator.polyglot._domains import SAME_DOMAIN, MemberPointer, SameDomain
 
 from session_contracts._errors import Finding, ToolError
 
@@ -51,7 +57,8 @@ class TypeRef:
     ``kind`` is one of ``string``, ``integer``, ``number``, ``boolean``, ``opaque``
     (any JSON value, kept verbatim), ``named`` (``name``), ``array`` (``item``) or
     ``map`` (an object whose every member has type ``item``). ``unsigned`` marks an
-    integer whose schema sets ``minimum >= 0``.
+    integer bounded below at 0 or more (:func:`lower_bound`), or one that ``_domains.py``
+    ties to such a member.
     """
 
     kind: str
@@ -320,13 +327,14 @@ class _Builder:
             target_file, def_name, target = self.resolve(file, schema["$ref"])
             if (target_file, def_name) in self.names and self._is_named(target):
                 return TypeRef("named", self.named(target_file, def_name)), False, None
-            return self.type_of(target_file, target, pascal(def_name))
+            inner, nullable, const = self.type_of(target_file, target, pascal(def_name))
+            return _bounded(inner, schema), nullable, const
         if "const" in schema:
             const = schema["const"]
             if isinstance(const, bool) or not isinstance(const, str | int):
                 raise _error("polyglot_const_unsupported", f"const {const!r}", file)
             kind = "string" if isinstance(const, str) else "integer"
-            return TypeRef(kind, unsigned=isinstance(const, int) and const >= 0), False, const
+            return _bounded(TypeRef(kind), schema), False, const
         for union_key in ("oneOf", "anyOf"):
             if union_key in schema:
                 branches = schema[union_key]
@@ -334,7 +342,7 @@ class _Builder:
                 nullable = len(rest) != len(branches)
                 if len(rest) == 1:
                     inner, inner_nullable, const = self.type_of(file, rest[0], synthetic)
-                    return inner, nullable or inner_nullable, const
+                    return _bounded(inner, schema), nullable or inner_nullable, const
                 if nullable:
                     raise _error("polyglot_nullable_union", f"{synthetic}: nullable union", file)
                 return TypeRef("named", self.synthetic_union(file, schema, synthetic)), False, None
@@ -372,10 +380,67 @@ class _Builder:
         if types in ("string", "number", "boolean"):
             return TypeRef(str(types)), nullable, None
         if types == "integer":
-            minimum = schema.get("minimum")
-            unsigned = isinstance(minimum, int | float) and minimum >= 0
-            return TypeRef("integer", unsigned=unsigned), nullable, None
+            return _bounded(TypeRef("integer"), schema), nullable, None
         return TypeRef("opaque"), nullable, None
+
+    def lower_bound(self, file: str, schema: Any) -> float | None:
+        """The least value an integer member may take, following ``$ref`` and a nullable
+        ``anyOf``/``oneOf`` (their bounds and the member's own all apply); None when
+        nothing bounds it below."""
+        if not isinstance(schema, dict):
+            return None
+        bounds: list[float | None] = [_own_lower_bound(schema)]
+        if "$ref" in schema:
+            target_file, _, target = self.resolve(file, schema["$ref"])
+            bounds.append(self.lower_bound(target_file, target))
+        for union_key in ("oneOf", "anyOf"):
+            rest = [b for b in schema.get(union_key, []) if not _is_null(b)]
+            if len(rest) == 1:
+                bounds.append(self.lower_bound(file, rest[0]))
+        known = [b for b in bounds if b is not None]
+        return max(known) if known else None
+
+    def member_schema(self, pointer: MemberPointer) -> Any:
+        definition = self.schemas.get(pointer.file, {}).get("$defs", {}).get(pointer.definition)
+        if not isinstance(definition, dict):
+            return None
+        return definition.get("properties", {}).get(pointer.member)
+
+    def apply_domains(self, entries: tuple[SameDomain, ...]) -> None:
+        """Make each member ``entries`` name unsigned, after checking the entry still fits."""
+        for entry in entries:
+            member, carries = entry.member, entry.carries
+            name = self.names.get((member.file, member.definition))
+            definition = self.definitions.get(name or "")
+            field = None
+            if isinstance(definition, ObjectDef):
+                field = next((f for f in definition.fields if f.json_name == member.member), None)
+            if field is None or field.type.kind != "integer" or field.const is not None:
+                raise _stale(entry, f"{member} is not an integer member of a closed object")
+            if self.lower_bound(member.file, self.member_schema(member)) is not None:
+                raise _stale(entry, f"{member} has a lower bound of its own: the schema decides")
+            carried = self.member_schema(carries)
+            bound = self.lower_bound(carries.file, carried) if carried is not None else None
+            if bound is None or bound < 0:
+                raise _stale(entry, f"{carries} is not an integer bounded at 0 or more")
+            assert isinstance(definition, ObjectDef)
+            assert name is not None
+            fields = tuple(
+                Field(
+                    f.json_name,
+                    TypeRef("integer", unsigned=True),
+                    f.required,
+                    f.nullable,
+                    f.const,
+                    f.description,
+                )
+                if f is field
+                else f
+                for f in definition.fields
+            )
+            self.definitions[name] = ObjectDef(
+                definition.name, fields, definition.description, definition.origin
+            )
 
     def synthetic(self, name: str, definition: Definition) -> None:
         if name in self.definitions or name in set(self.names.values()):
@@ -399,6 +464,43 @@ class _Builder:
         union = self.build_union(file, synthetic, schema, branches, f"{file} (inline)")
         self.synthetic(synthetic, union)
         return synthetic
+
+
+def _own_lower_bound(schema: Mapping[str, Any]) -> float | None:
+    """The lower bound this schema object's own keywords set on an integer."""
+    bounds: list[float] = []
+    minimum = schema.get("minimum")
+    if isinstance(minimum, int | float) and not isinstance(minimum, bool):
+        bounds.append(minimum)
+    exclusive = schema.get("exclusiveMinimum")
+    if isinstance(exclusive, int | float) and not isinstance(exclusive, bool):
+        bounds.append(math.floor(exclusive) + 1)  # the least integer above it
+    const = schema.get("const")
+    if isinstance(const, int) and not isinstance(const, bool):
+        bounds.append(const)
+    return max(bounds) if bounds else None
+
+
+def _bounded(t: TypeRef, schema: Mapping[str, Any]) -> TypeRef:
+    """``t``, unsigned if it is an integer and ``schema``'s own keywords bound it at 0 or more."""
+    bound = _own_lower_bound(schema)
+    if t.kind != "integer" or t.unsigned or bound is None or bound < 0:
+        return t
+    return TypeRef("integer", unsigned=True)
+
+
+def _stale(entry: SameDomain, message: str) -> ToolError:
+    return ToolError(
+        [
+            Finding(
+                "$",
+                "polyglot_domain_stale",
+                f"the unsigned domain of {entry.member}: {message}",
+                "update SAME_DOMAIN in generator/polyglot/_domains.py to the schemas",
+                source=entry.member.file,
+            )
+        ]
+    )
 
 
 def _is_null(schema: Any) -> bool:
@@ -441,6 +543,7 @@ def build_model(schemas_dir: Path) -> Model:
     for file, def_name in sorted(builder.names):
         if file in used_sources:
             builder.named(file, def_name)
+    builder.apply_domains(SAME_DOMAIN)
     used_sources |= {origin.split("#")[0].split(" ")[0] for origin in builder.origins.values()}
     definitions = tuple(sorted(builder.definitions.values(), key=lambda d: d.name))
     return Model(

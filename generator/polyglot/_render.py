@@ -124,7 +124,9 @@ def ts_decoder(t: TypeRef) -> str:
 
 
 def ts_encoder(t: TypeRef) -> str:
-    if t.kind in ("integer", "number"):
+    if t.kind == "integer":
+        return "encodeUnsigned" if t.unsigned else "encodeInteger"
+    if t.kind == "number":
         return "encodeNumber"
     if t.kind in ("string", "boolean"):
         return "encode" + pascal(t.kind)

@@ -42,14 +42,18 @@ mod de {
 
     const EXACT_DOUBLE: f64 = 9_007_199_254_740_992.0; // 2^53
 
-    fn from_double<E: Error>(value: f64) -> Result<i128, E> {
+    /// serde_json reads a number as a double when it has a fraction or exponent, or when
+    /// its digits are outside u64 and i64: refuse what the type cannot hold before
+    /// refusing a double that is not exact.
+    fn from_double<T: TryFrom<i128>, E: Error>(value: f64, name: &str) -> Result<T, E> {
         if value.fract() != 0.0 || !value.is_finite() {
             return Err(E::custom(format!("expected an integer, found {value}")));
         }
+        let whole = T::try_from(value as i128).map_err(|_| E::custom(format!("{value} is outside {name}")))?;
         if value.abs() > EXACT_DOUBLE {
-            return Err(E::custom(format!("{value} is beyond 2^53 and not written as digits")));
+            return Err(E::custom(format!("{value} is beyond 2^53 as a double (a fraction or exponent spelling, or digits outside u64 and i64): only plain digits within {name} are exact")));
         }
-        Ok(value as i128)
+        Ok(whole)
     }
 
     macro_rules! integral {
@@ -72,8 +76,7 @@ mod de {
                 }
 
                 fn visit_f64<E: Error>(self, v: f64) -> Result<$type, E> {
-                    let whole = from_double::<E>(v)?;
-                    <$type>::try_from(whole).map_err(|_| E::custom(format!("{v} is outside {}", stringify!($type))))
+                    from_double::<$type, E>(v, stringify!($type))
                 }
             }
 
@@ -1750,9 +1753,9 @@ pub struct QueryEcho {
     #[serde(rename = "turnId", deserialize_with = "de::nullable")]
     pub turn_id: Option<String>,
     #[serde(rename = "fromEventId", deserialize_with = "de::nullable_integral")]
-    pub from_event_id: Option<i64>,
+    pub from_event_id: Option<u64>,
     #[serde(rename = "limit", deserialize_with = "de::nullable_integral")]
-    pub limit: Option<i64>,
+    pub limit: Option<u64>,
 }
 
 /// Schema: `session-feedback.schema.json#/$defs/RawReceiptsAvailable`
@@ -1850,9 +1853,9 @@ pub struct RecapCoverage {
 #[serde(deny_unknown_fields)]
 pub struct RecapCursor {
     #[serde(rename = "lastEventId", deserialize_with = "de::nullable_integral")]
-    pub last_event_id: Option<i64>,
+    pub last_event_id: Option<u64>,
     #[serde(rename = "nextEventId", deserialize_with = "de::nullable_integral")]
-    pub next_event_id: Option<i64>,
+    pub next_event_id: Option<u64>,
 }
 
 /// The availability envelope: available with a snapshot, or unavailable with one reason.
@@ -1960,9 +1963,9 @@ pub struct RecapSnapshot {
 #[serde(deny_unknown_fields)]
 pub struct RecapSource {
     #[serde(rename = "firstEventId", deserialize_with = "de::nullable_integral")]
-    pub first_event_id: Option<i64>,
+    pub first_event_id: Option<u64>,
     #[serde(rename = "lastEventId", deserialize_with = "de::nullable_integral")]
-    pub last_event_id: Option<i64>,
+    pub last_event_id: Option<u64>,
     #[serde(rename = "events")]
     pub events: Vec<SourceEvent>,
 }
