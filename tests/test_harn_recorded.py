@@ -72,10 +72,7 @@ def test_the_corpus_is_whole() -> None:
             "recap.project",
             marks=pytest.mark.xfail(strict=True, reason="trimmed text and integral floats"),
         ),
-        pytest.param(
-            "health.reduce",
-            marks=pytest.mark.xfail(strict=True, reason="wall time before the first iteration"),
-        ),
+        "health.reduce",
     ],
 )
 def test_every_case_not_tagged_seed_differs_agrees_with_harn(operation: str) -> None:
