@@ -149,6 +149,83 @@ def test_upstream_fixture_travels_in_both_envelopes() -> None:
     assert json_equal(update["metadata"]["harn"]["sessionHealth"], HARN_FIXTURE)
 
 
+# The fact Harn's own transport tests send: every measurement unmeasured (Rust's
+# Default, written by serde as explicit nulls), heuristics empty.
+_NULL_VIEW = {
+    "tool_call_success_rate": None,
+    "nonzero_command_exit_rate": None,
+    "edits_since_verification": None,
+    "diagnostic_trend": None,
+    "turn_wall_time": None,
+    "prose_to_tool_balance": None,
+    "last_stop_class": None,
+}
+
+
+def _harn_test_fact(session_id: str, iteration: int | None) -> dict[str, Any]:
+    return {
+        "schema_version": 1,
+        "session_id": session_id,
+        "iteration": iteration,
+        "turn": dict(_NULL_VIEW),
+        "rolling": dict(_NULL_VIEW),
+        "heuristics": {},
+    }
+
+
+def test_a2a_update_is_what_harns_task_sink_emits() -> None:
+    # Harn's crates/harn-serve/src/adapters/a2a/tests/tasks/session_health.rs:
+    # a SessionHealth event on an input-required task leaves the task as it
+    # is and publishes one status update with the task's contextId, its
+    # current state, final false, and metadata.harn.sessionHealth equal to the
+    # fact as serde writes it (nulls written). Seed 000: "A2A task streams carry
+    # the same fact in metadata.harn.sessionHealth on a standard status update,
+    # preserving the current task state".
+    fact = _harn_test_fact("a2a:task-health", 1)
+    task = {
+        "id": "task-health",
+        "contextId": "context-health",
+        "status": {"state": "input-required"},
+    }
+    before = copy.deepcopy(task)
+    update = a2a_status_update(fact, task)
+    assert task == before
+    assert update["kind"] == "status-update"
+    assert update["taskId"] == "task-health"
+    assert update["contextId"] == "context-health"
+    assert update["status"] == {"state": "input-required"}
+    assert update["final"] is False
+    assert update["metadata"] == {"harn": {"sessionHealth": fact}}
+    assert json_equal(update["metadata"]["harn"]["sessionHealth"], fact)
+    assert default_validator().validate("session-health.a2a-status-update", update) == []
+
+
+def test_harns_retired_a2a_envelope_is_refused() -> None:
+    # The same Harn test: the old unregistered {"type": "harn_session_health",
+    # "taskId", "health"} envelope is not an A2A task event; ours refuses it too.
+    old = {"type": "harn_session_health", "taskId": "task-health"}
+    old["health"] = _harn_test_fact("a2a:task-health", 1)
+    codes = {f.code for f in default_validator().validate("session-health.a2a-status-update", old)}
+    assert "unknown_field" in codes
+    assert "required" in codes
+
+
+def test_acp_notification_has_harns_agent_event_members() -> None:
+    # Harn's ACP adapter (emit_agent_event_ext in crates/harn-serve/src/adapters/
+    # acp/events.rs) writes every _harn/agentEvent as a JSON-RPC 2.0
+    # notification whose params carry sessionId and kind at the top level.
+    # Seed 000: "ACP emits _harn/agentEvent with kind session_health".
+    # Harn's own ACP fixture fact (observation_fixtures.rs): no iteration yet.
+    fact = _harn_test_fact("session-1", None)
+    notification = acp_notification(fact)
+    assert notification["jsonrpc"] == "2.0"
+    assert notification["method"] == "_harn/agentEvent"
+    assert notification["params"]["sessionId"] == "session-1"
+    assert notification["params"]["kind"] == "session_health"
+    assert json_equal(notification["params"]["payload"], fact)
+    assert default_validator().validate("session-health.acp-notification", notification) == []
+
+
 @pytest.mark.parametrize(
     ("change", "why"),
     [
