@@ -14,6 +14,9 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import shlex
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,10 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
 from session_contracts.conformance.judge import _cases
+from session_contracts.conformance.judge._certify import Trial, in_process_runner
+from session_contracts.conformance.judge._checks import check_by_id
+from session_contracts.conformance.judge._explicit_cases import EXPLICIT_CASES
+from session_contracts.conformance.judge._golden import default_fixtures_dir, judge, load_corpus
 from session_contracts.conformance.judge._strategies import repair
 from session_contracts.conformance.reference.health import (
     a2a_status_update,
@@ -36,6 +43,9 @@ from session_contracts._xkeywords import json_equal
 from session_contracts.bindings import decode, encode
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "producers"))
+import harn_like  # noqa: E402  (a producer of tests/producers, not a package)
+
 UPSTREAM = REPO / "tests" / "fixtures" / "upstream" / "harn"
 HARN_SCHEMA: dict[str, Any] = json.loads((UPSTREAM / "session-health.schema.json").read_text())
 HARN_FIXTURE: dict[str, Any] = json.loads((UPSTREAM / "session-health.fixture.json").read_text())
@@ -137,6 +147,83 @@ def test_upstream_fixture_travels_in_both_envelopes() -> None:
     task = {"id": "t", "contextId": "c", "status": {"state": "working"}}
     update = a2a_status_update(HARN_FIXTURE, task)
     assert json_equal(update["metadata"]["harn"]["sessionHealth"], HARN_FIXTURE)
+
+
+# The fact Harn's own transport tests send: every measurement unmeasured (Rust's
+# Default, written by serde as explicit nulls), heuristics empty.
+_NULL_VIEW = {
+    "tool_call_success_rate": None,
+    "nonzero_command_exit_rate": None,
+    "edits_since_verification": None,
+    "diagnostic_trend": None,
+    "turn_wall_time": None,
+    "prose_to_tool_balance": None,
+    "last_stop_class": None,
+}
+
+
+def _harn_test_fact(session_id: str, iteration: int | None) -> dict[str, Any]:
+    return {
+        "schema_version": 1,
+        "session_id": session_id,
+        "iteration": iteration,
+        "turn": dict(_NULL_VIEW),
+        "rolling": dict(_NULL_VIEW),
+        "heuristics": {},
+    }
+
+
+def test_a2a_update_is_what_harns_task_sink_emits() -> None:
+    # Harn's crates/harn-serve/src/adapters/a2a/tests/tasks/session_health.rs:
+    # a SessionHealth event on an input-required task leaves the task as it
+    # is and publishes one status update with the task's contextId, its
+    # current state, final false, and metadata.harn.sessionHealth equal to the
+    # fact as serde writes it (nulls written). Seed 000: "A2A task streams carry
+    # the same fact in metadata.harn.sessionHealth on a standard status update,
+    # preserving the current task state".
+    fact = _harn_test_fact("a2a:task-health", 1)
+    task = {
+        "id": "task-health",
+        "contextId": "context-health",
+        "status": {"state": "input-required"},
+    }
+    before = copy.deepcopy(task)
+    update = a2a_status_update(fact, task)
+    assert task == before
+    assert update["kind"] == "status-update"
+    assert update["taskId"] == "task-health"
+    assert update["contextId"] == "context-health"
+    assert update["status"] == {"state": "input-required"}
+    assert update["final"] is False
+    assert update["metadata"] == {"harn": {"sessionHealth": fact}}
+    assert json_equal(update["metadata"]["harn"]["sessionHealth"], fact)
+    assert default_validator().validate("session-health.a2a-status-update", update) == []
+
+
+def test_harns_retired_a2a_envelope_is_refused() -> None:
+    # The same Harn test: the old unregistered {"type": "harn_session_health",
+    # "taskId", "health"} envelope is not an A2A task event; ours refuses it too.
+    old = {"type": "harn_session_health", "taskId": "task-health"}
+    old["health"] = _harn_test_fact("a2a:task-health", 1)
+    codes = {f.code for f in default_validator().validate("session-health.a2a-status-update", old)}
+    assert "unknown_field" in codes
+    assert "required" in codes
+
+
+def test_acp_notification_has_harns_agent_event_members() -> None:
+    # Harn's ACP adapter (emit_agent_event_ext in crates/harn-serve/src/adapters/
+    # acp/events.rs) writes every _harn/agentEvent as a JSON-RPC 2.0
+    # notification whose params carry sessionId and kind at the top level.
+    # Seed 000: "ACP emits _harn/agentEvent with kind session_health".
+    # Harn's own ACP fixture fact (observation_fixtures.rs): no iteration yet.
+    fact = _harn_test_fact("session-1", None)
+    notification = acp_notification(fact)
+    assert notification["jsonrpc"] == "2.0"
+    assert notification["method"] == "_harn/agentEvent"
+    assert notification["params"]["sessionId"] == "session-1"
+    assert notification["params"]["kind"] == "session_health"
+    assert json_equal(notification["params"]["payload"], fact)
+    assert default_validator().validate("session-health.acp-notification", notification) == []
 
 
 @pytest.mark.parametrize(
@@ -309,3 +396,121 @@ def test_every_reference_fact_carries_schema_version_1(kind: str) -> None:
     assert [(f["schema_version"], f["iteration"], f["turn"]["last_stop_class"]) for f in facts] == [
         (1, None, kind)
     ]
+
+
+# ----------------------------------------------------------------------- Harn-like producers
+
+HARN_LIKE = REPO / "tests" / "producers" / "harn_like.py"
+RESET_CHECK = "health.transcript-reset"
+
+
+def _certify(tmp_path: Path, *producer: str) -> tuple[int, dict[str, Any]]:
+    """``session-contracts certify`` at its default settings against a producer process."""
+    report = tmp_path / "report.json"
+    command = shlex.join([sys.executable, str(HARN_LIKE), *producer])
+    args = ["certify", "--producer", command, "--report-json", str(report)]
+    args += ["--failures-dir", str(tmp_path / "failures")]
+    done = subprocess.run(
+        [sys.executable, "-m", "session_contracts", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert report.is_file(), done.stdout + done.stderr
+    return done.returncode, json.loads(report.read_text())
+
+
+def _statuses(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    return {check["id"]: (check["status"], check["level"]) for check in report["checks"]}
+
+
+def test_the_reset_rule_is_judged_by_its_own_recommended_check() -> None:
+    # Seed 000: "Resetting the session transcript resets these observations."
+    # Harn's runtime has no reset path (crates/harn-vm/src/agent_events/
+    # session_health/reducer.rs; reset_transcript never touches health).
+    check = check_by_id(RESET_CHECK)
+    assert check is not None
+    assert check.level == "recommended"
+
+    def resets(case_input: Any) -> bool:
+        return any(o.get("kind") == "transcript_reset" for o in case_input["observations"])
+
+    explicit = EXPLICIT_CASES[RESET_CHECK]
+    assert explicit
+    assert all(resets(case.input) for case in explicit)
+    for check_id in ("health.semantics", "health.no-zero-rate"):
+        assert not any(resets(case.input) for case in EXPLICIT_CASES[check_id]), check_id
+
+
+def test_the_harn_like_producer_answers_every_recorded_case_as_harn_did() -> None:
+    # tests/fixtures/upstream/harn/recorded/health.jsonl.gz: what Harn's own
+    # reducer (crates/harn-vm/src/agent_events/session_health/reducer.rs)
+    # answered, seed-differs cases (transcript resets) included. Ignoring the
+    # resets is the whole difference between the reference and Harn.
+    from test_harn_recorded import cases
+
+    reduce_like_harn = harn_like.handlers()["health.reduce"]
+    recorded = cases("health.reduce")
+    assert sum("seed-differs" in case["tags"] for case in recorded) > 0
+    disagreeing = [
+        case["name"]
+        for case in recorded
+        if not json_equal(reduce_like_harn(case["input"]), case["harn_output"])
+    ]
+    assert disagreeing == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_only_the_reset_check_draws_streams_with_a_reset(data: st.DataObject) -> None:
+    # Seed 000: "Resetting the session transcript resets these observations." is
+    # the one rule the required health checks never exercise (Harn lacks it).
+    required = data.draw(_cases.health_streams())
+    assert all(o.get("kind") != "transcript_reset" for o in required["observations"])
+    recommended = data.draw(_cases.reset_streams())
+    assert any(o["kind"] == "transcript_reset" for o in recommended["observations"])
+
+
+def test_a_producer_doing_what_harn_does_is_certified_at_required(tmp_path: Path) -> None:
+    # tests/producers/harn_like.py: the reference with every transcript reset
+    # unseen, as in Harn's runtime (crates/harn-vm/src/agent_events/
+    # session_health/reducer.rs has no reset path). Default settings:
+    # --fail-on required, seed 0, 25 examples.
+    code, report = _certify(tmp_path)
+    assert code == 0
+    assert report["settings"]["fail_on"] == "required"
+    assert report["summary"]["certified"] is True
+    statuses = _statuses(report)
+    assert statuses[RESET_CHECK] == ("failed", "recommended"), "reported as not met"
+    judged = {i: s for i, s in statuses.items() if s[0] != "skipped" and i != RESET_CHECK}
+    assert {"health.semantics", "health.no-zero-rate", "health.a2a-preserves-state"} <= set(judged)
+    assert all(status == "passed" for status, _ in judged.values()), judged
+
+
+def test_a_harn_like_producer_with_a_required_defect_is_not_certified(tmp_path: Path) -> None:
+    # Seed 000: "Before either an edit or verification, the value is null."
+    # (defects.py edits_zero_before_any): a required rule, so no certificate.
+    code, report = _certify(tmp_path, "edits_zero_before_any")
+    assert code == 1
+    assert report["summary"]["certified"] is False
+    assert _statuses(report)["health.semantics"] == ("failed", "required")
+
+
+def test_only_the_reset_fixtures_tell_a_harn_like_producer_apart() -> None:
+    # golden check has no levels: the seed's reset rule (seed 000: "Resetting the
+    # session transcript resets these observations.") is exactly where Harn differs.
+    root = default_fixtures_dir()
+    runner = in_process_runner(harn_like.handlers())
+    failed = {
+        case.name
+        for case in load_corpus(root).cases
+        if case.operation in harn_like.OPERATIONS
+        and judge(case, runner(Trial(case.operation, case.input)), root=root).status != "passed"
+    }
+    assert failed == {
+        "health/transcript-reset",
+        "health/reset-keeps-resolved-calls",
+        "health/reset-keeps-trend-and-stop-class",
+    }

@@ -78,16 +78,7 @@ def test_the_corpus_is_whole() -> None:
     assert (RECORDED.parent / "LICENSE-MIT").is_file()
 
 
-@pytest.mark.parametrize(
-    "operation",
-    [
-        "recap.project",
-        pytest.param(
-            "health.reduce",
-            marks=pytest.mark.xfail(strict=True, reason="wall time before the first iteration"),
-        ),
-    ],
-)
+@pytest.mark.parametrize("operation", sorted(FILES))
 def test_every_case_not_tagged_seed_differs_agrees_with_harn(operation: str) -> None:
     disagreeing = []
     for case in cases(operation):

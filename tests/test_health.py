@@ -542,6 +542,29 @@ def test_turn_wall_time_is_null_without_a_measured_iteration() -> None:
     assert facts[1]["turn"]["turn_wall_time"] == wall(30, 1)
 
 
+def test_wall_time_before_the_first_iteration_is_not_measured() -> None:
+    # Harn's crates/harn-vm/src/agent_events/session_health/reducer.rs has no
+    # start time before an IterationStart, so that end measures no wall time
+    # (seed 000: "Mean elapsed milliseconds"; "null means unmeasured").
+    facts = run(finished(500, prose=10), started(1), finished(100, prose=0))
+    assert facts[0]["iteration"] is None
+    assert facts[0]["turn"]["turn_wall_time"] is None
+    assert facts[0]["rolling"]["turn_wall_time"] is None
+    # Its prose is still a sample: only the elapsed time needs a start.
+    assert facts[0]["rolling"]["prose_to_tool_balance"]["prose_characters"] == 10
+    # So the first started iteration has no prior measured iteration to expect from.
+    assert facts[1]["turn"]["turn_wall_time"] == wall(100, 1)
+    assert facts[1]["rolling"]["turn_wall_time"] == wall(100, 1)
+    assert facts[1]["rolling"]["prose_to_tool_balance"]["prose_characters"] == 10
+
+
+def test_wall_time_after_the_first_iteration_ended_is_still_measured() -> None:
+    # Harn keeps the latest iteration's start after its end: a terminal path
+    # finishing it again (or late) measures from that start, once per iteration.
+    facts = run(started(1), finished(None), terminal(), finished(40))
+    assert facts[-1]["turn"]["turn_wall_time"] == wall(40, 1)
+
+
 def test_actual_to_expected_null_until_positive_expectation() -> None:
     facts = run(started(1), finished(0), started(2), finished(10), started(3), finished(30))
     first, second, third = (fact["turn"]["turn_wall_time"] for fact in facts)

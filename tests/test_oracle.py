@@ -238,7 +238,7 @@ CAUGHT_BY_AN_EXPLICIT_CASE = {
     "usage_future_tolerance_300_ms": "feedback.semantics",
     "open_heuristics": "closed.unknown-field-rejected",
     "accepts_unknown_member_below_turn": "closed.unknown-field-rejected",
-    "reset_forgets_resolved_calls": "health.semantics",
+    "reset_forgets_resolved_calls": "health.transcript-reset",
     "skips_null_receipt": "runrecord.semantics",
 }
 

@@ -27,6 +27,7 @@ __all__ = [
     "health_streams",
     "provider_responses",
     "recap_cases",
+    "reset_streams",
     "roundtrip_inputs",
     "run_projections",
     "snake_case_query",
@@ -147,12 +148,13 @@ def extension_inputs() -> st.SearchStrategy[dict[str, Any]]:
 
 
 @st.composite
-def _session_observations(draw: st.DrawFn) -> dict[str, Any]:
+def _session_observations(draw: st.DrawFn, resets: bool = True) -> dict[str, Any]:
     """A plausible session: iterations with call ids repeated within and across
     iterations, late and abandoned calls, exits with and without codes and
     command ids (some repeated), edits, verifications cycling through a few
-    diagnostic sets (so trends oscillate), resets, historical loads, finishes
-    revisited, and a terminal outcome before, between or after iterations."""
+    diagnostic sets (so trends oscillate), resets (unless ``resets`` is false),
+    historical loads, finishes revisited, and a terminal outcome before, between
+    or after iterations."""
     observations: list[dict[str, Any]] = []
     calls = st.sampled_from(["c1", "c2", "c3"])
     commands = st.none() | st.sampled_from(["cmd-1", "cmd-2"])
@@ -196,9 +198,8 @@ def _session_observations(draw: st.DrawFn) -> dict[str, Any]:
     for iteration in range(1, draw(st.integers(1, 5)) + 1):
         observations.append({"kind": "iteration_started", "iteration": iteration})
         for _ in range(draw(st.integers(0, 5))):
-            move = draw(
-                st.sampled_from(["call", "call", "call", "abandon", "reset", "history", "terminal"])
-            )
+            moves = ["call", "call", "call", "abandon", "reset", "history", "terminal"]
+            move = draw(st.sampled_from(moves if resets else [m for m in moves if m != "reset"]))
             if move == "call":
                 observations.append(call())
             elif move == "abandon":
@@ -233,11 +234,38 @@ def _session_observations(draw: st.DrawFn) -> dict[str, Any]:
     return {"session_id": "sess-h", "observations": observations}
 
 
+def _without_resets(stream: Any) -> Any:
+    if not isinstance(stream, dict) or not isinstance(stream.get("observations"), list):
+        return stream
+    kept = [
+        o
+        for o in stream["observations"]
+        if not (isinstance(o, dict) and o.get("kind") == "transcript_reset")
+    ]
+    return {**stream, "observations": kept}
+
+
 def health_streams() -> st.SearchStrategy[dict[str, Any]]:
-    """Purpose-built sessions mostly, schema-generated streams for the odd shapes."""
+    """Purpose-built sessions mostly, schema-generated streams for the odd shapes;
+    never a transcript reset: that rule is ``health.transcript-reset``'s alone
+    (recommended), so the required checks judge what Harn's runtime does too."""
     return st.one_of(
-        _session_observations(), _session_observations(), documents("health-observation.stream")
+        _session_observations(resets=False),
+        _session_observations(resets=False),
+        documents("health-observation.stream").map(_without_resets),
     )
+
+
+@st.composite
+def reset_streams(draw: st.DrawFn) -> dict[str, Any]:
+    """A purpose-built session with at least one transcript reset (seed 000:
+    "Resetting the session transcript resets these observations.")."""
+    stream = draw(_session_observations(resets=True))
+    observations = list(stream["observations"])
+    if not any(o["kind"] == "transcript_reset" for o in observations):
+        at = draw(st.integers(0, len(observations)))
+        observations.insert(at, {"kind": "transcript_reset"})
+    return {**stream, "observations": observations}
 
 
 # -- feedback -------------------------------------------------------------------------------------

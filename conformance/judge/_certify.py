@@ -717,6 +717,9 @@ PLANS: dict[str, _Plan] = {
     "health.no-zero-rate": _Plan(
         judge_no_zero_rate, lambda c, o: _trials("health.reduce", _cases.health_streams())
     ),
+    "health.transcript-reset": _Plan(
+        judge_semantics, lambda c, o: _trials("health.reduce", _cases.reset_streams())
+    ),
     "feedback.semantics": _Plan(
         judge_semantics, lambda c, o: _trials("feedback.run", _cases.feedback_steps())
     ),

@@ -67,8 +67,9 @@ CHECKS: tuple[Check, ...] = (
         "required",
         "session-health",
         "health.reduce",
-        "facts equal the reference reducer's for the same observation stream",
-        "000: every measurement rule (rates, exclusions, gauges, populations, resets)",
+        "facts equal the reference reducer's for the same observation stream (streams "
+        "without a transcript reset)",
+        "000: every measurement rule (rates, exclusions, gauges, populations)",
     ),
     Check(
         "health.no-zero-rate",
@@ -77,6 +78,17 @@ CHECKS: tuple[Check, ...] = (
         "health.reduce",
         "without qualifying observations a rate is null, never a zero rate",
         "000: no qualifying observations produce null, not a zero rate",
+    ),
+    # Recommended: Harn's runtime has no reset path (its reset_transcript never
+    # touches health), so a producer doing what Harn does is certified without it.
+    Check(
+        "health.transcript-reset",
+        "recommended",
+        "session-health",
+        "health.reduce",
+        "a transcript reset empties the rolling population and keeps the session gauges, "
+        "the current iteration and the counted call and command ids",
+        "000: Resetting the session transcript resets these observations.",
     ),
     Check(
         "feedback.semantics",

@@ -151,7 +151,9 @@ def _health(why: str, *observations: dict[str, Any]) -> ExplicitCase:
     )
 
 
-def _health_streams() -> list[ExplicitCase]:
+def _reset_streams() -> list[ExplicitCase]:
+    """The seed's reset rule, which Harn's runtime does not have: judged by the
+    recommended ``health.transcript-reset`` only."""
     trend = [
         _call("c1", diagnostics=("fp-a", 5)),
         _call("c2", diagnostics=("fp-b", 3)),  # improving
@@ -190,6 +192,27 @@ def _health_streams() -> list[ExplicitCase]:
             _RESET,
             _call("c3", command="cmd-1", exit_code=0, verified=True),
             _finished(),
+        ),
+        _health(
+            "a reset empties the rolling population: its rates are null until a call counts again",
+            _started(1),
+            _call("c1", command="cmd-1", exit_code=0),
+            _RESET,
+            _finished(),
+            _started(2),
+            _finished(),
+        ),
+    ]
+
+
+def _health_streams() -> list[ExplicitCase]:
+    return [
+        _health(
+            "an iteration end before any iteration started measures no wall time (Harn's "
+            "reducer has no start time then); its prose is still a sample",
+            _finished(wall=500, prose=10),
+            _started(1),
+            _finished(wall=100, prose=0),
         ),
         _health(
             "the same call id counts again in a later iteration; a streaming parse candidate "
@@ -249,15 +272,6 @@ def _rate_streams() -> list[ExplicitCase]:
             _finished(),
             _started(2),
             _call("c2"),
-            _finished(),
-        ),
-        _health(
-            "a reset empties the rolling population: its rates are null until a call counts again",
-            _started(1),
-            _call("c1", command="cmd-1", exit_code=0),
-            _RESET,
-            _finished(),
-            _started(2),
             _finished(),
         ),
         _health("a terminal outcome before any iteration", _terminal("runtime_error")),
@@ -954,6 +968,7 @@ _BUILDERS: Mapping[str, Callable[[], list[ExplicitCase]]] = {
     "extensions.verbatim": _extensions,
     "health.semantics": _health_streams,
     "health.no-zero-rate": _rate_streams,
+    "health.transcript-reset": _reset_streams,
     "feedback.semantics": _feedback_runs,
     "feedback.usage-never-summed": _usage_runs,
     "runrecord.semantics": _run_projections,

@@ -410,7 +410,7 @@ def _document_cases() -> list[ExplicitCase]:
 
 DEFECT_CASES: Mapping[str, Callable[[], list[ExplicitCase]]] = {
     "feedback.semantics": _feedback_cases,
-    "health.semantics": _health_cases,
+    "health.transcript-reset": _health_cases,
     "recap.semantics": _recap_cases,
     "recap.limit": _recap_limit_cases,
     "runrecord.semantics": _runrecord_cases,

@@ -270,7 +270,9 @@ def _iteration_finished(state: HealthState, observation: Observation) -> Transit
     # A terminal path can finish the same iteration twice: each measurement
     # joins the populations once, the first one given.
     elapsed_ms: int | None = observation["wall_time_ms"]
-    if state.turn.timed_iterations:
+    if state.turn.timed_iterations or state.iteration is None:
+        # Before any iteration started there is no start time to measure
+        # from, as in Harn's reducer: the given wall time is no sample.
         elapsed_ms = None
     prose: int | None = observation["prose_characters"]
     if state.turn.prose_samples:
