@@ -51,7 +51,7 @@ VALIDATOR = default_validator()
 POLICY = default_policy()
 SESSION = "sess-01"
 RUN = "run-7"
-EXECUTION = "hxe-0199a2b4"
+EXECUTION = "hxe-0199a2b4-c6d8-7e0f-8a1b-2c3d4e5f6071"
 EXAMPLES = Path(__file__).resolve().parents[1] / "schemas" / "examples"
 RECORD = "run-record.record"
 SPAN = "run-record.span"
@@ -1170,10 +1170,10 @@ def test_bundled_examples_are_reproduced() -> None:
     record = json.loads((EXAMPLES / "run-record.record.json").read_text())
     spans = [Span.from_json(value) for value in record["evidence"]["trace_spans"]]
     receipt = attribute(5, record["metadata"]["completion_receipt"])
-    assert project(spec(execution_id="hxe-0199", spans=spans), [receipt]) == record
+    assert project(spec(execution_id=EXECUTION, spans=spans), [receipt]) == record
     payload = json.loads((EXAMPLES / "run-record.provider-call-response.json").read_text())
     raw = {key: payload[key] for key in ("call_id", "iteration", "span_id", "text", "tool_calls")}
-    assert respond(execution_id="hxe-0199", **raw) == payload
+    assert respond(execution_id=EXECUTION, **raw) == payload
     entry = json.loads((EXAMPLES / "run-record.tape-entry.json").read_text())
     stored = event(
         17,
@@ -1181,7 +1181,7 @@ def test_bundled_examples_are_reproduced() -> None:
         payload,
         session="sess-01",
         iteration=2,
-        execution="hxe-0199",
+        execution=EXECUTION,
         topic=LLM_TOPIC,
     )
     stored = SessionEvent.from_json({**stored.to_json(), "recordedAtUnixMs": 1700000000500})
