@@ -42,6 +42,7 @@ from session_contracts.conformance.reference.runrecord import (
 )
 
 from session_contracts import InvalidDocument
+from session_contracts._canonical import canonical_bytes
 from session_contracts._redaction import canaries, canary_secrets, scan_value
 from session_contracts._redaction_policy import default_policy
 from session_contracts._validator import default_validator
@@ -1186,6 +1187,25 @@ def test_bundled_examples_are_reproduced() -> None:
     )
     stored = SessionEvent.from_json({**stored.to_json(), "recordedAtUnixMs": 1700000000500})
     assert rr.tape_entry(stored) == entry
+    line = json.loads((EXAMPLES / "run-record.tape-record.json").read_text())
+    assert rr.tape_record(stored) == line
+    assert rr.tape_record_line(stored) == canonical_bytes(line) + b"\n"
+
+
+def test_file_event_log_line_keeps_the_owner_in_its_headers() -> None:
+    """Seed 003: "Events emitted outside a VM scope use null; Harn does not substitute a
+    session ID."  Harn's file-backend line (event_log/file.rs FileRecord) holds string
+    headers only: inside a VM scope headers.execution_id is the owner, outside there is none
+    (agent_events/sinks.rs EventLogSink), and the session id never stands in for it."""
+    payload = respond(execution_id=None, call_id="call-9", iteration=1, span_id=None, text="ok")
+    outside = event(4, "provider_call_response", payload, iteration=1, topic=LLM_TOPIC)
+    record = rr.tape_record(outside)
+    assert record["event"]["headers"] == {"session_id": outside.session_id}
+    assert record["event"]["payload"]["execution_id"] is None
+    assert record["id"] == 4
+    assert record["event"]["occurred_at_ms"] == outside.recorded_at_unix_ms
+    inside = event(5, "message", ASSISTANT_X, execution=EXECUTION)
+    assert rr.tape_record(inside)["event"]["headers"]["execution_id"] == EXECUTION
 
 
 # ============================================================================ properties

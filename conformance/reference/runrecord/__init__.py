@@ -19,12 +19,15 @@ from session_contracts.conformance.reference.runrecord._eventlog import (
     LLM_TOPIC,
     PROVIDER_CALL_RESPONSE_KIND,
     TAPE_ENTRY_DOCUMENT_TYPE,
+    TAPE_RECORD_DOCUMENT_TYPE,
     append_provider_call_response,
     next_event_id,
     provider_call_response_event,
     read_by_execution_id,
     tape_entry,
     tape_line,
+    tape_record,
+    tape_record_line,
 )
 from session_contracts.conformance.reference.runrecord._record import (
     COMPLETION_RECEIPT,
@@ -99,6 +102,7 @@ __all__ = [
     "SPAN_EXECUTION_MISMATCH",
     "SPAN_ID_DUPLICATE",
     "TAPE_ENTRY_DOCUMENT_TYPE",
+    "TAPE_RECORD_DOCUMENT_TYPE",
     "TOOL_CALLS_REFERENCE",
     "TOOL_CALL_UNPARSED",
     "CompletionReceipt",
@@ -131,4 +135,6 @@ __all__ = [
     "span_tree_findings",
     "tape_entry",
     "tape_line",
+    "tape_record",
+    "tape_record_line",
 ]
