@@ -8,13 +8,16 @@ literals and documents Harn's writer builds, plus ``serde-shapes.json``: the
 member lists of the Rust types as serde writes and reads them (each with its
 source file and commit; README.md there says how each fixture was made).
 
-* Upstream to ours: every document Harn writes for a shape we share
-  (evidence, span, gap, flight artifact) validates under our schema and
-  round-trips through our bindings unchanged.
-* Ours to upstream: our schema's members are exactly the Rust type's, and
-  every example and reference output of ours is a document Harn's serde
-  reader takes (no unknown member, null only where Harn has an Option, a
-  missing member only where Harn's reader has a default).
+* Upstream to ours: every document Harn writes (run record, evidence, span,
+  gap, flight artifact, provider_call_response payload, file event-log line)
+  validates under our schema, round-trips through our bindings unchanged and
+  passes ``session-contracts check``.
+* Ours to upstream: our schema's members are exactly the Rust type's (plus
+  ours that serde ignores), and every example and reference output of ours
+  (records, evidence, payloads, tape lines) is a document Harn's serde reader
+  takes (no unknown member, null only where Harn has an Option, a missing
+  member only where Harn's reader has a default), or, for the json! payload,
+  uses only the members Harn writes.
 * Harn's reader inputs that are not documents Harn writes (the harn-cli
   runs-view input, the historical ``parent_id`` span) are refused by the write
   contract exactly where Harn's serde defaults or the seed's history rule
