@@ -40,7 +40,7 @@ from session_contracts._validator import default_validator
 
 SPANS = 10_000
 SESSION_ID = "sess-bench-0199"
-EXECUTION_ID = "hxe-0199a2b4c6d8e0f1"
+EXECUTION_ID = "hxe-0199a2b4-c6d8-7e0f-8a1b-2c3d4e5f6071"  # Harn-owned: hxe- + a UUIDv7
 TRACE_ID = "trace_0199a2b4c6d8e0f1"
 _TOOLS = ("read_file", "write_file", "run_command", "search", "apply_patch")
 

@@ -42,6 +42,7 @@ from session_contracts.conformance.reference.runrecord import (
 )
 
 from session_contracts import InvalidDocument
+from session_contracts._canonical import canonical_bytes
 from session_contracts._redaction import canaries, canary_secrets, scan_value
 from session_contracts._redaction_policy import default_policy
 from session_contracts._validator import default_validator
@@ -51,7 +52,7 @@ VALIDATOR = default_validator()
 POLICY = default_policy()
 SESSION = "sess-01"
 RUN = "run-7"
-EXECUTION = "hxe-0199a2b4"
+EXECUTION = "hxe-0199a2b4-c6d8-7e0f-8a1b-2c3d4e5f6071"
 EXAMPLES = Path(__file__).resolve().parents[1] / "schemas" / "examples"
 RECORD = "run-record.record"
 SPAN = "run-record.span"
@@ -1170,10 +1171,10 @@ def test_bundled_examples_are_reproduced() -> None:
     record = json.loads((EXAMPLES / "run-record.record.json").read_text())
     spans = [Span.from_json(value) for value in record["evidence"]["trace_spans"]]
     receipt = attribute(5, record["metadata"]["completion_receipt"])
-    assert project(spec(execution_id="hxe-0199", spans=spans), [receipt]) == record
+    assert project(spec(execution_id=EXECUTION, spans=spans), [receipt]) == record
     payload = json.loads((EXAMPLES / "run-record.provider-call-response.json").read_text())
     raw = {key: payload[key] for key in ("call_id", "iteration", "span_id", "text", "tool_calls")}
-    assert respond(execution_id="hxe-0199", **raw) == payload
+    assert respond(execution_id=EXECUTION, **raw) == payload
     entry = json.loads((EXAMPLES / "run-record.tape-entry.json").read_text())
     stored = event(
         17,
@@ -1181,11 +1182,30 @@ def test_bundled_examples_are_reproduced() -> None:
         payload,
         session="sess-01",
         iteration=2,
-        execution="hxe-0199",
+        execution=EXECUTION,
         topic=LLM_TOPIC,
     )
     stored = SessionEvent.from_json({**stored.to_json(), "recordedAtUnixMs": 1700000000500})
     assert rr.tape_entry(stored) == entry
+    line = json.loads((EXAMPLES / "run-record.tape-record.json").read_text())
+    assert rr.tape_record(stored) == line
+    assert rr.tape_record_line(stored) == canonical_bytes(line) + b"\n"
+
+
+def test_file_event_log_line_keeps_the_owner_in_its_headers() -> None:
+    """Seed 003: "Events emitted outside a VM scope use null; Harn does not substitute a
+    session ID."  Harn's file-backend line (event_log/file.rs FileRecord) holds string
+    headers only: inside a VM scope headers.execution_id is the owner, outside there is none
+    (agent_events/sinks.rs EventLogSink), and the session id never stands in for it."""
+    payload = respond(execution_id=None, call_id="call-9", iteration=1, span_id=None, text="ok")
+    outside = event(4, "provider_call_response", payload, iteration=1, topic=LLM_TOPIC)
+    record = rr.tape_record(outside)
+    assert record["event"]["headers"] == {"session_id": outside.session_id}
+    assert record["event"]["payload"]["execution_id"] is None
+    assert record["id"] == 4
+    assert record["event"]["occurred_at_ms"] == outside.recorded_at_unix_ms
+    inside = event(5, "message", ASSISTANT_X, execution=EXECUTION)
+    assert rr.tape_record(inside)["event"]["headers"]["execution_id"] == EXECUTION
 
 
 # ============================================================================ properties

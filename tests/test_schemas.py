@@ -23,6 +23,7 @@ SCHEMA_FILES = sorted((REPO / "schemas").glob("*.schema.json"))
 OPEN_BY_DESIGN = {
     "Extensions",  # seed 002: forward-compatible data belongs in extensions
     "ProviderToolCall",  # seed 003: provider-native receipt
+    "ProviderCallResponse",  # Harn's dump_llm_response: a json! literal that grows between versions
     "RecapQuery",  # a recap query as received: Harn's runtime ignores members it does not name
 }
 OPEN_PROPERTIES = {
@@ -32,6 +33,7 @@ OPEN_PROPERTIES = {
     "receipts",
     "value",
     "attributes",  # span link and span event attributes (Harn's crate::tracing types, seed 003)
+    "headers",  # Harn's LogEvent.headers: BTreeMap<String, String> (event_log/mod.rs)
     "input",  # a producer-protocol case input: shaped per operation (docs/protocol.md)
     "context",  # what a producer reports about its own error
 }

@@ -147,6 +147,12 @@ def extension_inputs() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+# Harn-owned execution ids (hxe- + a canonical UUIDv7): the run-record projection
+# drops any other id, as Harn's evidence projection does (docs/runrecord.md 1.3).
+_RUN_EXECUTION = "hxe-0199a2b4-c6d8-7e0f-8a1b-000000000077"
+_RESPONSE_EXECUTION = "hxe-0199a2b4-c6d8-7e0f-8a1b-2c3d4e5f6071"
+
+
 @st.composite
 def _session_observations(draw: st.DrawFn, resets: bool = True) -> dict[str, Any]:
     """A plausible session: iterations with call ids repeated within and across
@@ -520,7 +526,7 @@ def provider_responses(draw: st.DrawFn, canary: str | None = None) -> dict[str, 
             "text": "\n".join(pieces),
             "tool_calls": tool_calls,
         },
-        "execution_id": draw(st.none() | st.just("hxe-0199")),
+        "execution_id": draw(st.none() | st.just(_RESPONSE_EXECUTION)),
     }
 
 
@@ -528,7 +534,7 @@ def provider_responses(draw: st.DrawFn, canary: str | None = None) -> dict[str, 
 def run_projections(draw: st.DrawFn) -> dict[str, Any]:
     """A run description (kind, owner, spans, gaps) and the session's events."""
     kind = draw(st.sampled_from(["run", "workflow", "session"]))
-    execution_id = "hxe-77" if kind == "run" else draw(st.none() | st.just("hxe-77"))
+    execution_id = _RUN_EXECUTION if kind == "run" else draw(st.none() | st.just(_RUN_EXECUTION))
     count = draw(st.integers(0, 6))
     spans = []
     for span_id in range(1, count + 1):

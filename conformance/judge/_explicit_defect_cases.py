@@ -342,7 +342,7 @@ def _span(span_id: int, parent: int | None) -> dict[str, Any]:
         "name": "step",
         "start_ms": 0,
         "duration_ms": 1,
-        "metadata": {"harn.execution.id": "hxe-77"},
+        "metadata": {"harn.execution.id": "hxe-0199a2b4-c6d8-7e0f-8a1b-000000000077"},
     }
 
 
@@ -351,7 +351,7 @@ def _run(spans: list[dict[str, Any]], events: list[dict[str, Any]] | None = None
         "kind": "run",
         "status": "completed",
         "session_id": "sess-r",
-        "execution_id": "hxe-77",
+        "execution_id": "hxe-0199a2b4-c6d8-7e0f-8a1b-000000000077",
         "spans": spans,
     }
     return {"run": run, "events": events or []}

@@ -3,7 +3,7 @@
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
 //   schemas/producer-protocol.schema.json sha256:65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1
-//   schemas/run-record.schema.json sha256:65866a3e5d729f2592d496c8e00d660d102f6ce4b66309c77077a30c65a53a10
+//   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
 //   schemas/session-event.schema.json sha256:012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
 //   schemas/session-health.schema.json sha256:156161d84526c466c14df97f479640617d8cbd275623ca85f7dde41658c6d292
@@ -1999,6 +1999,72 @@ func (x IterationStarted) MarshalJSON() ([]byte, error) {
 	return w.finish()
 }
 
+// Harn's event-log event (crates/harn-vm/src/event_log/mod.rs): a kind, a JSON payload,
+// string headers (serde default: empty) and the Unix time in milliseconds it occurred. Agent
+// events (agent_events/sinks.rs EventLogSink) carry the VM execution in headers.execution_id
+// (absent outside a VM scope: the header map holds strings only) and in payload.execution_id
+// (null outside a VM scope); x-sameValue ties the two.
+// Schema: run-record.schema.json#/$defs/LogEvent
+type LogEvent struct {
+	Kind         string          // "kind" (required)
+	Payload      json.RawMessage // "payload" (required)
+	Headers      json.RawMessage // "headers"
+	OccurredAtMs int64           // "occurred_at_ms" (required)
+}
+
+// UnmarshalJSON decodes a closed LogEvent: unknown members are refused.
+func (x *LogEvent) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = LogEvent{}
+	var seen [4]bool
+	for _, m := range members {
+		switch m.name {
+		case "kind":
+			seen[0] = true
+			err = decodeInto[string](m.raw, &x.Kind)
+		case "payload":
+			seen[1] = true
+			err = decodeRaw(m.raw, &x.Payload)
+		case "headers":
+			seen[2] = true
+			err = decodeRaw(m.raw, &x.Headers)
+		case "occurred_at_ms":
+			seen[3] = true
+			err = decodeInt64(m.raw, &x.OccurredAtMs)
+		default:
+			return at(failure("unknown_member", "%q is not a member of LogEvent", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "kind")
+	}
+	if !seen[1] {
+		return failure("missing_member", "the required member %q is missing", "payload")
+	}
+	if !seen[3] {
+		return failure("missing_member", "the required member %q is missing", "occurred_at_ms")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x LogEvent) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("kind", x.Kind)
+	w.member("payload", x.Payload)
+	if x.Headers != nil {
+		w.member("headers", x.Headers)
+	}
+	w.member("occurred_at_ms", x.OccurredAtMs)
+	return w.finish()
+}
+
 // LoopCheckpointEvent is a closed object.
 // Schema: session-event.schema.json#/$defs/LoopCheckpointEvent
 type LoopCheckpointEvent struct {
@@ -2764,12 +2830,13 @@ func (x OtherEvent) MarshalJSON() ([]byte, error) {
 }
 
 // Harn's normalized tool-call parse, from provider-native calls, the text tool protocol, or
-// its legacy name({...}) form.
+// its legacy name({...}) form. Harn's own tests write {name, arguments} without id; id is
+// null or absent when the call has none.
 // Schema: run-record.schema.json#/$defs/ParsedToolCall
 type ParsedToolCall struct {
-	ID        *string         // "id" (required) (nullable)
-	Name      string          // "name" (required)
-	Arguments json.RawMessage // "arguments" (required)
+	ID        Optional[string] // "id" (nullable)
+	Name      string           // "name" (required)
+	Arguments json.RawMessage  // "arguments" (required)
 }
 
 // UnmarshalJSON decodes a closed ParsedToolCall: unknown members are refused.
@@ -2784,9 +2851,10 @@ func (x *ParsedToolCall) UnmarshalJSON(data []byte) error {
 		switch m.name {
 		case "id":
 			seen[0] = true
+			x.ID.Set = true
 			if !isNull(m.raw) {
-				x.ID = new(string)
-				err = decodeInto[string](m.raw, x.ID)
+				x.ID.Value = new(string)
+				err = decodeInto[string](m.raw, x.ID.Value)
 			}
 		case "name":
 			seen[1] = true
@@ -2801,9 +2869,6 @@ func (x *ParsedToolCall) UnmarshalJSON(data []byte) error {
 			return at(err, memberStep(m.name))
 		}
 	}
-	if !seen[0] {
-		return failure("missing_member", "the required member %q is missing", "id")
-	}
 	if !seen[1] {
 		return failure("missing_member", "the required member %q is missing", "name")
 	}
@@ -2816,7 +2881,9 @@ func (x *ParsedToolCall) UnmarshalJSON(data []byte) error {
 // MarshalJSON encodes the members in schema order; absent optional members are left out.
 func (x ParsedToolCall) MarshalJSON() ([]byte, error) {
 	var w objectWriter
-	w.member("id", x.ID)
+	if x.ID.Set {
+		w.member("id", x.ID.Value)
+	}
 	w.member("name", x.Name)
 	w.member("arguments", x.Arguments)
 	return w.finish()
@@ -4003,140 +4070,31 @@ func (x Provenance) MarshalJSON() ([]byte, error) {
 	return w.finish()
 }
 
-// The payload of a provider_call_response event on topic agent.transcript.llm.
+// The payload of a provider_call_response event on topic agent.transcript.llm, as Harn's
+// dump_llm_response builds it (crates/harn-vm/src/llm/agent_observe.rs, a serde_json::json!
+// literal that grows between versions): open, with the members Harn writes typed.
 // parsed_tool_calls_ref "tool_calls" replaces an inline parse that is non-empty and
 // structurally identical to tool_calls; empty and distinct views stay inline. Neither member
 // marks a historical or partial row. Redacted by the transcript policy before it reaches
-// SQLite.
-// Schema: run-record.schema.json#/$defs/ProviderCallResponse
-type ProviderCallResponse struct {
-	CallID             string                      // "call_id" (required)
-	Iteration          uint64                      // "iteration" (required)
-	SpanID             *uint64                     // "span_id" (required) (nullable)
-	ExecutionID        *string                     // "execution_id" (required) (nullable)
-	Text               string                      // "text" (required)
-	ToolCalls          []json.RawMessage           // "tool_calls" (required)
-	ParsedToolCalls    *[]ParsedToolCall           // "parsed_tool_calls"
-	ParsedToolCallsRef *string                     // "parsed_tool_calls_ref" const "tool_calls"
-	LoopState          *map[string]json.RawMessage // "loop_state" (required) (nullable)
-}
-
-// UnmarshalJSON decodes a closed ProviderCallResponse: unknown members are refused.
-func (x *ProviderCallResponse) UnmarshalJSON(data []byte) error {
-	members, err := decodeObject(data)
-	if err != nil {
-		return err
-	}
-	*x = ProviderCallResponse{}
-	var seen [9]bool
-	for _, m := range members {
-		switch m.name {
-		case "call_id":
-			seen[0] = true
-			err = decodeInto[string](m.raw, &x.CallID)
-		case "iteration":
-			seen[1] = true
-			err = decodeUint64(m.raw, &x.Iteration)
-		case "span_id":
-			seen[2] = true
-			if !isNull(m.raw) {
-				x.SpanID = new(uint64)
-				err = decodeUint64(m.raw, x.SpanID)
-			}
-		case "execution_id":
-			seen[3] = true
-			if !isNull(m.raw) {
-				x.ExecutionID = new(string)
-				err = decodeInto[string](m.raw, x.ExecutionID)
-			}
-		case "text":
-			seen[4] = true
-			err = decodeInto[string](m.raw, &x.Text)
-		case "tool_calls":
-			seen[5] = true
-			err = decodeSlice(decodeRaw)(m.raw, &x.ToolCalls)
-		case "parsed_tool_calls":
-			seen[6] = true
-			x.ParsedToolCalls = new([]ParsedToolCall)
-			err = decodeSlice(decodeInto[ParsedToolCall])(m.raw, x.ParsedToolCalls)
-		case "parsed_tool_calls_ref":
-			seen[7] = true
-			x.ParsedToolCallsRef = new(string)
-			err = decodeInto[string](m.raw, x.ParsedToolCallsRef)
-			if err == nil && *x.ParsedToolCallsRef != "tool_calls" {
-				err = failure("const_mismatch", "must be %s", "\"tool_calls\"")
-			}
-		case "loop_state":
-			seen[8] = true
-			if !isNull(m.raw) {
-				x.LoopState = new(map[string]json.RawMessage)
-				err = decodeMap(decodeRaw)(m.raw, x.LoopState)
-			}
-		default:
-			return at(failure("unknown_member", "%q is not a member of ProviderCallResponse", m.name), memberStep(m.name))
-		}
-		if err != nil {
-			return at(err, memberStep(m.name))
-		}
-	}
-	if !seen[0] {
-		return failure("missing_member", "the required member %q is missing", "call_id")
-	}
-	if !seen[1] {
-		return failure("missing_member", "the required member %q is missing", "iteration")
-	}
-	if !seen[2] {
-		return failure("missing_member", "the required member %q is missing", "span_id")
-	}
-	if !seen[3] {
-		return failure("missing_member", "the required member %q is missing", "execution_id")
-	}
-	if !seen[4] {
-		return failure("missing_member", "the required member %q is missing", "text")
-	}
-	if !seen[5] {
-		return failure("missing_member", "the required member %q is missing", "tool_calls")
-	}
-	if !seen[8] {
-		return failure("missing_member", "the required member %q is missing", "loop_state")
-	}
-	return nil
-}
-
-// MarshalJSON encodes the members in schema order; absent optional members are left out.
-func (x ProviderCallResponse) MarshalJSON() ([]byte, error) {
-	var w objectWriter
-	w.member("call_id", x.CallID)
-	w.member("iteration", x.Iteration)
-	w.member("span_id", x.SpanID)
-	w.member("execution_id", x.ExecutionID)
-	w.member("text", x.Text)
-	w.member("tool_calls", nonNilSlice(x.ToolCalls))
-	if x.ParsedToolCalls != nil {
-		w.member("parsed_tool_calls", x.ParsedToolCalls)
-	}
-	if x.ParsedToolCallsRef != nil {
-		w.member("parsed_tool_calls_ref", x.ParsedToolCallsRef)
-	}
-	w.member("loop_state", x.LoopState)
-	return w.finish()
-}
+// SQLite. execution_id is this contract's (Harn's versions read do not write it).
+// Schema: run-record.schema.json#/$defs/ProviderCallResponse. An open document: kept as its verbatim JSON text.
+type ProviderCallResponse = json.RawMessage
 
 // A model response on the agent.transcript.llm topic. The event-log headers repeat the
 // body's execution_id and iteration so readers can join without parsing bodies; they must
 // agree.
 // Schema: session-event.schema.json#/$defs/ProviderCallResponseEvent
 type ProviderCallResponseEvent struct {
-	ID               uint64               // "id" (required)
-	SessionID        string               // "sessionId" (required)
-	RunID            *string              // "runId" (required) (nullable)
-	TurnID           *string              // "turnId" (required) (nullable)
-	Iteration        *uint64              // "iteration" (required) (nullable)
-	ExecutionID      *string              // "executionId" (required) (nullable)
-	Topic            string               // "topic" (required) const "agent.transcript.llm"
-	RecordedAtUnixMs uint64               // "recordedAtUnixMs" (required)
-	Kind             string               // "kind" (required) const "provider_call_response"
-	Payload          ProviderCallResponse // "payload" (required)
+	ID               uint64          // "id" (required)
+	SessionID        string          // "sessionId" (required)
+	RunID            *string         // "runId" (required) (nullable)
+	TurnID           *string         // "turnId" (required) (nullable)
+	Iteration        *uint64         // "iteration" (required) (nullable)
+	ExecutionID      *string         // "executionId" (required) (nullable)
+	Topic            string          // "topic" (required) const "agent.transcript.llm"
+	RecordedAtUnixMs uint64          // "recordedAtUnixMs" (required)
+	Kind             string          // "kind" (required) const "provider_call_response"
+	Payload          json.RawMessage // "payload" (required)
 }
 
 // UnmarshalJSON decodes a closed ProviderCallResponseEvent: unknown members are refused.
@@ -4196,7 +4154,7 @@ func (x *ProviderCallResponseEvent) UnmarshalJSON(data []byte) error {
 			}
 		case "payload":
 			seen[9] = true
-			err = decodeInto[ProviderCallResponse](m.raw, &x.Payload)
+			err = decodeRaw(m.raw, &x.Payload)
 		default:
 			return at(failure("unknown_member", "%q is not a member of ProviderCallResponseEvent", m.name), memberStep(m.name))
 		}
@@ -6262,55 +6220,51 @@ func (x RunCommand) MarshalJSON() ([]byte, error) {
 	return w.finish()
 }
 
-// Session-backed run records always carry completion_receipt: the completion owner's JSON
-// receipt copied verbatim from the session attribute, or null when none was recorded. A
-// record without the key was produced before this projection contract.
-// Schema: run-record.schema.json#/$defs/RunMetadata
-type RunMetadata struct {
-	CompletionReceipt json.RawMessage // "completion_receipt"
-}
-
-// UnmarshalJSON decodes a closed RunMetadata: unknown members are refused.
-func (x *RunMetadata) UnmarshalJSON(data []byte) error {
-	members, err := decodeObject(data)
-	if err != nil {
-		return err
-	}
-	*x = RunMetadata{}
-	for _, m := range members {
-		switch m.name {
-		case "completion_receipt":
-			err = decodeRaw(m.raw, &x.CompletionReceipt)
-		default:
-			return at(failure("unknown_member", "%q is not a member of RunMetadata", m.name), memberStep(m.name))
-		}
-		if err != nil {
-			return at(err, memberStep(m.name))
-		}
-	}
-	return nil
-}
-
-// MarshalJSON encodes the members in schema order; absent optional members are left out.
-func (x RunMetadata) MarshalJSON() ([]byte, error) {
-	var w objectWriter
-	if x.CompletionReceipt != nil {
-		w.member("completion_receipt", x.CompletionReceipt)
-	}
-	return w.finish()
-}
-
-// A persisted run record. Plain `harn run` executions use the execution identity as the
-// record id; workflow records keep their workflow identity and carry the execution owner in
-// evidence.execution_id.
+// A persisted run record, in the shape of Harn's RunRecord (crates/harn-
+// vm/src/orchestration/records/types.rs): serde writes every member and Harn's reader
+// (#[serde(default)]) defaults any it misses, so only evidence is required ("Each run record
+// carries one evidence object"). Plain `harn run` executions use the execution identity as
+// the record id; workflow records keep their workflow identity and carry the execution owner
+// in evidence.execution_id. Each run record carries one evidence object. `kind` and
+// `session_id` are this contract's own members (Harn names the type in `_type` and a
+// projected session in metadata.projected_from.session_id). Session-backed records always
+// carry metadata.completion_receipt (enforced by the projection; a record without the key is
+// historical).
 // Schema: run-record.schema.json#/$defs/RunRecord
 type RunRecord struct {
-	ID        string            // "id" (required)
-	Kind      RunRecordKind     // "kind" (required)
-	SessionID *string           // "session_id" (required) (nullable)
-	Status    string            // "status" (required)
-	Metadata  RunMetadata       // "metadata" (required)
-	Evidence  RunRecordEvidence // "evidence" (required)
+	Type           *string            // "_type"
+	ID             *string            // "id"
+	Kind           *RunRecordKind     // "kind"
+	SessionID      Optional[string]   // "session_id" (nullable)
+	WorkflowID     *string            // "workflow_id"
+	WorkflowName   Optional[string]   // "workflow_name" (nullable)
+	Task           *string            // "task"
+	Status         *string            // "status"
+	StartedAt      *string            // "started_at"
+	FinishedAt     Optional[string]   // "finished_at" (nullable)
+	ParentRunID    Optional[string]   // "parent_run_id" (nullable)
+	RootRunID      Optional[string]   // "root_run_id" (nullable)
+	Stages         *[]json.RawMessage // "stages"
+	Transitions    *[]json.RawMessage // "transitions"
+	Checkpoints    *[]json.RawMessage // "checkpoints"
+	PendingNodes   *[]string          // "pending_nodes"
+	CompletedNodes *[]string          // "completed_nodes"
+	ChildRuns      *[]json.RawMessage // "child_runs"
+	Artifacts      *[]json.RawMessage // "artifacts"
+	Handoffs       *[]json.RawMessage // "handoffs"
+	Policy         json.RawMessage    // "policy"
+	Execution      json.RawMessage    // "execution"
+	Transcript     json.RawMessage    // "transcript"
+	Usage          json.RawMessage    // "usage"
+	ReplayFixture  json.RawMessage    // "replay_fixture"
+	Observability  json.RawMessage    // "observability"
+	TraceSpans     *[]json.RawMessage // "trace_spans"
+	ToolRecordings *[]json.RawMessage // "tool_recordings"
+	HitlQuestions  *[]json.RawMessage // "hitl_questions"
+	PersonaRuntime *[]json.RawMessage // "persona_runtime"
+	Metadata       json.RawMessage    // "metadata"
+	PersistedPath  Optional[string]   // "persisted_path" (nullable)
+	Evidence       RunRecordEvidence  // "evidence" (required)
 }
 
 // UnmarshalJSON decodes a closed RunRecord: unknown members are refused.
@@ -6320,29 +6274,150 @@ func (x *RunRecord) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*x = RunRecord{}
-	var seen [6]bool
+	var seen [33]bool
 	for _, m := range members {
 		switch m.name {
-		case "id":
+		case "_type":
 			seen[0] = true
-			err = decodeInto[string](m.raw, &x.ID)
-		case "kind":
+			x.Type = new(string)
+			err = decodeInto[string](m.raw, x.Type)
+		case "id":
 			seen[1] = true
-			err = decodeInto[RunRecordKind](m.raw, &x.Kind)
-		case "session_id":
+			x.ID = new(string)
+			err = decodeInto[string](m.raw, x.ID)
+		case "kind":
 			seen[2] = true
-			if !isNull(m.raw) {
-				x.SessionID = new(string)
-				err = decodeInto[string](m.raw, x.SessionID)
-			}
-		case "status":
+			x.Kind = new(RunRecordKind)
+			err = decodeInto[RunRecordKind](m.raw, x.Kind)
+		case "session_id":
 			seen[3] = true
-			err = decodeInto[string](m.raw, &x.Status)
-		case "metadata":
+			x.SessionID.Set = true
+			if !isNull(m.raw) {
+				x.SessionID.Value = new(string)
+				err = decodeInto[string](m.raw, x.SessionID.Value)
+			}
+		case "workflow_id":
 			seen[4] = true
-			err = decodeInto[RunMetadata](m.raw, &x.Metadata)
-		case "evidence":
+			x.WorkflowID = new(string)
+			err = decodeInto[string](m.raw, x.WorkflowID)
+		case "workflow_name":
 			seen[5] = true
+			x.WorkflowName.Set = true
+			if !isNull(m.raw) {
+				x.WorkflowName.Value = new(string)
+				err = decodeInto[string](m.raw, x.WorkflowName.Value)
+			}
+		case "task":
+			seen[6] = true
+			x.Task = new(string)
+			err = decodeInto[string](m.raw, x.Task)
+		case "status":
+			seen[7] = true
+			x.Status = new(string)
+			err = decodeInto[string](m.raw, x.Status)
+		case "started_at":
+			seen[8] = true
+			x.StartedAt = new(string)
+			err = decodeInto[string](m.raw, x.StartedAt)
+		case "finished_at":
+			seen[9] = true
+			x.FinishedAt.Set = true
+			if !isNull(m.raw) {
+				x.FinishedAt.Value = new(string)
+				err = decodeInto[string](m.raw, x.FinishedAt.Value)
+			}
+		case "parent_run_id":
+			seen[10] = true
+			x.ParentRunID.Set = true
+			if !isNull(m.raw) {
+				x.ParentRunID.Value = new(string)
+				err = decodeInto[string](m.raw, x.ParentRunID.Value)
+			}
+		case "root_run_id":
+			seen[11] = true
+			x.RootRunID.Set = true
+			if !isNull(m.raw) {
+				x.RootRunID.Value = new(string)
+				err = decodeInto[string](m.raw, x.RootRunID.Value)
+			}
+		case "stages":
+			seen[12] = true
+			x.Stages = new([]json.RawMessage)
+			err = decodeSlice(decodeRaw)(m.raw, x.Stages)
+		case "transitions":
+			seen[13] = true
+			x.Transitions = new([]json.RawMessage)
+			err = decodeSlice(decodeRaw)(m.raw, x.Transitions)
+		case "checkpoints":
+			seen[14] = true
+			x.Checkpoints = new([]json.RawMessage)
+			err = decodeSlice(decodeRaw)(m.raw, x.Checkpoints)
+		case "pending_nodes":
+			seen[15] = true
+			x.PendingNodes = new([]string)
+			err = decodeSlice(decodeInto[string])(m.raw, x.PendingNodes)
+		case "completed_nodes":
+			seen[16] = true
+			x.CompletedNodes = new([]string)
+			err = decodeSlice(decodeInto[string])(m.raw, x.CompletedNodes)
+		case "child_runs":
+			seen[17] = true
+			x.ChildRuns = new([]json.RawMessage)
+			err = decodeSlice(decodeRaw)(m.raw, x.ChildRuns)
+		case "artifacts":
+			seen[18] = true
+			x.Artifacts = new([]json.RawMessage)
+			err = decodeSlice(decodeRaw)(m.raw, x.Artifacts)
+		case "handoffs":
+			seen[19] = true
+			x.Handoffs = new([]json.RawMessage)
+			err = decodeSlice(decodeRaw)(m.raw, x.Handoffs)
+		case "policy":
+			seen[20] = true
+			err = decodeRaw(m.raw, &x.Policy)
+		case "execution":
+			seen[21] = true
+			err = decodeRaw(m.raw, &x.Execution)
+		case "transcript":
+			seen[22] = true
+			err = decodeRaw(m.raw, &x.Transcript)
+		case "usage":
+			seen[23] = true
+			err = decodeRaw(m.raw, &x.Usage)
+		case "replay_fixture":
+			seen[24] = true
+			err = decodeRaw(m.raw, &x.ReplayFixture)
+		case "observability":
+			seen[25] = true
+			err = decodeRaw(m.raw, &x.Observability)
+		case "trace_spans":
+			seen[26] = true
+			x.TraceSpans = new([]json.RawMessage)
+			err = decodeSlice(decodeRaw)(m.raw, x.TraceSpans)
+		case "tool_recordings":
+			seen[27] = true
+			x.ToolRecordings = new([]json.RawMessage)
+			err = decodeSlice(decodeRaw)(m.raw, x.ToolRecordings)
+		case "hitl_questions":
+			seen[28] = true
+			x.HitlQuestions = new([]json.RawMessage)
+			err = decodeSlice(decodeRaw)(m.raw, x.HitlQuestions)
+		case "persona_runtime":
+			seen[29] = true
+			x.PersonaRuntime = new([]json.RawMessage)
+			err = decodeSlice(decodeRaw)(m.raw, x.PersonaRuntime)
+		case "metadata":
+			seen[30] = true
+			err = decodeRaw(m.raw, &x.Metadata)
+		case "persisted_path":
+			seen[31] = true
+			x.PersistedPath.Set = true
+			if !isNull(m.raw) {
+				x.PersistedPath.Value = new(string)
+				err = decodeInto[string](m.raw, x.PersistedPath.Value)
+			}
+		case "evidence":
+			seen[32] = true
 			err = decodeInto[RunRecordEvidence](m.raw, &x.Evidence)
 		default:
 			return at(failure("unknown_member", "%q is not a member of RunRecord", m.name), memberStep(m.name))
@@ -6351,22 +6426,7 @@ func (x *RunRecord) UnmarshalJSON(data []byte) error {
 			return at(err, memberStep(m.name))
 		}
 	}
-	if !seen[0] {
-		return failure("missing_member", "the required member %q is missing", "id")
-	}
-	if !seen[1] {
-		return failure("missing_member", "the required member %q is missing", "kind")
-	}
-	if !seen[2] {
-		return failure("missing_member", "the required member %q is missing", "session_id")
-	}
-	if !seen[3] {
-		return failure("missing_member", "the required member %q is missing", "status")
-	}
-	if !seen[4] {
-		return failure("missing_member", "the required member %q is missing", "metadata")
-	}
-	if !seen[5] {
+	if !seen[32] {
 		return failure("missing_member", "the required member %q is missing", "evidence")
 	}
 	return nil
@@ -6375,11 +6435,102 @@ func (x *RunRecord) UnmarshalJSON(data []byte) error {
 // MarshalJSON encodes the members in schema order; absent optional members are left out.
 func (x RunRecord) MarshalJSON() ([]byte, error) {
 	var w objectWriter
-	w.member("id", x.ID)
-	w.member("kind", x.Kind)
-	w.member("session_id", x.SessionID)
-	w.member("status", x.Status)
-	w.member("metadata", x.Metadata)
+	if x.Type != nil {
+		w.member("_type", x.Type)
+	}
+	if x.ID != nil {
+		w.member("id", x.ID)
+	}
+	if x.Kind != nil {
+		w.member("kind", x.Kind)
+	}
+	if x.SessionID.Set {
+		w.member("session_id", x.SessionID.Value)
+	}
+	if x.WorkflowID != nil {
+		w.member("workflow_id", x.WorkflowID)
+	}
+	if x.WorkflowName.Set {
+		w.member("workflow_name", x.WorkflowName.Value)
+	}
+	if x.Task != nil {
+		w.member("task", x.Task)
+	}
+	if x.Status != nil {
+		w.member("status", x.Status)
+	}
+	if x.StartedAt != nil {
+		w.member("started_at", x.StartedAt)
+	}
+	if x.FinishedAt.Set {
+		w.member("finished_at", x.FinishedAt.Value)
+	}
+	if x.ParentRunID.Set {
+		w.member("parent_run_id", x.ParentRunID.Value)
+	}
+	if x.RootRunID.Set {
+		w.member("root_run_id", x.RootRunID.Value)
+	}
+	if x.Stages != nil {
+		w.member("stages", x.Stages)
+	}
+	if x.Transitions != nil {
+		w.member("transitions", x.Transitions)
+	}
+	if x.Checkpoints != nil {
+		w.member("checkpoints", x.Checkpoints)
+	}
+	if x.PendingNodes != nil {
+		w.member("pending_nodes", x.PendingNodes)
+	}
+	if x.CompletedNodes != nil {
+		w.member("completed_nodes", x.CompletedNodes)
+	}
+	if x.ChildRuns != nil {
+		w.member("child_runs", x.ChildRuns)
+	}
+	if x.Artifacts != nil {
+		w.member("artifacts", x.Artifacts)
+	}
+	if x.Handoffs != nil {
+		w.member("handoffs", x.Handoffs)
+	}
+	if x.Policy != nil {
+		w.member("policy", x.Policy)
+	}
+	if x.Execution != nil {
+		w.member("execution", x.Execution)
+	}
+	if x.Transcript != nil {
+		w.member("transcript", x.Transcript)
+	}
+	if x.Usage != nil {
+		w.member("usage", x.Usage)
+	}
+	if x.ReplayFixture != nil {
+		w.member("replay_fixture", x.ReplayFixture)
+	}
+	if x.Observability != nil {
+		w.member("observability", x.Observability)
+	}
+	if x.TraceSpans != nil {
+		w.member("trace_spans", x.TraceSpans)
+	}
+	if x.ToolRecordings != nil {
+		w.member("tool_recordings", x.ToolRecordings)
+	}
+	if x.HitlQuestions != nil {
+		w.member("hitl_questions", x.HitlQuestions)
+	}
+	if x.PersonaRuntime != nil {
+		w.member("persona_runtime", x.PersonaRuntime)
+	}
+	if x.Metadata != nil {
+		w.member("metadata", x.Metadata)
+	}
+	if x.PersistedPath.Set {
+		w.member("persisted_path", x.PersistedPath.Value)
+	}
 	w.member("evidence", x.Evidence)
 	return w.finish()
 }
@@ -8178,6 +8329,55 @@ func (x TapeEntry) MarshalJSON() ([]byte, error) {
 	w.member("execution_id", x.ExecutionID)
 	w.member("emitted_at_unix_ms", x.EmittedAtUnixMs)
 	w.member("payload", x.Payload)
+	return w.finish()
+}
+
+// One line of Harn's file event-log backend (crates/harn-vm/src/event_log/file.rs
+// FileRecord): the event id within its topic and the event. The topic is the file name,
+// topics/<topic>.jsonl, not a member of the line.
+// Schema: run-record.schema.json#/$defs/TapeRecord
+type TapeRecord struct {
+	ID    uint64   // "id" (required)
+	Event LogEvent // "event" (required)
+}
+
+// UnmarshalJSON decodes a closed TapeRecord: unknown members are refused.
+func (x *TapeRecord) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = TapeRecord{}
+	var seen [2]bool
+	for _, m := range members {
+		switch m.name {
+		case "id":
+			seen[0] = true
+			err = decodeUint64(m.raw, &x.ID)
+		case "event":
+			seen[1] = true
+			err = decodeInto[LogEvent](m.raw, &x.Event)
+		default:
+			return at(failure("unknown_member", "%q is not a member of TapeRecord", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "id")
+	}
+	if !seen[1] {
+		return failure("missing_member", "the required member %q is missing", "event")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x TapeRecord) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("id", x.ID)
+	w.member("event", x.Event)
 	return w.finish()
 }
 
@@ -10314,10 +10514,13 @@ var DocumentTypes = []string{
 	"producer-protocol.response",
 	"producer-protocol.started",
 	"run-record.evidence",
+	"run-record.evidence-gap",
+	"run-record.flight-recording",
 	"run-record.provider-call-response",
 	"run-record.record",
 	"run-record.span",
 	"run-record.tape-entry",
+	"run-record.tape-record",
 	"session-event.event",
 	"session-feedback.capabilities",
 	"session-feedback.checkpoint",
@@ -10367,9 +10570,20 @@ func Decode(doctype string, data []byte) (any, error) {
 		var value RunRecordEvidence
 		err := decodeInto(data, &value)
 		return value, err
+	case "run-record.evidence-gap":
+		var value EvidenceGap
+		err := decodeInto(data, &value)
+		return value, err
+	case "run-record.flight-recording":
+		var value FlightRecording
+		err := decodeInto(data, &value)
+		return value, err
 	case "run-record.provider-call-response":
 		var value ProviderCallResponse
-		err := decodeInto(data, &value)
+		if !json.Valid(data) {
+			return nil, failure("invalid_json", "not JSON")
+		}
+		err := decodeRaw(data, &value)
 		return value, err
 	case "run-record.record":
 		var value RunRecord
@@ -10381,6 +10595,10 @@ func Decode(doctype string, data []byte) (any, error) {
 		return value, err
 	case "run-record.tape-entry":
 		var value TapeEntry
+		err := decodeInto(data, &value)
+		return value, err
+	case "run-record.tape-record":
+		var value TapeRecord
 		err := decodeInto(data, &value)
 		return value, err
 	case "session-event.event":

@@ -3,7 +3,7 @@
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
 //   schemas/producer-protocol.schema.json sha256:65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1
-//   schemas/run-record.schema.json sha256:65866a3e5d729f2592d496c8e00d660d102f6ce4b66309c77077a30c65a53a10
+//   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
 //   schemas/session-event.schema.json sha256:012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
 //   schemas/session-health.schema.json sha256:156161d84526c466c14df97f479640617d8cbd275623ca85f7dde41658c6d292
@@ -1719,6 +1719,59 @@ export function encodeIterationStarted(value: IterationStarted): string {
 }
 
 /**
+ * Harn's event-log event (crates/harn-vm/src/event_log/mod.rs): a kind, a JSON payload,
+ * string headers (serde default: empty) and the Unix time in milliseconds it occurred. Agent
+ * events (agent_events/sinks.rs EventLogSink) carry the VM execution in headers.execution_id
+ * (absent outside a VM scope: the header map holds strings only) and in payload.execution_id
+ * (null outside a VM scope); x-sameValue ties the two.
+ *
+ * Schema: run-record.schema.json#/$defs/LogEvent
+ */
+export interface LogEvent {
+  kind: string;
+  payload: RawJson;
+  headers?: RawJson;
+  occurred_at_ms: number;
+}
+
+export function decodeLogEvent(node: JsonNode, path: string, source: string): LogEvent {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "kind":
+        out["kind"] = decodeString(child, at, source);
+        break;
+      case "payload":
+        out["payload"] = decodeRaw(child, at, source);
+        break;
+      case "headers":
+        out["headers"] = decodeRaw(child, at, source);
+        break;
+      case "occurred_at_ms":
+        out["occurred_at_ms"] = decodeInteger(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "LogEvent");
+    }
+  }
+  if (!has(out, "kind")) missingMember(path, "kind");
+  if (!has(out, "payload")) missingMember(path, "payload");
+  if (!has(out, "occurred_at_ms")) missingMember(path, "occurred_at_ms");
+  return out as unknown as LogEvent;
+}
+
+export function encodeLogEvent(value: LogEvent): string {
+  const parts: string[] = [];
+  parts.push("\"kind\":" + encodeString(value["kind"]));
+  parts.push("\"payload\":" + encodeRaw(value["payload"]));
+  { const member = value["headers"]; if (member !== undefined) parts.push("\"headers\":" + encodeRaw(member)); }
+  parts.push("\"occurred_at_ms\":" + encodeInteger(value["occurred_at_ms"]));
+  return "{" + parts.join(",") + "}";
+}
+
+/**
  * Schema: session-event.schema.json#/$defs/LoopCheckpointEvent
  */
 export interface LoopCheckpointEvent {
@@ -2256,12 +2309,13 @@ export function encodeOtherEvent(value: OtherEvent): string {
 
 /**
  * Harn's normalized tool-call parse, from provider-native calls, the text tool protocol, or
- * its legacy name({...}) form.
+ * its legacy name({...}) form. Harn's own tests write {name, arguments} without id; id is
+ * null or absent when the call has none.
  *
  * Schema: run-record.schema.json#/$defs/ParsedToolCall
  */
 export interface ParsedToolCall {
-  id: string | null;
+  id?: string | null;
   name: string;
   arguments: RawJson;
 }
@@ -2285,7 +2339,6 @@ export function decodeParsedToolCall(node: JsonNode, path: string, source: strin
         unknownMember(path, name, "ParsedToolCall");
     }
   }
-  if (!has(out, "id")) missingMember(path, "id");
   if (!has(out, "name")) missingMember(path, "name");
   if (!has(out, "arguments")) missingMember(path, "arguments");
   return out as unknown as ParsedToolCall;
@@ -2293,7 +2346,7 @@ export function decodeParsedToolCall(node: JsonNode, path: string, source: strin
 
 export function encodeParsedToolCall(value: ParsedToolCall): string {
   const parts: string[] = [];
-  { const member = value["id"]; parts.push("\"id\":" + (member === null ? "null" : encodeString(member))); }
+  { const member = value["id"]; if (member !== undefined) parts.push("\"id\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"name\":" + encodeString(value["name"]));
   parts.push("\"arguments\":" + encodeRaw(value["arguments"]));
   return "{" + parts.join(",") + "}";
@@ -3110,87 +3163,19 @@ export function encodeProvenance(value: Provenance): string {
 }
 
 /**
- * The payload of a provider_call_response event on topic agent.transcript.llm.
+ * The payload of a provider_call_response event on topic agent.transcript.llm, as Harn's
+ * dump_llm_response builds it (crates/harn-vm/src/llm/agent_observe.rs, a serde_json::json!
+ * literal that grows between versions): open, with the members Harn writes typed.
  * parsed_tool_calls_ref "tool_calls" replaces an inline parse that is non-empty and
  * structurally identical to tool_calls; empty and distinct views stay inline. Neither member
  * marks a historical or partial row. Redacted by the transcript policy before it reaches
- * SQLite.
+ * SQLite. execution_id is this contract's (Harn's versions read do not write it).
  *
  * Schema: run-record.schema.json#/$defs/ProviderCallResponse
  */
-export interface ProviderCallResponse {
-  call_id: string;
-  iteration: number;
-  span_id: number | null;
-  execution_id: string | null;
-  text: string;
-  tool_calls: Array<RawJson>;
-  parsed_tool_calls?: Array<ParsedToolCall>;
-  parsed_tool_calls_ref?: "tool_calls";
-  loop_state: Map<string, RawJson> | null;
-}
-
-export function decodeProviderCallResponse(node: JsonNode, path: string, source: string): ProviderCallResponse {
-  if (node.kind !== "object") return wrongType(node, path, "an object");
-  const out: Record<string, unknown> = {};
-  for (const [name, child] of node.members) {
-    const at = memberPath(path, name);
-    switch (name) {
-      case "call_id":
-        out["call_id"] = decodeString(child, at, source);
-        break;
-      case "iteration":
-        out["iteration"] = decodeUnsigned(child, at, source);
-        break;
-      case "span_id":
-        out["span_id"] = child.kind === "null" ? null : decodeUnsigned(child, at, source);
-        break;
-      case "execution_id":
-        out["execution_id"] = child.kind === "null" ? null : decodeString(child, at, source);
-        break;
-      case "text":
-        out["text"] = decodeString(child, at, source);
-        break;
-      case "tool_calls":
-        out["tool_calls"] = decodeArrayOf(decodeRaw)(child, at, source);
-        break;
-      case "parsed_tool_calls":
-        out["parsed_tool_calls"] = decodeArrayOf(decodeParsedToolCall)(child, at, source);
-        break;
-      case "parsed_tool_calls_ref":
-        out["parsed_tool_calls_ref"] = decodeString(child, at, source);
-        break;
-      case "loop_state":
-        out["loop_state"] = child.kind === "null" ? null : decodeMapOf(decodeRaw)(child, at, source);
-        break;
-      default:
-        unknownMember(path, name, "ProviderCallResponse");
-    }
-  }
-  if (!has(out, "call_id")) missingMember(path, "call_id");
-  if (!has(out, "iteration")) missingMember(path, "iteration");
-  if (!has(out, "span_id")) missingMember(path, "span_id");
-  if (!has(out, "execution_id")) missingMember(path, "execution_id");
-  if (!has(out, "text")) missingMember(path, "text");
-  if (!has(out, "tool_calls")) missingMember(path, "tool_calls");
-  if (has(out, "parsed_tool_calls_ref") && out["parsed_tool_calls_ref"] !== "tool_calls") constMismatch(path, "parsed_tool_calls_ref", "\"tool_calls\"");
-  if (!has(out, "loop_state")) missingMember(path, "loop_state");
-  return out as unknown as ProviderCallResponse;
-}
-
-export function encodeProviderCallResponse(value: ProviderCallResponse): string {
-  const parts: string[] = [];
-  parts.push("\"call_id\":" + encodeString(value["call_id"]));
-  parts.push("\"iteration\":" + encodeUnsigned(value["iteration"]));
-  { const member = value["span_id"]; parts.push("\"span_id\":" + (member === null ? "null" : encodeUnsigned(member))); }
-  { const member = value["execution_id"]; parts.push("\"execution_id\":" + (member === null ? "null" : encodeString(member))); }
-  parts.push("\"text\":" + encodeString(value["text"]));
-  parts.push("\"tool_calls\":" + encodeArrayOf(encodeRaw)(value["tool_calls"]));
-  { const member = value["parsed_tool_calls"]; if (member !== undefined) parts.push("\"parsed_tool_calls\":" + encodeArrayOf(encodeParsedToolCall)(member)); }
-  { const member = value["parsed_tool_calls_ref"]; if (member !== undefined) parts.push("\"parsed_tool_calls_ref\":" + encodeString(member)); }
-  { const member = value["loop_state"]; parts.push("\"loop_state\":" + (member === null ? "null" : encodeMapOf(encodeRaw)(member))); }
-  return "{" + parts.join(",") + "}";
-}
+export type ProviderCallResponse = RawJson;
+export const decodeProviderCallResponse: Decoder<ProviderCallResponse> = decodeRaw;
+export const encodeProviderCallResponse: Encoder<ProviderCallResponse> = encodeRaw;
 
 /**
  * A model response on the agent.transcript.llm topic. The event-log headers repeat the
@@ -3209,7 +3194,7 @@ export interface ProviderCallResponseEvent {
   topic: "agent.transcript.llm";
   recordedAtUnixMs: number;
   kind: "provider_call_response";
-  payload: ProviderCallResponse;
+  payload: RawJson;
 }
 
 export function decodeProviderCallResponseEvent(node: JsonNode, path: string, source: string): ProviderCallResponseEvent {
@@ -3246,7 +3231,7 @@ export function decodeProviderCallResponseEvent(node: JsonNode, path: string, so
         out["kind"] = decodeString(child, at, source);
         break;
       case "payload":
-        out["payload"] = decodeProviderCallResponse(child, at, source);
+        out["payload"] = decodeRaw(child, at, source);
         break;
       default:
         unknownMember(path, name, "ProviderCallResponseEvent");
@@ -3278,7 +3263,7 @@ export function encodeProviderCallResponseEvent(value: ProviderCallResponseEvent
   parts.push("\"topic\":" + encodeString(value["topic"]));
   parts.push("\"recordedAtUnixMs\":" + encodeUnsigned(value["recordedAtUnixMs"]));
   parts.push("\"kind\":" + encodeString(value["kind"]));
-  parts.push("\"payload\":" + encodeProviderCallResponse(value["payload"]));
+  parts.push("\"payload\":" + encodeRaw(value["payload"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -4786,51 +4771,52 @@ export function encodeRunCommand(value: RunCommand): string {
 }
 
 /**
- * Session-backed run records always carry completion_receipt: the completion owner's JSON
- * receipt copied verbatim from the session attribute, or null when none was recorded. A
- * record without the key was produced before this projection contract.
- *
- * Schema: run-record.schema.json#/$defs/RunMetadata
- */
-export interface RunMetadata {
-  completion_receipt?: RawJson;
-}
-
-export function decodeRunMetadata(node: JsonNode, path: string, source: string): RunMetadata {
-  if (node.kind !== "object") return wrongType(node, path, "an object");
-  const out: Record<string, unknown> = {};
-  for (const [name, child] of node.members) {
-    const at = memberPath(path, name);
-    switch (name) {
-      case "completion_receipt":
-        out["completion_receipt"] = decodeRaw(child, at, source);
-        break;
-      default:
-        unknownMember(path, name, "RunMetadata");
-    }
-  }
-  return out as unknown as RunMetadata;
-}
-
-export function encodeRunMetadata(value: RunMetadata): string {
-  const parts: string[] = [];
-  { const member = value["completion_receipt"]; if (member !== undefined) parts.push("\"completion_receipt\":" + encodeRaw(member)); }
-  return "{" + parts.join(",") + "}";
-}
-
-/**
- * A persisted run record. Plain `harn run` executions use the execution identity as the
- * record id; workflow records keep their workflow identity and carry the execution owner in
- * evidence.execution_id.
+ * A persisted run record, in the shape of Harn's RunRecord (crates/harn-
+ * vm/src/orchestration/records/types.rs): serde writes every member and Harn's reader
+ * (#[serde(default)]) defaults any it misses, so only evidence is required ("Each run record
+ * carries one evidence object"). Plain `harn run` executions use the execution identity as
+ * the record id; workflow records keep their workflow identity and carry the execution owner
+ * in evidence.execution_id. Each run record carries one evidence object. `kind` and
+ * `session_id` are this contract's own members (Harn names the type in `_type` and a
+ * projected session in metadata.projected_from.session_id). Session-backed records always
+ * carry metadata.completion_receipt (enforced by the projection; a record without the key is
+ * historical).
  *
  * Schema: run-record.schema.json#/$defs/RunRecord
  */
 export interface RunRecord {
-  id: string;
-  kind: RunRecordKind;
-  session_id: string | null;
-  status: string;
-  metadata: RunMetadata;
+  _type?: string;
+  id?: string;
+  kind?: RunRecordKind;
+  session_id?: string | null;
+  workflow_id?: string;
+  workflow_name?: string | null;
+  task?: string;
+  status?: string;
+  started_at?: string;
+  finished_at?: string | null;
+  parent_run_id?: string | null;
+  root_run_id?: string | null;
+  stages?: Array<RawJson>;
+  transitions?: Array<RawJson>;
+  checkpoints?: Array<RawJson>;
+  pending_nodes?: Array<string>;
+  completed_nodes?: Array<string>;
+  child_runs?: Array<RawJson>;
+  artifacts?: Array<RawJson>;
+  handoffs?: Array<RawJson>;
+  policy?: RawJson;
+  execution?: RawJson;
+  transcript?: RawJson;
+  usage?: RawJson;
+  replay_fixture?: RawJson;
+  observability?: RawJson;
+  trace_spans?: Array<RawJson>;
+  tool_recordings?: Array<RawJson>;
+  hitl_questions?: Array<RawJson>;
+  persona_runtime?: Array<RawJson>;
+  metadata?: RawJson;
+  persisted_path?: string | null;
   evidence: RunRecordEvidence;
 }
 
@@ -4840,6 +4826,9 @@ export function decodeRunRecord(node: JsonNode, path: string, source: string): R
   for (const [name, child] of node.members) {
     const at = memberPath(path, name);
     switch (name) {
+      case "_type":
+        out["_type"] = decodeString(child, at, source);
+        break;
       case "id":
         out["id"] = decodeString(child, at, source);
         break;
@@ -4849,11 +4838,89 @@ export function decodeRunRecord(node: JsonNode, path: string, source: string): R
       case "session_id":
         out["session_id"] = child.kind === "null" ? null : decodeString(child, at, source);
         break;
+      case "workflow_id":
+        out["workflow_id"] = decodeString(child, at, source);
+        break;
+      case "workflow_name":
+        out["workflow_name"] = child.kind === "null" ? null : decodeString(child, at, source);
+        break;
+      case "task":
+        out["task"] = decodeString(child, at, source);
+        break;
       case "status":
         out["status"] = decodeString(child, at, source);
         break;
+      case "started_at":
+        out["started_at"] = decodeString(child, at, source);
+        break;
+      case "finished_at":
+        out["finished_at"] = child.kind === "null" ? null : decodeString(child, at, source);
+        break;
+      case "parent_run_id":
+        out["parent_run_id"] = child.kind === "null" ? null : decodeString(child, at, source);
+        break;
+      case "root_run_id":
+        out["root_run_id"] = child.kind === "null" ? null : decodeString(child, at, source);
+        break;
+      case "stages":
+        out["stages"] = decodeArrayOf(decodeRaw)(child, at, source);
+        break;
+      case "transitions":
+        out["transitions"] = decodeArrayOf(decodeRaw)(child, at, source);
+        break;
+      case "checkpoints":
+        out["checkpoints"] = decodeArrayOf(decodeRaw)(child, at, source);
+        break;
+      case "pending_nodes":
+        out["pending_nodes"] = decodeArrayOf(decodeString)(child, at, source);
+        break;
+      case "completed_nodes":
+        out["completed_nodes"] = decodeArrayOf(decodeString)(child, at, source);
+        break;
+      case "child_runs":
+        out["child_runs"] = decodeArrayOf(decodeRaw)(child, at, source);
+        break;
+      case "artifacts":
+        out["artifacts"] = decodeArrayOf(decodeRaw)(child, at, source);
+        break;
+      case "handoffs":
+        out["handoffs"] = decodeArrayOf(decodeRaw)(child, at, source);
+        break;
+      case "policy":
+        out["policy"] = decodeRaw(child, at, source);
+        break;
+      case "execution":
+        out["execution"] = decodeRaw(child, at, source);
+        break;
+      case "transcript":
+        out["transcript"] = decodeRaw(child, at, source);
+        break;
+      case "usage":
+        out["usage"] = decodeRaw(child, at, source);
+        break;
+      case "replay_fixture":
+        out["replay_fixture"] = decodeRaw(child, at, source);
+        break;
+      case "observability":
+        out["observability"] = decodeRaw(child, at, source);
+        break;
+      case "trace_spans":
+        out["trace_spans"] = decodeArrayOf(decodeRaw)(child, at, source);
+        break;
+      case "tool_recordings":
+        out["tool_recordings"] = decodeArrayOf(decodeRaw)(child, at, source);
+        break;
+      case "hitl_questions":
+        out["hitl_questions"] = decodeArrayOf(decodeRaw)(child, at, source);
+        break;
+      case "persona_runtime":
+        out["persona_runtime"] = decodeArrayOf(decodeRaw)(child, at, source);
+        break;
       case "metadata":
-        out["metadata"] = decodeRunMetadata(child, at, source);
+        out["metadata"] = decodeRaw(child, at, source);
+        break;
+      case "persisted_path":
+        out["persisted_path"] = child.kind === "null" ? null : decodeString(child, at, source);
         break;
       case "evidence":
         out["evidence"] = decodeRunRecordEvidence(child, at, source);
@@ -4862,22 +4929,44 @@ export function decodeRunRecord(node: JsonNode, path: string, source: string): R
         unknownMember(path, name, "RunRecord");
     }
   }
-  if (!has(out, "id")) missingMember(path, "id");
-  if (!has(out, "kind")) missingMember(path, "kind");
-  if (!has(out, "session_id")) missingMember(path, "session_id");
-  if (!has(out, "status")) missingMember(path, "status");
-  if (!has(out, "metadata")) missingMember(path, "metadata");
   if (!has(out, "evidence")) missingMember(path, "evidence");
   return out as unknown as RunRecord;
 }
 
 export function encodeRunRecord(value: RunRecord): string {
   const parts: string[] = [];
-  parts.push("\"id\":" + encodeString(value["id"]));
-  parts.push("\"kind\":" + encodeRunRecordKind(value["kind"]));
-  { const member = value["session_id"]; parts.push("\"session_id\":" + (member === null ? "null" : encodeString(member))); }
-  parts.push("\"status\":" + encodeString(value["status"]));
-  parts.push("\"metadata\":" + encodeRunMetadata(value["metadata"]));
+  { const member = value["_type"]; if (member !== undefined) parts.push("\"_type\":" + encodeString(member)); }
+  { const member = value["id"]; if (member !== undefined) parts.push("\"id\":" + encodeString(member)); }
+  { const member = value["kind"]; if (member !== undefined) parts.push("\"kind\":" + encodeRunRecordKind(member)); }
+  { const member = value["session_id"]; if (member !== undefined) parts.push("\"session_id\":" + (member === null ? "null" : encodeString(member))); }
+  { const member = value["workflow_id"]; if (member !== undefined) parts.push("\"workflow_id\":" + encodeString(member)); }
+  { const member = value["workflow_name"]; if (member !== undefined) parts.push("\"workflow_name\":" + (member === null ? "null" : encodeString(member))); }
+  { const member = value["task"]; if (member !== undefined) parts.push("\"task\":" + encodeString(member)); }
+  { const member = value["status"]; if (member !== undefined) parts.push("\"status\":" + encodeString(member)); }
+  { const member = value["started_at"]; if (member !== undefined) parts.push("\"started_at\":" + encodeString(member)); }
+  { const member = value["finished_at"]; if (member !== undefined) parts.push("\"finished_at\":" + (member === null ? "null" : encodeString(member))); }
+  { const member = value["parent_run_id"]; if (member !== undefined) parts.push("\"parent_run_id\":" + (member === null ? "null" : encodeString(member))); }
+  { const member = value["root_run_id"]; if (member !== undefined) parts.push("\"root_run_id\":" + (member === null ? "null" : encodeString(member))); }
+  { const member = value["stages"]; if (member !== undefined) parts.push("\"stages\":" + encodeArrayOf(encodeRaw)(member)); }
+  { const member = value["transitions"]; if (member !== undefined) parts.push("\"transitions\":" + encodeArrayOf(encodeRaw)(member)); }
+  { const member = value["checkpoints"]; if (member !== undefined) parts.push("\"checkpoints\":" + encodeArrayOf(encodeRaw)(member)); }
+  { const member = value["pending_nodes"]; if (member !== undefined) parts.push("\"pending_nodes\":" + encodeArrayOf(encodeString)(member)); }
+  { const member = value["completed_nodes"]; if (member !== undefined) parts.push("\"completed_nodes\":" + encodeArrayOf(encodeString)(member)); }
+  { const member = value["child_runs"]; if (member !== undefined) parts.push("\"child_runs\":" + encodeArrayOf(encodeRaw)(member)); }
+  { const member = value["artifacts"]; if (member !== undefined) parts.push("\"artifacts\":" + encodeArrayOf(encodeRaw)(member)); }
+  { const member = value["handoffs"]; if (member !== undefined) parts.push("\"handoffs\":" + encodeArrayOf(encodeRaw)(member)); }
+  { const member = value["policy"]; if (member !== undefined) parts.push("\"policy\":" + encodeRaw(member)); }
+  { const member = value["execution"]; if (member !== undefined) parts.push("\"execution\":" + encodeRaw(member)); }
+  { const member = value["transcript"]; if (member !== undefined) parts.push("\"transcript\":" + encodeRaw(member)); }
+  { const member = value["usage"]; if (member !== undefined) parts.push("\"usage\":" + encodeRaw(member)); }
+  { const member = value["replay_fixture"]; if (member !== undefined) parts.push("\"replay_fixture\":" + encodeRaw(member)); }
+  { const member = value["observability"]; if (member !== undefined) parts.push("\"observability\":" + encodeRaw(member)); }
+  { const member = value["trace_spans"]; if (member !== undefined) parts.push("\"trace_spans\":" + encodeArrayOf(encodeRaw)(member)); }
+  { const member = value["tool_recordings"]; if (member !== undefined) parts.push("\"tool_recordings\":" + encodeArrayOf(encodeRaw)(member)); }
+  { const member = value["hitl_questions"]; if (member !== undefined) parts.push("\"hitl_questions\":" + encodeArrayOf(encodeRaw)(member)); }
+  { const member = value["persona_runtime"]; if (member !== undefined) parts.push("\"persona_runtime\":" + encodeArrayOf(encodeRaw)(member)); }
+  { const member = value["metadata"]; if (member !== undefined) parts.push("\"metadata\":" + encodeRaw(member)); }
+  { const member = value["persisted_path"]; if (member !== undefined) parts.push("\"persisted_path\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"evidence\":" + encodeRunRecordEvidence(value["evidence"]));
   return "{" + parts.join(",") + "}";
 }
@@ -6204,6 +6293,46 @@ export function encodeTapeEntry(value: TapeEntry): string {
   { const member = value["execution_id"]; parts.push("\"execution_id\":" + (member === null ? "null" : encodeString(member))); }
   parts.push("\"emitted_at_unix_ms\":" + encodeUnsigned(value["emitted_at_unix_ms"]));
   parts.push("\"payload\":" + encodeRaw(value["payload"]));
+  return "{" + parts.join(",") + "}";
+}
+
+/**
+ * One line of Harn's file event-log backend (crates/harn-vm/src/event_log/file.rs
+ * FileRecord): the event id within its topic and the event. The topic is the file name,
+ * topics/<topic>.jsonl, not a member of the line.
+ *
+ * Schema: run-record.schema.json#/$defs/TapeRecord
+ */
+export interface TapeRecord {
+  id: number;
+  event: LogEvent;
+}
+
+export function decodeTapeRecord(node: JsonNode, path: string, source: string): TapeRecord {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "id":
+        out["id"] = decodeUnsigned(child, at, source);
+        break;
+      case "event":
+        out["event"] = decodeLogEvent(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "TapeRecord");
+    }
+  }
+  if (!has(out, "id")) missingMember(path, "id");
+  if (!has(out, "event")) missingMember(path, "event");
+  return out as unknown as TapeRecord;
+}
+
+export function encodeTapeRecord(value: TapeRecord): string {
+  const parts: string[] = [];
+  parts.push("\"id\":" + encodeUnsigned(value["id"]));
+  parts.push("\"event\":" + encodeLogEvent(value["event"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -7749,10 +7878,13 @@ export interface DocumentTypeMap {
   "producer-protocol.response": CaseResponse;
   "producer-protocol.started": Started;
   "run-record.evidence": RunRecordEvidence;
+  "run-record.evidence-gap": EvidenceGap;
+  "run-record.flight-recording": FlightRecording;
   "run-record.provider-call-response": ProviderCallResponse;
   "run-record.record": RunRecord;
   "run-record.span": Span;
   "run-record.tape-entry": TapeEntry;
+  "run-record.tape-record": TapeRecord;
   "session-event.event": SessionEvent;
   "session-feedback.capabilities": SessionFeedbackCapabilities;
   "session-feedback.checkpoint": SessionCheckpointRequest;
@@ -7779,10 +7911,13 @@ const CODECS: { [K in keyof DocumentTypeMap]: readonly [Decoder<DocumentTypeMap[
   "producer-protocol.response": [decodeCaseResponse, encodeCaseResponse],
   "producer-protocol.started": [decodeStarted, encodeStarted],
   "run-record.evidence": [decodeRunRecordEvidence, encodeRunRecordEvidence],
+  "run-record.evidence-gap": [decodeEvidenceGap, encodeEvidenceGap],
+  "run-record.flight-recording": [decodeFlightRecording, encodeFlightRecording],
   "run-record.provider-call-response": [decodeProviderCallResponse, encodeProviderCallResponse],
   "run-record.record": [decodeRunRecord, encodeRunRecord],
   "run-record.span": [decodeSpan, encodeSpan],
   "run-record.tape-entry": [decodeTapeEntry, encodeTapeEntry],
+  "run-record.tape-record": [decodeTapeRecord, encodeTapeRecord],
   "session-event.event": [decodeSessionEvent, encodeSessionEvent],
   "session-feedback.capabilities": [decodeSessionFeedbackCapabilities, encodeSessionFeedbackCapabilities],
   "session-feedback.checkpoint": [decodeSessionCheckpointRequest, encodeSessionCheckpointRequest],

@@ -42,17 +42,21 @@ __all__ = [
     "LLM_TOPIC",
     "PROVIDER_CALL_RESPONSE_KIND",
     "TAPE_ENTRY_DOCUMENT_TYPE",
+    "TAPE_RECORD_DOCUMENT_TYPE",
     "append_provider_call_response",
     "next_event_id",
     "provider_call_response_event",
     "read_by_execution_id",
     "tape_entry",
     "tape_line",
+    "tape_record",
+    "tape_record_line",
 ]
 
 LLM_TOPIC: Final = "agent.transcript.llm"
 PROVIDER_CALL_RESPONSE_KIND: Final = "provider_call_response"
 TAPE_ENTRY_DOCUMENT_TYPE: Final = "run-record.tape-entry"
+TAPE_RECORD_DOCUMENT_TYPE: Final = "run-record.tape-record"
 
 _COLUMNS: Final = "id, session_id, run_id, turn_id, iteration, execution_id, topic, kind, event"
 _HEADER_NAMES: Final = (
@@ -149,6 +153,43 @@ def tape_entry(event: SessionEvent) -> dict[str, Any]:
 def tape_line(event: SessionEvent) -> bytes:
     """One JSONL tape line: the envelope's canonical JSON (RFC 8785) and ``\\n``."""
     return canonical_bytes(tape_entry(event)) + b"\n"
+
+
+def tape_record(event: SessionEvent) -> dict[str, Any]:
+    """The event as one line of Harn's file event-log backend (``run-record.tape-record``).
+
+    ``{"id", "event": {"kind", "payload", "headers", "occurred_at_ms"}}``, the
+    topic being the file's name.  The headers carry ``session_id``,
+    ``execution_id`` inside a VM scope only (a header map holds strings, so no
+    header means ``null``, as Harn's ``EventLogSink`` writes agent events) and,
+    for a ``provider_call_response`` with a span, ``span_id`` (as Harn's
+    transcript lines).  Raises :class:`InvalidDocument` like :func:`tape_entry`.
+    """
+    payload = event.to_json()["payload"]
+    headers = {"session_id": event.session_id}
+    if event.execution_id is not None:
+        headers["execution_id"] = event.execution_id
+    span_id = payload.get("span_id") if event.kind == PROVIDER_CALL_RESPONSE_KIND else None
+    if isinstance(span_id, int) and not isinstance(span_id, bool):
+        headers["span_id"] = str(span_id)
+    record: dict[str, Any] = {
+        "id": event.id,
+        "event": {
+            "kind": event.kind,
+            "payload": payload,
+            "headers": headers,
+            "occurred_at_ms": event.recorded_at_unix_ms,
+        },
+    }
+    findings = default_validator().validate(TAPE_RECORD_DOCUMENT_TYPE, record)
+    if findings:
+        raise InvalidDocument(findings)
+    return record
+
+
+def tape_record_line(event: SessionEvent) -> bytes:
+    """One line of ``topics/<topic>.jsonl``: the record's canonical JSON and ``\n``."""
+    return canonical_bytes(tape_record(event)) + b"\n"
 
 
 # ---------------------------------------------------------------------------- I/O

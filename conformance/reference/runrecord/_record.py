@@ -15,6 +15,7 @@ states every rule and each decision taken where the seed is silent.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
@@ -36,6 +37,7 @@ __all__ = [
     "EVIDENCE_SCHEMA_VERSION",
     "EXECUTION_IDENTITY",
     "EXECUTION_ID_RELABELLED",
+    "PROJECTION_INVALID",
     "RECORD_KINDS",
     "SPAN_EXECUTION_MISMATCH",
     "CompletionReceipt",
@@ -47,6 +49,7 @@ __all__ = [
     "RunSpec",
     "evidence_is_partial",
     "execution_owner",
+    "is_harn_execution_id",
     "latest_completion_receipt",
     "project_run_record",
     "read_completion_receipt",
@@ -63,6 +66,15 @@ EVIDENCE_SCHEMA_VERSION: Final = 1
 # invalid owner are projection_invalid and session_projection_invalid).
 EXECUTION_IDENTITY: Final = "execution_identity"
 OWNER_NOT_RECORDED: Final = "owner_not_recorded"
+# Harn's evidence projection (orchestration/records/view/evidence.rs) replaces an
+# execution id that is not Harn-owned by null and records this gap, once.
+PROJECTION_INVALID: Final = "projection_invalid"
+_PROJECTION_INVALID_MESSAGE: Final = "The persisted run contained invalid Harn execution evidence."
+# `hxe-` + a canonical (lowercase, hyphenated) UUIDv7 of the RFC 4122 variant: what
+# Harn mints (observability/execution_scope.rs) and what its evidence validator accepts.
+_HARN_EXECUTION_ID: Final = re.compile(
+    r"hxe-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+)
 # Harn's flight_recorder.rs constants.
 FLIGHT_RECORDING_SCHEMA_VERSION: Final = 1
 FLIGHT_RECORDING_FORMAT: Final = "harn.flight.v1+json"
@@ -254,6 +266,15 @@ def latest_completion_receipt(events: Iterable[SessionEvent]) -> Any:
     return None if latest is None else thaw_json(latest.payload["value"])
 
 
+def is_harn_execution_id(candidate: str) -> bool:
+    """Whether ``candidate`` is a Harn-owned execution identity (docs/runrecord.md 1.3).
+
+    ``hxe-`` followed by a UUID of version 7 and the RFC 4122 variant, in its
+    canonical lowercase hyphenated spelling.
+    """
+    return _HARN_EXECUTION_ID.fullmatch(candidate) is not None
+
+
 def _relabel_findings(run: RunSpec, events: Sequence[SessionEvent]) -> list[Finding]:
     """A run or session id in ``execution_id`` is relabelling, whatever the caller meant."""
     execution_id = run.execution_id
@@ -299,8 +320,20 @@ def _span_owner_findings(run: RunSpec) -> list[Finding]:
     return findings
 
 
-def _gaps(run: RunSpec) -> list[dict[str, str]]:
+def _gaps(run: RunSpec, owner_dropped: bool) -> list[dict[str, str]]:
     gaps = [gap.to_json() for gap in run.gaps]
+    if owner_dropped:
+        # As Harn's push_gap_once: appended, unless the same component and code is there.
+        if not any(
+            gap.component == EXECUTION_IDENTITY and gap.code == PROJECTION_INVALID
+            for gap in run.gaps
+        ):
+            gaps.append(
+                EvidenceGap(
+                    EXECUTION_IDENTITY, PROJECTION_INVALID, _PROJECTION_INVALID_MESSAGE
+                ).to_json()
+            )
+        return gaps
     if run.execution_id is None and not any(
         gap.component == EXECUTION_IDENTITY for gap in run.gaps
     ):
@@ -311,6 +344,13 @@ def _gaps(run: RunSpec) -> list[dict[str, str]]:
     return gaps
 
 
+def _span_json(span: Span, owner_dropped: bool) -> dict[str, Any]:
+    value = span.to_json()
+    if owner_dropped:
+        value["metadata"].pop(EXECUTION_ATTRIBUTE, None)
+    return value
+
+
 def project_run_record(run: RunSpec, events: Sequence[SessionEvent]) -> dict[str, Any]:
     """The run record of ``run``, projected from its session's ``events``.
 
@@ -319,7 +359,10 @@ def project_run_record(run: RunSpec, events: Sequence[SessionEvent]) -> dict[str
     copied verbatim from the latest ``completion_receipt`` session attribute
     (JSON ``null`` when absent or explicitly null); a record without a session
     omits the key.  A null ``execution_id`` comes with an ``execution_identity``
-    gap.  The record is checked against ``run-record.record`` before it is
+    gap.  An ``execution_id`` that is not Harn-owned (:func:`is_harn_execution_id`)
+    is projected as Harn projects it: ``null``, without the flight artifact and
+    the spans' ``harn.execution.id``, with an ``execution_identity`` /
+    ``projection_invalid`` gap.  The record is checked against ``run-record.record`` before it is
     returned.
 
     Raises ``ValueError`` when an event belongs to another session (or there
@@ -336,9 +379,12 @@ def project_run_record(run: RunSpec, events: Sequence[SessionEvent]) -> dict[str
             f"events {foreign[:5]} do not belong to session {run.session_id!r}; "
             "project one session's events"
         )
+    # Harn applies its identity rule when it projects evidence: an owner that is not
+    # Harn's is dropped with its artifact and the spans' copies of it, never refused.
+    owner_dropped = run.execution_id is not None and not is_harn_execution_id(run.execution_id)
     findings = [
         *_relabel_findings(run, events),
-        *_span_owner_findings(run),
+        *([] if owner_dropped else _span_owner_findings(run)),
         *span_tree_findings(run.spans, ("evidence", "trace_spans")),
     ]
     if findings:
@@ -354,12 +400,14 @@ def project_run_record(run: RunSpec, events: Sequence[SessionEvent]) -> dict[str
         "metadata": metadata,
         "evidence": {
             "schema_version": EVIDENCE_SCHEMA_VERSION,
-            "execution_id": run.execution_id,
-            "trace_spans": [span.to_json() for span in run.spans],
+            "execution_id": None if owner_dropped else run.execution_id,
+            "trace_spans": [_span_json(span, owner_dropped) for span in run.spans],
             "flight_recording": (
-                None if run.flight_recording is None else run.flight_recording.to_json()
+                None
+                if run.flight_recording is None or owner_dropped
+                else run.flight_recording.to_json()
             ),
-            "gaps": _gaps(run),
+            "gaps": _gaps(run, owner_dropped),
         },
     }
     problems = default_validator().validate(RECORD_DOCUMENT_TYPE, record)

@@ -3,7 +3,7 @@
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
 //   schemas/producer-protocol.schema.json sha256:65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1
-//   schemas/run-record.schema.json sha256:65866a3e5d729f2592d496c8e00d660d102f6ce4b66309c77077a30c65a53a10
+//   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
 //   schemas/session-event.schema.json sha256:012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
 //   schemas/session-health.schema.json sha256:156161d84526c466c14df97f479640617d8cbd275623ca85f7dde41658c6d292
@@ -280,7 +280,6 @@ const_str!(ConstTerminalOutcome, "terminal_outcome");
 const_str!(ConstToolCall, "tool_call");
 const_str!(ConstToolCallAbandoned, "tool_call_abandoned");
 const_str!(ConstToolCallCompleted, "tool_call_completed");
-const_str!(ConstToolCalls, "tool_calls");
 const_str!(ConstToolResult, "tool_result");
 const_str!(ConstTranscriptReset, "transcript_reset");
 const_str!(ConstUnavailable, "unavailable");
@@ -989,6 +988,26 @@ pub struct IterationStarted {
     pub iteration: u64,
 }
 
+/// Harn's event-log event (crates/harn-vm/src/event_log/mod.rs): a kind, a JSON payload,
+/// string headers (serde default: empty) and the Unix time in milliseconds it occurred. Agent
+/// events (agent_events/sinks.rs EventLogSink) carry the VM execution in headers.execution_id
+/// (absent outside a VM scope: the header map holds strings only) and in payload.execution_id
+/// (null outside a VM scope); x-sameValue ties the two.
+///
+/// Schema: `run-record.schema.json#/$defs/LogEvent`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogEvent {
+    #[serde(rename = "kind")]
+    pub kind: String,
+    #[serde(rename = "payload")]
+    pub payload: Json,
+    #[serde(rename = "headers", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub headers: Option<Json>,
+    #[serde(rename = "occurred_at_ms", deserialize_with = "de::integral")]
+    pub occurred_at_ms: i64,
+}
+
 /// Schema: `session-event.schema.json#/$defs/LoopCheckpointEvent`
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -1225,14 +1244,15 @@ pub struct OtherEvent {
 }
 
 /// Harn's normalized tool-call parse, from provider-native calls, the text tool protocol, or
-/// its legacy name({...}) form.
+/// its legacy name({...}) form. Harn's own tests write {name, arguments} without id; id is
+/// null or absent when the call has none.
 ///
 /// Schema: `run-record.schema.json#/$defs/ParsedToolCall`
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ParsedToolCall {
-    #[serde(rename = "id", deserialize_with = "de::nullable")]
-    pub id: Option<String>,
+    #[serde(rename = "id", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
+    pub id: Option<Option<String>>,
     #[serde(rename = "name")]
     pub name: String,
     #[serde(rename = "arguments")]
@@ -1678,35 +1698,17 @@ pub struct Provenance {
     pub source: Option<String>,
 }
 
-/// The payload of a provider_call_response event on topic agent.transcript.llm.
+/// The payload of a provider_call_response event on topic agent.transcript.llm, as Harn's
+/// dump_llm_response builds it (crates/harn-vm/src/llm/agent_observe.rs, a serde_json::json!
+/// literal that grows between versions): open, with the members Harn writes typed.
 /// parsed_tool_calls_ref "tool_calls" replaces an inline parse that is non-empty and
 /// structurally identical to tool_calls; empty and distinct views stay inline. Neither member
 /// marks a historical or partial row. Redacted by the transcript policy before it reaches
-/// SQLite.
+/// SQLite. execution_id is this contract's (Harn's versions read do not write it).
 ///
 /// Schema: `run-record.schema.json#/$defs/ProviderCallResponse`
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProviderCallResponse {
-    #[serde(rename = "call_id")]
-    pub call_id: String,
-    #[serde(rename = "iteration", deserialize_with = "de::integral")]
-    pub iteration: u64,
-    #[serde(rename = "span_id", deserialize_with = "de::nullable_integral")]
-    pub span_id: Option<u64>,
-    #[serde(rename = "execution_id", deserialize_with = "de::nullable")]
-    pub execution_id: Option<String>,
-    #[serde(rename = "text")]
-    pub text: String,
-    #[serde(rename = "tool_calls")]
-    pub tool_calls: Vec<Json>,
-    #[serde(rename = "parsed_tool_calls", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
-    pub parsed_tool_calls: Option<Vec<ParsedToolCall>>,
-    #[serde(rename = "parsed_tool_calls_ref", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
-    pub parsed_tool_calls_ref: Option<ConstToolCalls>,
-    #[serde(rename = "loop_state", deserialize_with = "de::nullable")]
-    pub loop_state: Option<BTreeMap<String, Json>>,
-}
+/// An open document: kept as its verbatim JSON text.
+pub type ProviderCallResponse = Json;
 
 /// A model response on the agent.transcript.llm topic. The event-log headers repeat the
 /// body's execution_id and iteration so readers can join without parsing bodies; they must
@@ -1735,7 +1737,7 @@ pub struct ProviderCallResponseEvent {
     #[serde(rename = "kind")]
     pub kind: ConstProviderCallResponse,
     #[serde(rename = "payload")]
-    pub payload: ProviderCallResponse,
+    pub payload: Json,
 }
 
 /// The query as received, every member present: an absent field is null and limit is not
@@ -2297,36 +2299,85 @@ pub struct RunCommand {
     pub case: Case,
 }
 
-/// Session-backed run records always carry completion_receipt: the completion owner's JSON
-/// receipt copied verbatim from the session attribute, or null when none was recorded. A
-/// record without the key was produced before this projection contract.
-///
-/// Schema: `run-record.schema.json#/$defs/RunMetadata`
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RunMetadata {
-    #[serde(rename = "completion_receipt", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
-    pub completion_receipt: Option<Json>,
-}
-
-/// A persisted run record. Plain `harn run` executions use the execution identity as the
-/// record id; workflow records keep their workflow identity and carry the execution owner in
-/// evidence.execution_id.
+/// A persisted run record, in the shape of Harn's RunRecord (crates/harn-
+/// vm/src/orchestration/records/types.rs): serde writes every member and Harn's reader
+/// (#[serde(default)]) defaults any it misses, so only evidence is required ("Each run record
+/// carries one evidence object"). Plain `harn run` executions use the execution identity as
+/// the record id; workflow records keep their workflow identity and carry the execution owner
+/// in evidence.execution_id. Each run record carries one evidence object. `kind` and
+/// `session_id` are this contract's own members (Harn names the type in `_type` and a
+/// projected session in metadata.projected_from.session_id). Session-backed records always
+/// carry metadata.completion_receipt (enforced by the projection; a record without the key is
+/// historical).
 ///
 /// Schema: `run-record.schema.json#/$defs/RunRecord`
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunRecord {
-    #[serde(rename = "id")]
-    pub id: String,
-    #[serde(rename = "kind")]
-    pub kind: RunRecordKind,
-    #[serde(rename = "session_id", deserialize_with = "de::nullable")]
-    pub session_id: Option<String>,
-    #[serde(rename = "status")]
-    pub status: String,
-    #[serde(rename = "metadata")]
-    pub metadata: RunMetadata,
+    #[serde(rename = "_type", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub r#type: Option<String>,
+    #[serde(rename = "id", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub id: Option<String>,
+    #[serde(rename = "kind", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub kind: Option<RunRecordKind>,
+    #[serde(rename = "session_id", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
+    pub session_id: Option<Option<String>>,
+    #[serde(rename = "workflow_id", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub workflow_id: Option<String>,
+    #[serde(rename = "workflow_name", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
+    pub workflow_name: Option<Option<String>>,
+    #[serde(rename = "task", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub task: Option<String>,
+    #[serde(rename = "status", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub status: Option<String>,
+    #[serde(rename = "started_at", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub started_at: Option<String>,
+    #[serde(rename = "finished_at", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
+    pub finished_at: Option<Option<String>>,
+    #[serde(rename = "parent_run_id", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
+    pub parent_run_id: Option<Option<String>>,
+    #[serde(rename = "root_run_id", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
+    pub root_run_id: Option<Option<String>>,
+    #[serde(rename = "stages", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub stages: Option<Vec<Json>>,
+    #[serde(rename = "transitions", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub transitions: Option<Vec<Json>>,
+    #[serde(rename = "checkpoints", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub checkpoints: Option<Vec<Json>>,
+    #[serde(rename = "pending_nodes", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub pending_nodes: Option<Vec<String>>,
+    #[serde(rename = "completed_nodes", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub completed_nodes: Option<Vec<String>>,
+    #[serde(rename = "child_runs", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub child_runs: Option<Vec<Json>>,
+    #[serde(rename = "artifacts", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub artifacts: Option<Vec<Json>>,
+    #[serde(rename = "handoffs", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub handoffs: Option<Vec<Json>>,
+    #[serde(rename = "policy", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub policy: Option<Json>,
+    #[serde(rename = "execution", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub execution: Option<Json>,
+    #[serde(rename = "transcript", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub transcript: Option<Json>,
+    #[serde(rename = "usage", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub usage: Option<Json>,
+    #[serde(rename = "replay_fixture", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub replay_fixture: Option<Json>,
+    #[serde(rename = "observability", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub observability: Option<Json>,
+    #[serde(rename = "trace_spans", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub trace_spans: Option<Vec<Json>>,
+    #[serde(rename = "tool_recordings", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub tool_recordings: Option<Vec<Json>>,
+    #[serde(rename = "hitl_questions", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub hitl_questions: Option<Vec<Json>>,
+    #[serde(rename = "persona_runtime", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub persona_runtime: Option<Vec<Json>>,
+    #[serde(rename = "metadata", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub metadata: Option<Json>,
+    #[serde(rename = "persisted_path", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
+    pub persisted_path: Option<Option<String>>,
     #[serde(rename = "evidence")]
     pub evidence: RunRecordEvidence,
 }
@@ -2873,6 +2924,20 @@ pub struct TapeEntry {
     pub emitted_at_unix_ms: u64,
     #[serde(rename = "payload")]
     pub payload: Json,
+}
+
+/// One line of Harn's file event-log backend (crates/harn-vm/src/event_log/file.rs
+/// FileRecord): the event id within its topic and the event. The topic is the file name,
+/// topics/<topic>.jsonl, not a member of the line.
+///
+/// Schema: `run-record.schema.json#/$defs/TapeRecord`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TapeRecord {
+    #[serde(rename = "id", deserialize_with = "de::integral")]
+    pub id: u64,
+    #[serde(rename = "event")]
+    pub event: LogEvent,
 }
 
 /// Schema: `session-event.schema.json#/$defs/TerminalEvent`
@@ -3466,10 +3531,13 @@ pub const DOCUMENT_TYPES: &[&str] = &[
     "producer-protocol.response",
     "producer-protocol.started",
     "run-record.evidence",
+    "run-record.evidence-gap",
+    "run-record.flight-recording",
     "run-record.provider-call-response",
     "run-record.record",
     "run-record.span",
     "run-record.tape-entry",
+    "run-record.tape-record",
     "session-event.event",
     "session-feedback.capabilities",
     "session-feedback.checkpoint",
@@ -3502,10 +3570,13 @@ pub fn reencode(doctype: &str, text: &str) -> Result<String, String> {
         "producer-protocol.response" => again::<CaseResponse>(text),
         "producer-protocol.started" => again::<Started>(text),
         "run-record.evidence" => again::<RunRecordEvidence>(text),
+        "run-record.evidence-gap" => again::<EvidenceGap>(text),
+        "run-record.flight-recording" => again::<FlightRecording>(text),
         "run-record.provider-call-response" => again::<ProviderCallResponse>(text),
         "run-record.record" => again::<RunRecord>(text),
         "run-record.span" => again::<Span>(text),
         "run-record.tape-entry" => again::<TapeEntry>(text),
+        "run-record.tape-record" => again::<TapeRecord>(text),
         "session-event.event" => again::<SessionEvent>(text),
         "session-feedback.capabilities" => again::<SessionFeedbackCapabilities>(text),
         "session-feedback.checkpoint" => again::<SessionCheckpointRequest>(text),
