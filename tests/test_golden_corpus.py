@@ -60,6 +60,7 @@ REQUIRED_TAGS = {
     "trim",
     "blank",
     "integral-float",
+    "stored-events",
     # health
     "null-rates",
     "oscillating-trend",

@@ -21,8 +21,11 @@ from typing import Any
 
 import pytest
 from session_contracts.conformance.reference._producer import HANDLERS
+from session_contracts.conformance.reference.journal import stored_event
+from session_contracts.conformance.reference.recap import recap_of_stored_events
 
 from session_contracts._harn_canonical import harn_canonical_bytes
+from session_contracts._snapshot_hashes import record_hash
 
 RECORDED = Path(__file__).resolve().parent / "fixtures" / "upstream" / "harn" / "recorded"
 SHARED_RECORDED = Path(__file__).resolve().parents[2] / "shared" / "upstream" / "harn" / "recorded"
@@ -88,3 +91,37 @@ def test_every_case_not_tagged_seed_differs_agrees_with_harn(operation: str) -> 
         if not same_json(output, case["harn_output"]):
             disagreeing.append(case["name"])
     assert disagreeing == [], f"{len(disagreeing)} recorded cases differ from Harn: {disagreeing}"
+
+
+# -- the same sessions as Harn's store held them -------------------------------------------------
+
+
+def recap_cases() -> tuple[dict[str, Any], ...]:
+    return cases("recap.project")
+
+
+def test_each_journal_event_maps_to_the_stored_event_harn_received() -> None:
+    """docs/journal.md "As Harn stores it": the mapping the recordings were made with,
+    member for member and in serde's member order; record hashes are the journal's."""
+    for case in recap_cases():
+        previous: dict[str, str] = {}
+        mapped = []
+        for event in case["input"]["events"]:
+            record = record_hash(event)
+            mapped.append(
+                stored_event(event, record_hash=record, prev_hash=previous.get(event["sessionId"]))
+            )
+            previous[event["sessionId"]] = record
+        assert same_json(mapped, case["harn_events"]), case["name"]
+        assert [list(m) for m in mapped] == [list(e) for e in case["harn_events"]]
+
+
+def test_every_recorded_session_read_from_harns_stored_events_agrees_with_harn() -> None:
+    """The projection reads Harn's StoredEvent as session_recap.rs does (event_facts.rs
+    pointers): the recorded stored events and query give Harn's answer."""
+    disagreeing = []
+    for case in recap_cases():
+        outcome = recap_of_stored_events(case["harn_events"], case["harn_query"])
+        if not same_json(outcome.envelope, case["harn_output"]):
+            disagreeing.append(case["name"])
+    assert disagreeing == []

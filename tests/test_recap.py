@@ -24,12 +24,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from session_contracts.conformance.judge._cases import recap_cases as recap_case_strategy
 from session_contracts.conformance.reference.journal import (
     JsonlTape,
     SessionEvent,
     SqliteJournal,
     export_tape,
     import_tape,
+    stored_event,
 )
 from session_contracts.conformance.reference.journal._sqlite import EventRecord
 from session_contracts.conformance.reference.recap import (
@@ -40,11 +42,13 @@ from session_contracts.conformance.reference.recap import (
     coerce_http_params,
     envelope_bytes,
     project,
+    project_stored,
     query_echo,
     redact_texts,
     with_extensions,
 )
 from session_contracts.conformance.reference.recap import _projection as projection_module
+from session_contracts.conformance.reference.recap._event_facts import JournalFacts, StoredFacts
 from session_contracts.conformance.reference.recap._redaction_gate import (
     CASE_TRAPS,
     TextScreen,
@@ -1288,3 +1292,185 @@ def test_integral_floats_in_tool_values_stay_floats_through_the_journal(tmp_path
     other = snapshot_of(as_integers)
     assert other["contentHash"] == snapshot["contentHash"]  # RFC 8785: the same numbers
     assert other["projectionHash"] != snapshot["projectionHash"]  # Harn's form: not the same
+
+
+# ------------------------------------------------------------- Harn's stored events
+
+
+def stored(event_id: int, kind: Any, payload: Any, **headers: str) -> dict[str, Any]:
+    """A StoredEvent as harn-session-store's serde writes it, in run-1/turn-1."""
+    return {
+        "event_id": event_id,
+        "session_id": "sess-1",
+        "tenant_id": None,
+        "parent_event_id": None,
+        "actor": None,
+        "kind": {"kind": kind} if isinstance(kind, str) else kind,
+        "payload": payload,
+        "tags": [],
+        "headers": {"run_id": "run-1", "turn_id": "turn-1", **headers},
+        "ts_ms": 1,
+        "ts": "",
+        "record_hash": f"sha256:{event_id:064x}",
+        "prev_hash": None,
+        "signed_by": None,
+    }
+
+
+def _custom(name: str) -> dict[str, str]:
+    return {"kind": "custom", "type": name}
+
+
+def _start(event_id: int, iteration: Any = 1) -> dict[str, Any]:
+    metadata = {"kind": "iteration_start", "iteration": iteration}
+    return stored(
+        event_id, _custom("loop_checkpoint"), {"transcript_event": {"metadata": metadata}}
+    )
+
+
+def stored_snapshot(events: list[dict[str, Any]]) -> dict[str, Any]:
+    return project_stored(events, query_echo({"sessionId": "sess-1"}), rows_beyond=0, policy=POLICY)
+
+
+def _tools(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
+    return [tool for it in snapshot["turns"][0]["iterations"] for tool in it["tools"]]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=recap_case_strategy())
+def test_a_journal_event_and_its_stored_form_give_the_same_facts(case: dict[str, Any]) -> None:
+    """JournalFacts is StoredFacts of stored_event(...) (docs/journal.md "As Harn stores it")."""
+    events = [SessionEvent.from_json(raw).to_json() for raw in case["events"]]
+    for raw in events:
+        mapped = stored_event(raw, record_hash="sha256:x", prev_hash=None)
+        kind = JournalFacts.recap_kind(raw)
+        assert StoredFacts.recap_kind(mapped) == kind
+        assert StoredFacts.scope(mapped) == JournalFacts.scope(raw)
+        if kind is not None:
+            method = "checkpoint" if kind == "loop_checkpoint" else kind
+            assert getattr(StoredFacts, method)(mapped) == getattr(JournalFacts, method)(raw)
+    sessions = [e for e in events if e["sessionId"] == "sess-1"]
+    query = query_echo({"sessionId": "sess-1"})
+    from_journal = project(
+        records([SessionEvent.from_json(e) for e in sessions]), query, rows_beyond=0, policy=POLICY
+    )
+    from_store = project_stored(
+        [stored_event(e, record_hash=record_hash(e), prev_hash=None) for e in sessions],
+        query,
+        rows_beyond=0,
+        policy=POLICY,
+    )
+    assert from_store == from_journal
+
+
+def test_a_tool_call_id_header_comes_before_the_payload_and_is_read_verbatim() -> None:
+    """event_facts.rs tool_call_id: the tool_call_id header first, untrimmed."""
+    metadata = {"tool_call_id": "c1", "tool_name": "read"}
+    events = [
+        _start(1),
+        stored(2, "tool_call", {"transcript_event": {"metadata": metadata}}, tool_call_id=" h "),
+        stored(3, "tool_result", {"transcript_event": {"metadata": {"tool_call_id": " h "}}}),
+    ]
+    assert [t["toolCallId"] for t in _tools(stored_snapshot(events))] == [" h ", "h"]
+
+
+def test_raw_message_fallbacks_are_read_when_the_envelope_lacks_a_fact() -> None:
+    """event_facts.rs TEXT, ROLE, TOOL_NAME_ANY, TOOL_INPUT_ANY, TOOL_OUTPUT_ANY,
+    TOOL_IS_ERROR_ANY and the raw result's call id (verbatim)."""
+    events = [
+        stored(1, "message", {"raw_message": {"role": " user ", "content": " hi "}}),
+        _start(2),
+        stored(
+            3,
+            "tool_call",
+            {
+                "raw_message": {"tool_calls": [{"name": "grep", "arguments": {"q": 1.0}}]},
+                "transcript_event": {"metadata": {"tool_call_id": "c1"}},
+            },
+        ),
+        stored(
+            4,
+            "tool_result",
+            {
+                "raw_message": {
+                    "content": "found",
+                    "is_error": True,
+                    "_harn": {"tool_call_id": "c1"},
+                }
+            },
+        ),
+    ]
+    snapshot = stored_snapshot(events)
+    assert snapshot["turns"][0]["prompts"] == [{"text": "hi", "sourceEventId": 1}]
+    (tool,) = _tools(snapshot)
+    assert (tool["toolName"], tool["input"], tool["output"], tool["state"]) == (
+        "grep",
+        {"q": 1.0},
+        "found",
+        "failed",
+    )
+    assert type(tool["input"]["q"]) is float
+
+
+def test_an_explicit_null_value_replaces_an_earlier_one_and_an_absent_one_does_not() -> None:
+    """session_recap.rs upsert_tool: a Some(value) wins, JSON null included; None keeps."""
+
+    def call(event_id: int, metadata: dict[str, Any]) -> dict[str, Any]:
+        meta = {"tool_call_id": "c1", **metadata}
+        return stored(event_id, "tool_call", {"transcript_event": {"metadata": meta}})
+
+    kept = stored_snapshot([_start(1), call(2, {"input": {"a": 1}}), call(3, {})])
+    nulled = stored_snapshot([_start(1), call(2, {"input": {"a": 1}}), call(3, {"input": None})])
+    assert _tools(kept)[0]["input"] == {"a": 1}
+    assert _tools(nulled)[0]["input"] is None
+
+
+def test_a_plan_harn_cannot_read_counts_unassigned() -> None:
+    """PlanDocumentEvent::Updated needs input_revision_id; the event's document must be
+    the plan document; every read member must have its type."""
+    document = {
+        "document_id": "d",
+        "current_revision": {
+            "revision_id": "r2",
+            "plan": {
+                "title": "T",
+                "summary": "S",
+                "steps": [{"id": "s", "content": "c", "status": "pending"}],
+            },
+        },
+    }
+
+    def plan(event_id: int, **metadata: Any) -> dict[str, Any]:
+        return stored(event_id, "plan", {"transcript_event": {"metadata": metadata}})
+
+    updated = {"kind": "updated", "event_id": "e", "document": document}
+    events = [
+        _start(1),
+        plan(2, plan_document=document),
+        plan(3, plan_document=document, plan_document_event=updated),
+        plan(4, plan_document=document, plan_document_event={**updated, "input_revision_id": "r1"}),
+        plan(
+            5,
+            plan_document=document,
+            plan_document_event={
+                **updated,
+                "input_revision_id": "r1",
+                "document": {**document, "document_id": "x"},
+            },
+        ),
+        plan(6, plan_document={**document, "document_id": 7}),
+    ]
+    snapshot = stored_snapshot(events)
+    plans = snapshot["turns"][0]["iterations"][0]["plans"]
+    assert [p["sourceEventId"] for p in plans] == [2, 4]
+    assert plans[1]["event"] == {"kind": "updated", "eventId": "e", "inputRevisionId": "r1"}
+    assert snapshot["coverage"]["unassigned"] == 3
+
+
+def test_a_redacted_projection_is_listed_by_its_source_hash_and_iterations_truncate() -> None:
+    """StoredEvent::source_record_hash strips "redacted:"; i64_at truncates a float."""
+    event = _start(1, iteration=2.7)
+    event["record_hash"] = "redacted:sha256:" + "a" * 64
+    snapshot = stored_snapshot([event])
+    assert snapshot["source"]["events"] == [{"eventId": 1, "recordHash": "sha256:" + "a" * 64}]
+    assert snapshot["turns"][0]["iterations"][0]["iteration"] == 2

@@ -272,29 +272,107 @@ def runrecord_provider_call_response(case: Mapping[str, Any]) -> Any:
         raise _reject(exc, "$.response") from None
 
 
-def recap_project(case: Mapping[str, Any]) -> Any:
-    """Write the case's events to a fresh journal and ask the recap service:
-    the same path the HTTP, ACP and CLI adapters take."""
-    from session_contracts.conformance.reference.journal import SqliteJournal
-    from session_contracts.conformance.reference.recap import RecapService, query_echo
+def _stored_events(case: Mapping[str, Any]) -> tuple[list[Any], list[Finding]]:
+    """A case's Harn stored events and the findings against them: each event's own, and
+    each id that does not increase on the session's one before (Harn's store numbers
+    each session's events in append order)."""
+    from session_contracts.conformance.reference.journal import STORED_EVENT_DOCUMENT_TYPE
 
-    events, findings = _events(case)
+    raw = case["storedEvents"]
+    if not isinstance(raw, list):
+        return [], [
+            Finding(
+                "$.storedEvents",
+                "wrong_type",
+                "storedEvents is not an array",
+                "send the session store's events as an array",
+            )
+        ]
+    findings: list[Finding] = []
+    validator = default_validator()
+    previous: dict[str, int] = {}
+    for index, event in enumerate(raw):
+        found = validator.validate(STORED_EVENT_DOCUMENT_TYPE, event)
+        findings.extend(
+            Finding(_rebase(f.path, f"$.storedEvents[{index}]"), f.code, f.message, f.hint)
+            for f in found
+        )
+        if found:
+            continue
+        session, event_id = event["session_id"], event["event_id"]
+        if session in previous and event_id <= previous[session]:
+            findings.append(
+                Finding(
+                    f"$.storedEvents[{index}].event_id",
+                    "events_not_increasing",
+                    f"event id {event_id} does not follow the session's previous id "
+                    f"{previous[session]}",
+                    "a session's event ids increase in store order; sort the events by id",
+                )
+            )
+        previous[session] = event_id
+    return raw, findings
+
+
+def _query_findings(case: Mapping[str, Any]) -> list[Finding]:
+    from session_contracts.conformance.reference.recap import query_echo
+
     if "query" not in case:
-        findings.append(
+        return [
             Finding(
                 "$.query",
                 "required",
                 "the case has no query",
                 'send the recap query, such as {"sessionId": "sess-1"}',
             )
+        ]
+    try:
+        query_echo(case["query"])
+    except InvalidDocument as exc:
+        return [
+            Finding(_rebase(f.path, "$.query"), f.code, f.message, f.hint) for f in exc.findings
+        ]
+    return []
+
+
+def _recap_of_stored(case: Mapping[str, Any]) -> Any:
+    """recap.project over Harn's stored events, held as Harn's in-memory store holds them."""
+    from session_contracts.conformance.reference.recap import recap_of_stored_events
+    from session_contracts.conformance.reference.recap._service import unavailable
+
+    if "events" in case:
+        raise Rejected(
+            "invalid_case", "$", "give the session's events as events or as storedEvents, not both"
         )
-    else:
-        try:
-            query_echo(case["query"])
-        except InvalidDocument as exc:
-            findings.extend(
-                Finding(_rebase(f.path, "$.query"), f.code, f.message, f.hint) for f in exc.findings
-            )
+    events, findings = _stored_events(case)
+    findings.extend(_query_findings(case))
+    if findings:
+        raise _rejected(findings)
+    journal_state, admission, damaged = _recap_conditions(case)
+    if damaged:
+        raise Rejected(
+            "invalid_case",
+            "$.damagedEventIds",
+            "damaged rows are a journal condition: give them with events, not storedEvents",
+        )
+    if journal_state == "unavailable":
+        return unavailable("journal_unavailable").envelope
+    if admission == "refused":
+        return unavailable("admission_terminal").envelope
+    return recap_of_stored_events(events, case["query"]).envelope
+
+
+def recap_project(case: Mapping[str, Any]) -> Any:
+    """Write the case's events to a fresh journal and ask the recap service:
+    the same path the HTTP, ACP and CLI adapters take. Harn's stored events
+    (``storedEvents``) are read as Harn's in-memory store reads them."""
+    from session_contracts.conformance.reference.journal import SqliteJournal
+    from session_contracts.conformance.reference.recap import RecapService
+
+    if "storedEvents" in case:
+        return _recap_of_stored(case)
+    events, findings = _events(case)
+    findings.extend(_query_findings(case))
     if findings:
         raise _rejected(findings)
     journal_state, admission, damaged = _recap_conditions(case)

@@ -4,7 +4,7 @@
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
 //   schemas/producer-protocol.schema.json sha256:65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
-//   schemas/session-event.schema.json sha256:012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899
+//   schemas/session-event.schema.json sha256:853b3158f41df9d3d20f43d620d840097c30c365dc0c51b0d3cac608cebfdb7a
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
 //   schemas/session-health.schema.json sha256:156161d84526c466c14df97f479640617d8cbd275623ca85f7dde41658c6d292
 //   schemas/session-recap-v1.schema.json sha256:f786b3e89568bdb38eca5167f7ab4e7aa36c8cdfcc6114f1146c24882e6d950b
@@ -1236,6 +1236,61 @@ func (x *EventKind) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	return failure("enum_mismatch", "%q is not a EventKind", s)
+}
+
+// Harn's detached Ed25519 signature over the canonical event (EventSignature in event.rs).
+// Schema: session-event.schema.json#/$defs/EventSignature
+type EventSignature struct {
+	Algorithm string // "algorithm" (required)
+	KeyID     string // "key_id" (required)
+	Signature string // "signature" (required)
+}
+
+// UnmarshalJSON decodes a closed EventSignature: unknown members are refused.
+func (x *EventSignature) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = EventSignature{}
+	var seen [3]bool
+	for _, m := range members {
+		switch m.name {
+		case "algorithm":
+			seen[0] = true
+			err = decodeInto[string](m.raw, &x.Algorithm)
+		case "key_id":
+			seen[1] = true
+			err = decodeInto[string](m.raw, &x.KeyID)
+		case "signature":
+			seen[2] = true
+			err = decodeInto[string](m.raw, &x.Signature)
+		default:
+			return at(failure("unknown_member", "%q is not a member of EventSignature", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "algorithm")
+	}
+	if !seen[1] {
+		return failure("missing_member", "the required member %q is missing", "key_id")
+	}
+	if !seen[2] {
+		return failure("missing_member", "the required member %q is missing", "signature")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x EventSignature) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("algorithm", x.Algorithm)
+	w.member("key_id", x.KeyID)
+	w.member("signature", x.Signature)
+	return w.finish()
 }
 
 // Requested evidence that Harn couldn't persist, in the shape of Harn's
@@ -8238,6 +8293,254 @@ func (x StopCommand) MarshalJSON() ([]byte, error) {
 	return w.finish()
 }
 
+// One event as Harn's session store holds it and harn-session-store's serde writes it
+// (StoredEvent in crates/harn-session-store/src/event.rs): every member written, null where
+// an Option is None. The payload is opaque JSON in which Harn's recap finds facts at the
+// JSON pointers of crates/harn-vm/src/agent_sessions/event_facts.rs (docs/recap.md section
+// 11); headers are strings (run_id, turn_id, tool_call_id, ...). record_hash is the store's
+// hash of the event (a confidentiality projection writes redacted:HASH); prev_hash the
+// previous event's in the session. Ids are numbered per session from 1 by the store
+// (crates/harn-session-store/src/memory.rs).
+// Schema: session-event.schema.json#/$defs/StoredEvent
+type StoredEvent struct {
+	EventID       uint64            // "event_id" (required)
+	SessionID     string            // "session_id" (required)
+	TenantID      *string           // "tenant_id" (required) (nullable)
+	ParentEventID *uint64           // "parent_event_id" (required) (nullable)
+	Actor         *string           // "actor" (required) (nullable)
+	Kind          StoredEventKind   // "kind" (required)
+	Payload       json.RawMessage   // "payload" (required)
+	Tags          []string          // "tags" (required)
+	Headers       map[string]string // "headers" (required)
+	TsMs          int64             // "ts_ms" (required)
+	Ts            string            // "ts" (required)
+	RecordHash    string            // "record_hash" (required)
+	PrevHash      *string           // "prev_hash" (required) (nullable)
+	SignedBy      *EventSignature   // "signed_by" (required) (nullable)
+}
+
+// UnmarshalJSON decodes a closed StoredEvent: unknown members are refused.
+func (x *StoredEvent) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = StoredEvent{}
+	var seen [14]bool
+	for _, m := range members {
+		switch m.name {
+		case "event_id":
+			seen[0] = true
+			err = decodeUint64(m.raw, &x.EventID)
+		case "session_id":
+			seen[1] = true
+			err = decodeInto[string](m.raw, &x.SessionID)
+		case "tenant_id":
+			seen[2] = true
+			if !isNull(m.raw) {
+				x.TenantID = new(string)
+				err = decodeInto[string](m.raw, x.TenantID)
+			}
+		case "parent_event_id":
+			seen[3] = true
+			if !isNull(m.raw) {
+				x.ParentEventID = new(uint64)
+				err = decodeUint64(m.raw, x.ParentEventID)
+			}
+		case "actor":
+			seen[4] = true
+			if !isNull(m.raw) {
+				x.Actor = new(string)
+				err = decodeInto[string](m.raw, x.Actor)
+			}
+		case "kind":
+			seen[5] = true
+			err = decodeInto[StoredEventKind](m.raw, &x.Kind)
+		case "payload":
+			seen[6] = true
+			err = decodeRaw(m.raw, &x.Payload)
+		case "tags":
+			seen[7] = true
+			err = decodeSlice(decodeInto[string])(m.raw, &x.Tags)
+		case "headers":
+			seen[8] = true
+			err = decodeMap(decodeInto[string])(m.raw, &x.Headers)
+		case "ts_ms":
+			seen[9] = true
+			err = decodeInt64(m.raw, &x.TsMs)
+		case "ts":
+			seen[10] = true
+			err = decodeInto[string](m.raw, &x.Ts)
+		case "record_hash":
+			seen[11] = true
+			err = decodeInto[string](m.raw, &x.RecordHash)
+		case "prev_hash":
+			seen[12] = true
+			if !isNull(m.raw) {
+				x.PrevHash = new(string)
+				err = decodeInto[string](m.raw, x.PrevHash)
+			}
+		case "signed_by":
+			seen[13] = true
+			if !isNull(m.raw) {
+				x.SignedBy = new(EventSignature)
+				err = decodeInto[EventSignature](m.raw, x.SignedBy)
+			}
+		default:
+			return at(failure("unknown_member", "%q is not a member of StoredEvent", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "event_id")
+	}
+	if !seen[1] {
+		return failure("missing_member", "the required member %q is missing", "session_id")
+	}
+	if !seen[2] {
+		return failure("missing_member", "the required member %q is missing", "tenant_id")
+	}
+	if !seen[3] {
+		return failure("missing_member", "the required member %q is missing", "parent_event_id")
+	}
+	if !seen[4] {
+		return failure("missing_member", "the required member %q is missing", "actor")
+	}
+	if !seen[5] {
+		return failure("missing_member", "the required member %q is missing", "kind")
+	}
+	if !seen[6] {
+		return failure("missing_member", "the required member %q is missing", "payload")
+	}
+	if !seen[7] {
+		return failure("missing_member", "the required member %q is missing", "tags")
+	}
+	if !seen[8] {
+		return failure("missing_member", "the required member %q is missing", "headers")
+	}
+	if !seen[9] {
+		return failure("missing_member", "the required member %q is missing", "ts_ms")
+	}
+	if !seen[10] {
+		return failure("missing_member", "the required member %q is missing", "ts")
+	}
+	if !seen[11] {
+		return failure("missing_member", "the required member %q is missing", "record_hash")
+	}
+	if !seen[12] {
+		return failure("missing_member", "the required member %q is missing", "prev_hash")
+	}
+	if !seen[13] {
+		return failure("missing_member", "the required member %q is missing", "signed_by")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x StoredEvent) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("event_id", x.EventID)
+	w.member("session_id", x.SessionID)
+	w.member("tenant_id", x.TenantID)
+	w.member("parent_event_id", x.ParentEventID)
+	w.member("actor", x.Actor)
+	w.member("kind", x.Kind)
+	w.member("payload", x.Payload)
+	w.member("tags", nonNilSlice(x.Tags))
+	w.member("headers", nonNilMap(x.Headers))
+	w.member("ts_ms", x.TsMs)
+	w.member("ts", x.Ts)
+	w.member("record_hash", x.RecordHash)
+	w.member("prev_hash", x.PrevHash)
+	w.member("signed_by", x.SignedBy)
+	return w.finish()
+}
+
+// Harn's SessionEventKind as serde tags it (crates/harn-session-store/src/event.rs):
+// {"kind": NAME} for a named variant, {"kind": "custom", "type": NAME} for a surface-
+// specific one (type only then). The recap reads message, tool_call, tool_result, plan and
+// the custom types loop_checkpoint, progress_reported and agent_run_terminal.
+// Schema: session-event.schema.json#/$defs/StoredEventKind
+type StoredEventKind struct {
+	Kind StoredEventKindKind // "kind" (required)
+	Type *string             // "type"
+}
+
+// UnmarshalJSON decodes a closed StoredEventKind: unknown members are refused.
+func (x *StoredEventKind) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = StoredEventKind{}
+	var seen [2]bool
+	for _, m := range members {
+		switch m.name {
+		case "kind":
+			seen[0] = true
+			err = decodeInto[StoredEventKindKind](m.raw, &x.Kind)
+		case "type":
+			seen[1] = true
+			x.Type = new(string)
+			err = decodeInto[string](m.raw, x.Type)
+		default:
+			return at(failure("unknown_member", "%q is not a member of StoredEventKind", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "kind")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x StoredEventKind) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("kind", x.Kind)
+	if x.Type != nil {
+		w.member("type", x.Type)
+	}
+	return w.finish()
+}
+
+// StoredEventKindKind is a closed set of strings.
+// Schema: session-event.schema.json (inline)
+type StoredEventKindKind string
+
+const (
+	StoredEventKindKindMessage            StoredEventKindKind = "message"
+	StoredEventKindKindToolCall           StoredEventKindKind = "tool_call"
+	StoredEventKindKindToolResult         StoredEventKindKind = "tool_result"
+	StoredEventKindKindPlan               StoredEventKindKind = "plan"
+	StoredEventKindKindCompaction         StoredEventKindKind = "compaction"
+	StoredEventKindKindSystemReminder     StoredEventKindKind = "system_reminder"
+	StoredEventKindKindHypothesis         StoredEventKindKind = "hypothesis"
+	StoredEventKindKindReceipt            StoredEventKindKind = "receipt"
+	StoredEventKindKindReminder           StoredEventKindKind = "reminder"
+	StoredEventKindKindPermissionDecision StoredEventKindKind = "permission_decision"
+	StoredEventKindKindControl            StoredEventKindKind = "control"
+	StoredEventKindKindCustom             StoredEventKindKind = "custom"
+)
+
+// UnmarshalJSON refuses a string outside the enum.
+func (x *StoredEventKindKind) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return failure("wrong_type", "expected a string")
+	}
+	switch StoredEventKindKind(s) {
+	case StoredEventKindKindMessage, StoredEventKindKindToolCall, StoredEventKindKindToolResult, StoredEventKindKindPlan, StoredEventKindKindCompaction, StoredEventKindKindSystemReminder, StoredEventKindKindHypothesis, StoredEventKindKindReceipt, StoredEventKindKindReminder, StoredEventKindKindPermissionDecision, StoredEventKindKindControl, StoredEventKindKindCustom:
+		*x = StoredEventKindKind(s)
+		return nil
+	}
+	return failure("enum_mismatch", "%q is not a StoredEventKindKind", s)
+}
+
 // One JSONL tape envelope. Every envelope carries execution_id: the VM execution it was
 // written inside, or null outside a VM scope (never a session id instead).
 // Schema: run-record.schema.json#/$defs/TapeEntry
@@ -10522,6 +10825,7 @@ var DocumentTypes = []string{
 	"run-record.tape-entry",
 	"run-record.tape-record",
 	"session-event.event",
+	"session-event.stored",
 	"session-feedback.capabilities",
 	"session-feedback.checkpoint",
 	"session-feedback.checkpoint-receipt",
@@ -10603,6 +10907,10 @@ func Decode(doctype string, data []byte) (any, error) {
 		return value, err
 	case "session-event.event":
 		var value SessionEvent
+		err := decodeInto(data, &value)
+		return value, err
+	case "session-event.stored":
+		var value StoredEvent
 		err := decodeInto(data, &value)
 		return value, err
 	case "session-feedback.capabilities":

@@ -4,7 +4,7 @@
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
 //   schemas/producer-protocol.schema.json sha256:65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
-//   schemas/session-event.schema.json sha256:012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899
+//   schemas/session-event.schema.json sha256:853b3158f41df9d3d20f43d620d840097c30c365dc0c51b0d3cac608cebfdb7a
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
 //   schemas/session-health.schema.json sha256:156161d84526c466c14df97f479640617d8cbd275623ca85f7dde41658c6d292
 //   schemas/session-recap-v1.schema.json sha256:f786b3e89568bdb38eca5167f7ab4e7aa36c8cdfcc6114f1146c24882e6d950b
@@ -1156,6 +1156,50 @@ export function decodeEventKind(node: JsonNode, path: string, source: string): E
 }
 
 export const encodeEventKind: Encoder<EventKind> = encodeString;
+
+/**
+ * Harn's detached Ed25519 signature over the canonical event (EventSignature in event.rs).
+ *
+ * Schema: session-event.schema.json#/$defs/EventSignature
+ */
+export interface EventSignature {
+  algorithm: string;
+  key_id: string;
+  signature: string;
+}
+
+export function decodeEventSignature(node: JsonNode, path: string, source: string): EventSignature {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "algorithm":
+        out["algorithm"] = decodeString(child, at, source);
+        break;
+      case "key_id":
+        out["key_id"] = decodeString(child, at, source);
+        break;
+      case "signature":
+        out["signature"] = decodeString(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "EventSignature");
+    }
+  }
+  if (!has(out, "algorithm")) missingMember(path, "algorithm");
+  if (!has(out, "key_id")) missingMember(path, "key_id");
+  if (!has(out, "signature")) missingMember(path, "signature");
+  return out as unknown as EventSignature;
+}
+
+export function encodeEventSignature(value: EventSignature): string {
+  const parts: string[] = [];
+  parts.push("\"algorithm\":" + encodeString(value["algorithm"]));
+  parts.push("\"key_id\":" + encodeString(value["key_id"]));
+  parts.push("\"signature\":" + encodeString(value["signature"]));
+  return "{" + parts.join(",") + "}";
+}
 
 /**
  * Requested evidence that Harn couldn't persist, in the shape of Harn's
@@ -6228,6 +6272,180 @@ export function encodeStopCommand(value: StopCommand): string {
 }
 
 /**
+ * One event as Harn's session store holds it and harn-session-store's serde writes it
+ * (StoredEvent in crates/harn-session-store/src/event.rs): every member written, null where
+ * an Option is None. The payload is opaque JSON in which Harn's recap finds facts at the
+ * JSON pointers of crates/harn-vm/src/agent_sessions/event_facts.rs (docs/recap.md section
+ * 11); headers are strings (run_id, turn_id, tool_call_id, ...). record_hash is the store's
+ * hash of the event (a confidentiality projection writes redacted:HASH); prev_hash the
+ * previous event's in the session. Ids are numbered per session from 1 by the store
+ * (crates/harn-session-store/src/memory.rs).
+ *
+ * Schema: session-event.schema.json#/$defs/StoredEvent
+ */
+export interface StoredEvent {
+  event_id: number;
+  session_id: string;
+  tenant_id: string | null;
+  parent_event_id: number | null;
+  actor: string | null;
+  kind: StoredEventKind;
+  payload: RawJson;
+  tags: Array<string>;
+  headers: Map<string, string>;
+  ts_ms: number;
+  ts: string;
+  record_hash: string;
+  prev_hash: string | null;
+  signed_by: EventSignature | null;
+}
+
+export function decodeStoredEvent(node: JsonNode, path: string, source: string): StoredEvent {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "event_id":
+        out["event_id"] = decodeUnsigned(child, at, source);
+        break;
+      case "session_id":
+        out["session_id"] = decodeString(child, at, source);
+        break;
+      case "tenant_id":
+        out["tenant_id"] = child.kind === "null" ? null : decodeString(child, at, source);
+        break;
+      case "parent_event_id":
+        out["parent_event_id"] = child.kind === "null" ? null : decodeUnsigned(child, at, source);
+        break;
+      case "actor":
+        out["actor"] = child.kind === "null" ? null : decodeString(child, at, source);
+        break;
+      case "kind":
+        out["kind"] = decodeStoredEventKind(child, at, source);
+        break;
+      case "payload":
+        out["payload"] = decodeRaw(child, at, source);
+        break;
+      case "tags":
+        out["tags"] = decodeArrayOf(decodeString)(child, at, source);
+        break;
+      case "headers":
+        out["headers"] = decodeMapOf(decodeString)(child, at, source);
+        break;
+      case "ts_ms":
+        out["ts_ms"] = decodeInteger(child, at, source);
+        break;
+      case "ts":
+        out["ts"] = decodeString(child, at, source);
+        break;
+      case "record_hash":
+        out["record_hash"] = decodeString(child, at, source);
+        break;
+      case "prev_hash":
+        out["prev_hash"] = child.kind === "null" ? null : decodeString(child, at, source);
+        break;
+      case "signed_by":
+        out["signed_by"] = child.kind === "null" ? null : decodeEventSignature(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "StoredEvent");
+    }
+  }
+  if (!has(out, "event_id")) missingMember(path, "event_id");
+  if (!has(out, "session_id")) missingMember(path, "session_id");
+  if (!has(out, "tenant_id")) missingMember(path, "tenant_id");
+  if (!has(out, "parent_event_id")) missingMember(path, "parent_event_id");
+  if (!has(out, "actor")) missingMember(path, "actor");
+  if (!has(out, "kind")) missingMember(path, "kind");
+  if (!has(out, "payload")) missingMember(path, "payload");
+  if (!has(out, "tags")) missingMember(path, "tags");
+  if (!has(out, "headers")) missingMember(path, "headers");
+  if (!has(out, "ts_ms")) missingMember(path, "ts_ms");
+  if (!has(out, "ts")) missingMember(path, "ts");
+  if (!has(out, "record_hash")) missingMember(path, "record_hash");
+  if (!has(out, "prev_hash")) missingMember(path, "prev_hash");
+  if (!has(out, "signed_by")) missingMember(path, "signed_by");
+  return out as unknown as StoredEvent;
+}
+
+export function encodeStoredEvent(value: StoredEvent): string {
+  const parts: string[] = [];
+  parts.push("\"event_id\":" + encodeUnsigned(value["event_id"]));
+  parts.push("\"session_id\":" + encodeString(value["session_id"]));
+  { const member = value["tenant_id"]; parts.push("\"tenant_id\":" + (member === null ? "null" : encodeString(member))); }
+  { const member = value["parent_event_id"]; parts.push("\"parent_event_id\":" + (member === null ? "null" : encodeUnsigned(member))); }
+  { const member = value["actor"]; parts.push("\"actor\":" + (member === null ? "null" : encodeString(member))); }
+  parts.push("\"kind\":" + encodeStoredEventKind(value["kind"]));
+  parts.push("\"payload\":" + encodeRaw(value["payload"]));
+  parts.push("\"tags\":" + encodeArrayOf(encodeString)(value["tags"]));
+  parts.push("\"headers\":" + encodeMapOf(encodeString)(value["headers"]));
+  parts.push("\"ts_ms\":" + encodeInteger(value["ts_ms"]));
+  parts.push("\"ts\":" + encodeString(value["ts"]));
+  parts.push("\"record_hash\":" + encodeString(value["record_hash"]));
+  { const member = value["prev_hash"]; parts.push("\"prev_hash\":" + (member === null ? "null" : encodeString(member))); }
+  { const member = value["signed_by"]; parts.push("\"signed_by\":" + (member === null ? "null" : encodeEventSignature(member))); }
+  return "{" + parts.join(",") + "}";
+}
+
+/**
+ * Harn's SessionEventKind as serde tags it (crates/harn-session-store/src/event.rs):
+ * {"kind": NAME} for a named variant, {"kind": "custom", "type": NAME} for a surface-
+ * specific one (type only then). The recap reads message, tool_call, tool_result, plan and
+ * the custom types loop_checkpoint, progress_reported and agent_run_terminal.
+ *
+ * Schema: session-event.schema.json#/$defs/StoredEventKind
+ */
+export interface StoredEventKind {
+  kind: StoredEventKindKind;
+  type?: string;
+}
+
+export function decodeStoredEventKind(node: JsonNode, path: string, source: string): StoredEventKind {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "kind":
+        out["kind"] = decodeStoredEventKindKind(child, at, source);
+        break;
+      case "type":
+        out["type"] = decodeString(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "StoredEventKind");
+    }
+  }
+  if (!has(out, "kind")) missingMember(path, "kind");
+  return out as unknown as StoredEventKind;
+}
+
+export function encodeStoredEventKind(value: StoredEventKind): string {
+  const parts: string[] = [];
+  parts.push("\"kind\":" + encodeStoredEventKindKind(value["kind"]));
+  { const member = value["type"]; if (member !== undefined) parts.push("\"type\":" + encodeString(member)); }
+  return "{" + parts.join(",") + "}";
+}
+
+/**
+ * Schema: session-event.schema.json (inline)
+ */
+export type StoredEventKindKind = "message" | "tool_call" | "tool_result" | "plan" | "compaction" | "system_reminder" | "hypothesis" | "receipt" | "reminder" | "permission_decision" | "control" | "custom";
+
+export const StoredEventKindKindValues: ReadonlyArray<StoredEventKindKind> = ["message", "tool_call", "tool_result", "plan", "compaction", "system_reminder", "hypothesis", "receipt", "reminder", "permission_decision", "control", "custom"];
+
+export function decodeStoredEventKindKind(node: JsonNode, path: string, source: string): StoredEventKindKind {
+  const value = decodeString(node, path, source);
+  if (!(StoredEventKindKindValues as ReadonlyArray<string>).includes(value)) {
+    throw new DecodeError(path, "enum_mismatch", `${JSON.stringify(value)} is not a StoredEventKindKind`);
+  }
+  return value as StoredEventKindKind;
+}
+
+export const encodeStoredEventKindKind: Encoder<StoredEventKindKind> = encodeString;
+
+/**
  * One JSONL tape envelope. Every envelope carries execution_id: the VM execution it was
  * written inside, or null outside a VM scope (never a session id instead).
  *
@@ -7886,6 +8104,7 @@ export interface DocumentTypeMap {
   "run-record.tape-entry": TapeEntry;
   "run-record.tape-record": TapeRecord;
   "session-event.event": SessionEvent;
+  "session-event.stored": StoredEvent;
   "session-feedback.capabilities": SessionFeedbackCapabilities;
   "session-feedback.checkpoint": SessionCheckpointRequest;
   "session-feedback.checkpoint-receipt": CheckpointReceipt;
@@ -7919,6 +8138,7 @@ const CODECS: { [K in keyof DocumentTypeMap]: readonly [Decoder<DocumentTypeMap[
   "run-record.tape-entry": [decodeTapeEntry, encodeTapeEntry],
   "run-record.tape-record": [decodeTapeRecord, encodeTapeRecord],
   "session-event.event": [decodeSessionEvent, encodeSessionEvent],
+  "session-event.stored": [decodeStoredEvent, encodeStoredEvent],
   "session-feedback.capabilities": [decodeSessionFeedbackCapabilities, encodeSessionFeedbackCapabilities],
   "session-feedback.checkpoint": [decodeSessionCheckpointRequest, encodeSessionCheckpointRequest],
   "session-feedback.checkpoint-receipt": [decodeCheckpointReceipt, encodeCheckpointReceipt],

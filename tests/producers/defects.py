@@ -88,7 +88,7 @@ def keeps_sensitive_tool_arguments(case: Mapping[str, Any]) -> Any:
     # {"password": "hunter2"} goes out as written.
     raw = {
         event["id"]: event["payload"]
-        for event in case["events"]
+        for event in case.get("events", [])
         if event.get("kind") in ("tool_call", "tool_result") and isinstance(event["payload"], dict)
     }
     output = HANDLERS["recap.project"](case)

@@ -249,7 +249,7 @@ def ignores_snake_aliases(case: Mapping[str, Any]) -> Any:
 
 
 def leaks_recap_secrets(case: Mapping[str, Any]) -> Any:
-    raw = {e["id"]: e["payload"].get("text") for e in case["events"]}
+    raw = {e["id"]: e["payload"].get("text") for e in case.get("events", [])}
     output = _recap(case)
     for turn in output.get("snapshot", {}).get("turns", []):
         for prompt in turn["prompts"]:

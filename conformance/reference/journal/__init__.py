@@ -7,6 +7,7 @@ A journal is an ordered log of :class:`SessionEvent` values
 describes the layout and the error codes.
 """
 
+from session_contracts.conformance.reference.journal._harn_stored import stored_event
 from session_contracts.conformance.reference.journal._import import (
     FileImport,
     export_tape,
@@ -19,6 +20,7 @@ from session_contracts.conformance.reference.journal._model import (
     EVENT_DOCUMENT_TYPE,
     EVENT_KINDS,
     SESSION_EVENT_SCHEMA_ID,
+    STORED_EVENT_DOCUMENT_TYPE,
     EventKind,
     JournalCorrupt,
     JournalError,
@@ -45,6 +47,7 @@ __all__ = [
     "EVENT_DOCUMENT_TYPE",
     "EVENT_KINDS",
     "SESSION_EVENT_SCHEMA_ID",
+    "STORED_EVENT_DOCUMENT_TYPE",
     "EventKind",
     "EventRecord",
     "FileImport",
@@ -66,5 +69,6 @@ __all__ = [
     "import_tape",
     "journal_stats",
     "quick_validator",
+    "stored_event",
     "validate_event",
 ]

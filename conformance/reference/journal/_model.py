@@ -39,6 +39,7 @@ __all__ = [
     "EVENT_DOCUMENT_TYPE",
     "EVENT_KINDS",
     "SESSION_EVENT_SCHEMA_ID",
+    "STORED_EVENT_DOCUMENT_TYPE",
     "EventKind",
     "JournalCorrupt",
     "JournalError",
@@ -55,6 +56,8 @@ __all__ = [
 SESSION_EVENT_SCHEMA_ID = "https://schemas.session-contracts.dev/v1/session-event.schema.json"
 # The schema's x-documentTypes entry "event", named as the validator and CLI name it.
 EVENT_DOCUMENT_TYPE = "session-event.event"
+# An event as Harn's session store holds it (docs/journal.md, "As Harn stores it").
+STORED_EVENT_DOCUMENT_TYPE = "session-event.stored"
 # A contract check reports at most this many findings: enough to fix a batch,
 # few enough that one broken document cannot flood a log.
 MAX_FINDINGS = 20

@@ -22,6 +22,7 @@ from session_contracts.conformance.reference.recap._projection import (
     SNAPSHOT_DOCUMENT_TYPE,
     SourceRecord,
     project,
+    project_stored,
     with_extensions,
 )
 from session_contracts.conformance.reference.recap._query import (
@@ -40,6 +41,7 @@ from session_contracts.conformance.reference.recap._service import (
     RecapOutcome,
     RecapService,
     envelope_bytes,
+    recap_of_stored_events,
 )
 
 __all__ = [
@@ -59,7 +61,9 @@ __all__ = [
     "create_app",
     "envelope_bytes",
     "project",
+    "project_stored",
     "query_echo",
+    "recap_of_stored_events",
     "redact_texts",
     "run_acp",
     "serve",

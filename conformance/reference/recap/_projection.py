@@ -26,9 +26,14 @@ step.  In short, one pass over every event of the bounded read, in id order:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+from session_contracts.conformance.reference.recap._event_facts import (
+    ABSENT,
+    JournalFacts,
+    StoredFacts,
+)
 from session_contracts.conformance.reference.recap._redaction_gate import text_screen
 
 from session_contracts._canonical import is_plain_json
@@ -47,6 +52,7 @@ __all__ = [
     "VERIFICATION_SCHEMA",
     "SourceRecord",
     "project",
+    "project_stored",
     "with_extensions",
 ]
 
@@ -60,9 +66,12 @@ RECAP_KINDS = frozenset(
 )
 # The one tool postcondition a recap shows, and only when it passed.
 VERIFICATION_SCHEMA = "harn.agent_tool_postcondition.v1"
-_PROGRESS_STATUSES = frozenset({"pending", "in_progress", "completed"})
-_PROGRESS_PRIORITIES = frozenset({"high", "medium", "low"})
 _TERMINAL_MEMBERS = ("finalStatus", "stopReason", "kind", "owner", "reason")
+# The exchange members an observation sets when it has them (ABSENT while unset).
+_TOOL_VALUES = ("toolName", "input", "output", "verification")
+
+
+Facts = type[JournalFacts] | type[StoredFacts]
 
 
 class SourceRecord(Protocol):
@@ -101,39 +110,12 @@ class _Redactor:
         return None if text is None else self.text(text)
 
     def value(self, value: Any) -> Any:
-        if value is None:
-            return None
+        if value is None or value is ABSENT:
+            return value
         plain = _plain(value)
         if not self._screen.value_may_change(plain):
             return plain  # its own redaction (as redact_values answers too)
         return redact_value(plain, self._policy)
-
-
-# Unicode White_Space, the set Rust's str::trim removes (Harn judges blank
-# content so). Python's str.isspace also counts U+001C..U+001F, which Harn
-# does not: a report whose entry is only U+001F is not blank there.
-_WHITE_SPACE = frozenset(
-    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
-    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-)
-
-
-_WHITE_SPACE_CHARACTERS = "".join(sorted(_WHITE_SPACE))
-
-
-def _blank(text: str) -> bool:
-    """Empty, or only White_Space characters (docs/recap.md 4.3, progress)."""
-    return all(character in _WHITE_SPACE for character in text)
-
-
-def _semantic(text: str | None) -> str | None:
-    """A text as Harn reads it through ``semantic_string``
-    (``crates/harn-vm/src/agent_sessions/event_facts.rs``): trimmed of White_Space,
-    and absent when nothing is left (docs/recap.md 4.1)."""
-    if text is None:
-        return None
-    trimmed = text.strip(_WHITE_SPACE_CHARACTERS)
-    return trimmed or None
 
 
 def _plain(value: Any) -> Any:
@@ -203,7 +185,8 @@ class _Turn:
 class _Projector:
     """One pass over a bounded read (docs/recap.md section 4)."""
 
-    def __init__(self, query: Mapping[str, Any], redactor: _Redactor) -> None:
+    def __init__(self, query: Mapping[str, Any], redactor: _Redactor, facts: Facts) -> None:
+        self.facts = facts
         self.run_filter: str | None = query["runId"]
         self.turn_filter: str | None = query["turnId"]
         self.redact = redactor
@@ -221,10 +204,12 @@ class _Projector:
         }
 
     def absorb(self, event: Mapping[str, Any]) -> None:
-        absorber = self.absorbers.get(event["kind"])
-        if absorber is None:
+        facts = self.facts
+        kind = facts.recap_kind(event)
+        if kind is None:
             return
-        run_id, turn_id = event["runId"], event["turnId"]
+        absorber = self.absorbers[kind]
+        run_id, turn_id = facts.scope(event)
         if run_id is None or turn_id is None:
             self.unassigned += 1  # counted before the filters, as Harn does
             return
@@ -236,9 +221,9 @@ class _Projector:
         turn = self.turns.get(key)
         if turn is None:
             turn = self.turns[key] = _Turn(run_id, turn_id)
-        event_id: int = event["id"]
+        event_id = facts.event_id(event)
         turn.fact["sourceEventIds"].append(event_id)
-        absorber(turn, event_id, event["payload"])
+        absorber(turn, event_id, event)
 
     # -- placement
 
@@ -254,14 +239,13 @@ class _Projector:
 
     # -- one method per recap kind
 
-    def checkpoint(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
-        iteration = payload["iteration"]
+    def checkpoint(self, turn: _Turn, event_id: int, event: Mapping[str, Any]) -> None:
+        label, iteration = self.facts.checkpoint(event)
         if iteration is None:
             self.unassigned += 1
             return
         segment = turn.segment(iteration)
         segment.fact["sourceEventIds"].append(event_id)
-        label = _semantic(payload["checkpoint"])
         if label == "iteration_start":
             segment.started = True
             turn.current = iteration
@@ -274,9 +258,8 @@ class _Projector:
         else:
             self.unassigned += 1
 
-    def message(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
-        text = _semantic(payload["text"])
-        role, visibility = _semantic(payload["role"]), _semantic(payload["visibility"])
+    def message(self, turn: _Turn, event_id: int, event: Mapping[str, Any]) -> None:
+        role, visibility, text = self.facts.message(event)
         if text is None:
             return
         if role == "user" and visibility in (None, "public"):
@@ -289,30 +272,30 @@ class _Projector:
             )
             self.mark(segment, event_id)
 
-    def tool_call(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
+    def tool_call(self, turn: _Turn, event_id: int, event: Mapping[str, Any]) -> None:
         # The segment is chosen before the call id is checked, as Harn does:
         # a call without an id outside an iteration counts twice.
         segment = self.current_segment(turn)
-        call_id = _semantic(payload["callId"])
+        call_id, tool_name, value = self.facts.tool_call(event)
         if call_id is None:
             self.unassigned += 1
             return
         incoming = {
             "toolCallId": call_id,
-            "toolName": _semantic(payload["toolName"]),
+            "toolName": ABSENT if tool_name is None else tool_name,
             "state": "open",
             "callObserved": True,
             "resultObserved": False,
-            "input": self.redact.value(payload["input"]),
-            "output": None,
-            "verification": None,
+            "input": self.redact.value(value),
+            "output": ABSENT,
+            "verification": ABSENT,
             "sourceEventIds": [event_id],
         }
         _upsert(turn, segment, incoming)
         self.mark(segment, event_id)
 
-    def tool_result(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
-        call_id = _semantic(payload["callId"])
+    def tool_result(self, turn: _Turn, event_id: int, event: Mapping[str, Any]) -> None:
+        call_id, tool_name, failed, value, verification = self.facts.tool_result(event)
         if call_id is None:
             self.unassigned += 1
             return
@@ -320,89 +303,78 @@ class _Projector:
         segment = existing[0] if existing is not None else self.current_segment(turn)
         incoming = {
             "toolCallId": call_id,
-            "toolName": _semantic(payload["toolName"]),
-            "state": "failed" if payload["isError"] else "completed",
+            "toolName": ABSENT if tool_name is None else tool_name,
+            "state": "failed" if failed else "completed",
             "callObserved": False,
             "resultObserved": True,
-            "input": None,
-            "output": self.redact.value(payload["output"]),
-            "verification": self.verification(payload["verification"], event_id),
+            "input": ABSENT,
+            "output": self.redact.value(value),
+            "verification": self.verification(verification, event_id),
             "sourceEventIds": [event_id],
         }
         _upsert(turn, segment, incoming)
         self.mark(segment, event_id)
 
-    def verification(self, value: Mapping[str, Any] | None, event_id: int) -> Any:
-        if value is None or value["schema"] != VERIFICATION_SCHEMA or value["status"] != "passed":
-            return None
+    def verification(self, value: tuple[str, str, tuple[str, ...]] | None, event_id: int) -> Any:
+        if value is None or value[0] != VERIFICATION_SCHEMA or value[1] != "passed":
+            return ABSENT
         return {
-            "schema": value["schema"],
+            "schema": value[0],
             "status": "passed",
-            "verifiedPaths": [self.redact.text(path) for path in value["verifiedPaths"]],
+            "verifiedPaths": [self.redact.text(path) for path in value[2]],
             "sourceEventId": event_id,
         }
 
-    def plan(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
-        event = payload["event"]
+    def plan(self, turn: _Turn, event_id: int, event: Mapping[str, Any]) -> None:
+        plan = self.facts.plan(event)
+        if plan is None:
+            self.unassigned += 1  # not a plan document the recap can read
+            return
+        document_id, revision_id, title, summary, steps, plan_event = plan
         fact = {
-            "documentId": payload["documentId"],
-            "revisionId": payload["revisionId"],
-            "title": self.redact.text(payload["title"]),
-            "summary": self.redact.text(payload["summary"]),
+            "documentId": document_id,
+            "revisionId": revision_id,
+            "title": self.redact.text(title),
+            "summary": self.redact.text(summary),
             "steps": [
-                {
-                    "id": step["id"],
-                    "content": self.redact.text(step["content"]),
-                    "status": step["status"],
-                }
-                for step in payload["steps"]
+                {"id": step_id, "content": self.redact.text(content), "status": status}
+                for step_id, content, status in steps
             ],
             "event": None
-            if event is None
-            else {
-                "kind": event["kind"],
-                "eventId": event["eventId"],
-                # A created revision has no input revision, whatever was recorded.
-                "inputRevisionId": event["inputRevisionId"] if event["kind"] == "updated" else None,
-            },
+            if plan_event is None
+            else dict(zip(("kind", "eventId", "inputRevisionId"), plan_event, strict=True)),
             "sourceEventId": event_id,
         }
         segment = self.current_segment(turn)
         segment.fact["plans"].append(fact)
         self.mark(segment, event_id)
 
-    def progress(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
-        entries = []
-        for entry in payload["entries"]:
-            content, status, priority = entry["content"], entry["status"], entry["priority"]
-            if (
-                _blank(content)
-                or status not in _PROGRESS_STATUSES
-                or (priority is not None and priority not in _PROGRESS_PRIORITIES)
-            ):
-                self.unassigned += 1  # one invalid entry makes the whole report unplaceable
-                return
-            entries.append(
-                {"content": self.redact.text(content), "status": status, "priority": priority}
-            )
-        message = payload["message"]
-        if message is None and not entries:
+    def progress(self, turn: _Turn, event_id: int, event: Mapping[str, Any]) -> None:
+        report = self.facts.progress(event)
+        if report is None:
+            self.unassigned += 1  # one invalid entry makes the whole report unplaceable
+            return
+        message, read_entries, replace = report
+        if message is None and not read_entries:
             self.unassigned += 1
             return
-        replace = payload["replace"]
+        entries = [
+            {"content": self.redact.text(content), "status": status, "priority": priority}
+            for content, status, priority in read_entries
+        ]
         segment = self.current_segment(turn)
         segment.fact["progress"].append(
             {
                 "message": self.redact.optional(message),
                 "entries": entries,
-                "replace": True if replace is None else replace,
+                "replace": replace,
                 "sourceEventId": event_id,
             }
         )
         self.mark(segment, event_id)
 
-    def terminal(self, turn: _Turn, event_id: int, payload: Mapping[str, Any]) -> None:
-        values = {member: _semantic(payload[member]) for member in _TERMINAL_MEMBERS}
+    def terminal(self, turn: _Turn, event_id: int, event: Mapping[str, Any]) -> None:
+        values = dict(zip(_TERMINAL_MEMBERS, self.facts.terminal(event), strict=True))
         complete = values["kind"] is not None and values["owner"] is not None
         fact: dict[str, Any] = {"state": "complete" if complete else "incomplete"}
         for member in _TERMINAL_MEMBERS:
@@ -428,6 +400,9 @@ class _Projector:
                     fact["state"] = "incomplete"
                     incomplete = True
                 for tool in fact["tools"]:
+                    for member in _TOOL_VALUES:
+                        if tool[member] is ABSENT:
+                            tool[member] = None
                     if not (tool["callObserved"] and tool["resultObserved"]):
                         tool["state"] = "incomplete"
                         incomplete = True
@@ -449,9 +424,9 @@ def _upsert(turn: _Turn, segment: _Segment, incoming: dict[str, Any]) -> None:
         segment.fact["tools"].append(incoming)
         return
     tool = found[1]
-    for member in ("toolName", "input", "output", "verification"):
-        if incoming[member] is not None:
-            tool[member] = incoming[member]  # a later observation's value wins
+    for member in _TOOL_VALUES:
+        if incoming[member] is not ABSENT:
+            tool[member] = incoming[member]  # a later observation's value wins, null too
     tool["callObserved"] = tool["callObserved"] or incoming["callObserved"]
     tool["resultObserved"] = tool["resultObserved"] or incoming["resultObserved"]
     if incoming["resultObserved"]:
@@ -490,18 +465,58 @@ def project(
     ``policy``.  ``extensions`` is attached verbatim ({} when not given).
     Raises :class:`InvalidDocument` when the events are not in id order.
     """
+    return _project(
+        ((record.event, record.record_hash) for record in events),
+        JournalFacts,
+        query,
+        rows_beyond=rows_beyond,
+        policy=policy,
+        extensions=extensions,
+    )
+
+
+def project_stored(
+    events: Sequence[Mapping[str, Any]],
+    query: Mapping[str, Any],
+    *,
+    rows_beyond: int,
+    policy: RedactionPolicy,
+    extensions: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """:func:`project` over Harn's ``StoredEvent`` values (serde form, checked), read as
+    Harn's recap reads them (docs/recap.md, "Stored events"); each event's record hash
+    is its own ``record_hash`` (a redacted projection's source hash)."""
+    return _project(
+        ((event, StoredFacts.record_hash(event)) for event in events),
+        StoredFacts,
+        query,
+        rows_beyond=rows_beyond,
+        policy=policy,
+        extensions=extensions,
+    )
+
+
+def _project(
+    events: Iterable[tuple[Mapping[str, Any], str]],
+    facts: Facts,
+    query: Mapping[str, Any],
+    *,
+    rows_beyond: int,
+    policy: RedactionPolicy,
+    extensions: Mapping[str, Any] | None,
+) -> dict[str, Any]:
     if rows_beyond < 0:
         raise ValueError(f"rows_beyond must not be negative, not {rows_beyond}")
-    projector = _Projector(query, _Redactor(policy))
+    projector = _Projector(query, _Redactor(policy), facts)
     source_events: list[dict[str, Any]] = []
     previous = -1
-    for index, record in enumerate(events):
-        event = record.event
-        event_id = event["id"]
+    event_id_of = facts.event_id
+    for index, (event, record_hash) in enumerate(events):
+        event_id = event_id_of(event)
         if event_id <= previous:
             raise _not_increasing(index, event_id, previous)
         previous = event_id
-        source_events.append({"eventId": event_id, "recordHash": record.record_hash})
+        source_events.append({"eventId": event_id, "recordHash": record_hash})
         projector.absorb(event)
     turns = projector.finish()
     last_event_id = source_events[-1]["eventId"] if source_events else None

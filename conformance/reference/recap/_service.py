@@ -32,7 +32,7 @@ import gc
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -46,7 +46,11 @@ from session_contracts.conformance.reference.journal import (
     SqliteJournal,
     quick_validator,
 )
-from session_contracts.conformance.reference.recap._projection import project, with_extensions
+from session_contracts.conformance.reference.recap._projection import (
+    project,
+    project_stored,
+    with_extensions,
+)
 from session_contracts.conformance.reference.recap._query import clamp_limit, query_echo
 
 from session_contracts._redaction import RedactionPolicy
@@ -61,6 +65,7 @@ __all__ = [
     "RecapService",
     "envelope_bytes",
     "paused_gc",
+    "recap_of_stored_events",
     "unavailable",
 ]
 
@@ -235,20 +240,54 @@ class RecapService(ClosedOnExit):
             extensions = self._extend(snapshot)
             if extensions is not None:
                 snapshot = with_extensions(snapshot, extensions)
-        envelope = {"state": "available", "snapshot": snapshot}
-        # The write contract is closed: refuse to hand out what it does not
-        # allow.  The quick validator agrees with the full one here: the
-        # projection writes integers as ints (event ids, iterations, counts);
-        # a value it cannot take (an integer beyond 64 bits) goes to the full one.
-        if not _quick_valid(envelope):
-            findings = default_validator().validate(ENVELOPE_DOCUMENT_TYPE, envelope)
-            if findings:
-                LOG.error(
-                    "recap envelope breaks the contract: %s",
-                    "; ".join(f.render() for f in findings[:5]),
-                )
-                return unavailable("projection_failed")
-        return RecapOutcome("available", envelope)
+        return _checked(snapshot)
+
+
+def recap_of_stored_events(
+    events: Sequence[Mapping[str, Any]],
+    raw_query: Mapping[str, Any],
+    *,
+    policy: RedactionPolicy | None = None,
+) -> RecapOutcome:
+    """The recap of Harn ``StoredEvent`` values (checked, in store order) held in memory,
+    read as Harn's in-memory session store reads them (docs/recap.md, "Stored events"):
+    the session's events from ``fromEventId`` (1 when absent) in id order, at most the
+    clamped limit; ``pending`` the session's last id minus the last id read.  A session
+    with no event is missing.  :class:`InvalidDocument` if the query is invalid."""
+    query = query_echo(raw_query)
+    session = [event for event in events if event["session_id"] == query["sessionId"]]
+    if not session:
+        return unavailable("session_missing")
+    start = query["fromEventId"] if query["fromEventId"] is not None else 1
+    limit = clamp_limit(query["limit"])
+    read = [event for event in session if event["event_id"] >= start][:limit]
+    tail = max(event["event_id"] for event in session)
+    rows_beyond = tail - read[-1]["event_id"] if read else 0
+    snapshot = project_stored(
+        read,
+        query,
+        rows_beyond=rows_beyond,
+        policy=policy if policy is not None else default_policy(),
+    )
+    return _checked(snapshot)
+
+
+def _checked(snapshot: dict[str, Any]) -> RecapOutcome:
+    """The available envelope, or ``projection_failed`` when it breaks the contract."""
+    envelope = {"state": "available", "snapshot": snapshot}
+    # The write contract is closed: refuse to hand out what it does not
+    # allow.  The quick validator agrees with the full one here: the
+    # projection writes integers as ints (event ids, iterations, counts);
+    # a value it cannot take (an integer beyond 64 bits) goes to the full one.
+    if not _quick_valid(envelope):
+        findings = default_validator().validate(ENVELOPE_DOCUMENT_TYPE, envelope)
+        if findings:
+            LOG.error(
+                "recap envelope breaks the contract: %s",
+                "; ".join(f.render() for f in findings[:5]),
+            )
+            return unavailable("projection_failed")
+    return RecapOutcome("available", envelope)
 
 
 def _quick_valid(envelope: Mapping[str, Any]) -> bool:

@@ -4,7 +4,7 @@
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
 //   schemas/producer-protocol.schema.json sha256:65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
-//   schemas/session-event.schema.json sha256:012589919006a25bc1fbfb706e83fc1c6b1ce5c58e5a5c87d088fff2039a2899
+//   schemas/session-event.schema.json sha256:853b3158f41df9d3d20f43d620d840097c30c365dc0c51b0d3cac608cebfdb7a
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
 //   schemas/session-health.schema.json sha256:156161d84526c466c14df97f479640617d8cbd275623ca85f7dde41658c6d292
 //   schemas/session-recap-v1.schema.json sha256:f786b3e89568bdb38eca5167f7ab4e7aa36c8cdfcc6114f1146c24882e6d950b
@@ -749,6 +749,20 @@ pub enum EventKind {
     TranscriptReset,
     #[serde(rename = "other")]
     Other,
+}
+
+/// Harn's detached Ed25519 signature over the canonical event (EventSignature in event.rs).
+///
+/// Schema: `session-event.schema.json#/$defs/EventSignature`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventSignature {
+    #[serde(rename = "algorithm")]
+    pub algorithm: String,
+    #[serde(rename = "key_id")]
+    pub key_id: String,
+    #[serde(rename = "signature")]
+    pub signature: String,
 }
 
 /// Requested evidence that Harn couldn't persist, in the shape of Harn's
@@ -2903,6 +2917,93 @@ pub struct StopCommand {
     pub cmd: ConstStop,
 }
 
+/// One event as Harn's session store holds it and harn-session-store's serde writes it
+/// (StoredEvent in crates/harn-session-store/src/event.rs): every member written, null where
+/// an Option is None. The payload is opaque JSON in which Harn's recap finds facts at the
+/// JSON pointers of crates/harn-vm/src/agent_sessions/event_facts.rs (docs/recap.md section
+/// 11); headers are strings (run_id, turn_id, tool_call_id, ...). record_hash is the store's
+/// hash of the event (a confidentiality projection writes redacted:HASH); prev_hash the
+/// previous event's in the session. Ids are numbered per session from 1 by the store
+/// (crates/harn-session-store/src/memory.rs).
+///
+/// Schema: `session-event.schema.json#/$defs/StoredEvent`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoredEvent {
+    #[serde(rename = "event_id", deserialize_with = "de::integral")]
+    pub event_id: u64,
+    #[serde(rename = "session_id")]
+    pub session_id: String,
+    #[serde(rename = "tenant_id", deserialize_with = "de::nullable")]
+    pub tenant_id: Option<String>,
+    #[serde(rename = "parent_event_id", deserialize_with = "de::nullable_integral")]
+    pub parent_event_id: Option<u64>,
+    #[serde(rename = "actor", deserialize_with = "de::nullable")]
+    pub actor: Option<String>,
+    #[serde(rename = "kind")]
+    pub kind: StoredEventKind,
+    #[serde(rename = "payload")]
+    pub payload: Json,
+    #[serde(rename = "tags")]
+    pub tags: Vec<String>,
+    #[serde(rename = "headers")]
+    pub headers: BTreeMap<String, String>,
+    #[serde(rename = "ts_ms", deserialize_with = "de::integral")]
+    pub ts_ms: i64,
+    #[serde(rename = "ts")]
+    pub ts: String,
+    #[serde(rename = "record_hash")]
+    pub record_hash: String,
+    #[serde(rename = "prev_hash", deserialize_with = "de::nullable")]
+    pub prev_hash: Option<String>,
+    #[serde(rename = "signed_by", deserialize_with = "de::nullable")]
+    pub signed_by: Option<EventSignature>,
+}
+
+/// Harn's SessionEventKind as serde tags it (crates/harn-session-store/src/event.rs):
+/// {"kind": NAME} for a named variant, {"kind": "custom", "type": NAME} for a surface-
+/// specific one (type only then). The recap reads message, tool_call, tool_result, plan and
+/// the custom types loop_checkpoint, progress_reported and agent_run_terminal.
+///
+/// Schema: `session-event.schema.json#/$defs/StoredEventKind`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoredEventKind {
+    #[serde(rename = "kind")]
+    pub kind: StoredEventKindKind,
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub r#type: Option<String>,
+}
+
+/// Schema: `session-event.schema.json (inline)`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StoredEventKindKind {
+    #[serde(rename = "message")]
+    Message,
+    #[serde(rename = "tool_call")]
+    ToolCall,
+    #[serde(rename = "tool_result")]
+    ToolResult,
+    #[serde(rename = "plan")]
+    Plan,
+    #[serde(rename = "compaction")]
+    Compaction,
+    #[serde(rename = "system_reminder")]
+    SystemReminder,
+    #[serde(rename = "hypothesis")]
+    Hypothesis,
+    #[serde(rename = "receipt")]
+    Receipt,
+    #[serde(rename = "reminder")]
+    Reminder,
+    #[serde(rename = "permission_decision")]
+    PermissionDecision,
+    #[serde(rename = "control")]
+    Control,
+    #[serde(rename = "custom")]
+    Custom,
+}
+
 /// One JSONL tape envelope. Every envelope carries execution_id: the VM execution it was
 /// written inside, or null outside a VM scope (never a session id instead).
 ///
@@ -3539,6 +3640,7 @@ pub const DOCUMENT_TYPES: &[&str] = &[
     "run-record.tape-entry",
     "run-record.tape-record",
     "session-event.event",
+    "session-event.stored",
     "session-feedback.capabilities",
     "session-feedback.checkpoint",
     "session-feedback.checkpoint-receipt",
@@ -3578,6 +3680,7 @@ pub fn reencode(doctype: &str, text: &str) -> Result<String, String> {
         "run-record.tape-entry" => again::<TapeEntry>(text),
         "run-record.tape-record" => again::<TapeRecord>(text),
         "session-event.event" => again::<SessionEvent>(text),
+        "session-event.stored" => again::<StoredEvent>(text),
         "session-feedback.capabilities" => again::<SessionFeedbackCapabilities>(text),
         "session-feedback.checkpoint" => again::<SessionCheckpointRequest>(text),
         "session-feedback.checkpoint-receipt" => again::<CheckpointReceipt>(text),
