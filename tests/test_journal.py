@@ -193,7 +193,10 @@ def test_schema_is_draft_2020_12_and_resolves_run_record() -> None:
     schema = _schema("session-event.schema.json")
     Draft202012Validator.check_schema(schema)
     assert schema["$id"] == SESSION_EVENT_SCHEMA_ID
-    assert schema["x-documentTypes"] == {"event": "#/$defs/SessionEvent"}
+    assert schema["x-documentTypes"] == {
+        "event": "#/$defs/SessionEvent",
+        "stored": "#/$defs/StoredEvent",
+    }
     assert "$ref" not in schema, "a root $ref makes the generator fold the event union away"
     registry: Registry[Any] = Registry().with_resource(
         RUN_RECORD_ID, Resource.from_contents(_schema("run-record.schema.json"))
@@ -219,6 +222,8 @@ def test_every_object_schema_says_whether_it_is_closed() -> None:
     schema = _schema("session-event.schema.json")
     open_by_design = {
         "#/$defs/OtherEvent/properties/payload",  # kind other: opaque
+        # Harn's StoredEvent headers: a BTreeMap<String, String>, any name, string values
+        "#/$defs/StoredEvent/properties/headers",
     }
     for where, node in _object_schemas(schema):
         if where in open_by_design:

@@ -82,7 +82,7 @@ NOT_REJECTIONS = {
     # `serve`'s own start-up (a usage error of the command, exit 2)
     "serve_host_invalid", "serve_port_invalid", "serve_port_busy",
     # run-record evidence gaps and parse warnings: part of a runrecord result
-    "owner_not_recorded", "loop_state_malformed", "tool_call_unparsed",
+    "owner_not_recorded", "loop_state_malformed", "tool_call_unparsed", "projection_invalid",
     # constants that name things (a gap component, an event kind), not findings
     "completion_receipt", "execution_identity", "prior_measured_turns",
     "provider_call_response", "tool_calls",

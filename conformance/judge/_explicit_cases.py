@@ -17,6 +17,7 @@ cases, so importing this module stays cheap.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -963,19 +964,60 @@ def _recap_aliases() -> list[ExplicitCase]:
 
 
 # -- the table ------------------------------------------------------------------------------------
+@functools.cache
+def _golden_corpus() -> tuple[tuple[str, str, str, Mapping[str, Any]], ...]:
+    """(operation, name, description, input) of every packaged golden fixture."""
+    from session_contracts.conformance.judge._golden import default_fixtures_dir, load_corpus
+
+    corpus = load_corpus(default_fixtures_dir())
+    return tuple((c.operation, c.name, c.description, c.input) for c in corpus.cases)
+
+
+def _has_reset(case_input: Mapping[str, Any]) -> bool:
+    observations = case_input.get("observations")
+    return isinstance(observations, list) and any(
+        isinstance(o, Mapping) and o.get("kind") == "transcript_reset" for o in observations
+    )
+
+
+def _golden(
+    operation: str, keep: Callable[[Mapping[str, Any]], bool] = lambda case_input: True
+) -> Callable[[], list[ExplicitCase]]:
+    """The golden fixtures of ``operation`` as explicit cases: one evidence pool, so a
+    certificate implies that `golden check` passes for the checks that judge them."""
+
+    def build() -> list[ExplicitCase]:
+        return [
+            ExplicitCase(operation, copy.deepcopy(case_input), f"golden fixture {name}: {why}")
+            for fixture_operation, name, why, case_input in _golden_corpus()
+            if fixture_operation == operation and keep(case_input)
+        ]
+
+    return build
+
+
+def _all(*builders: Callable[[], list[ExplicitCase]]) -> Callable[[], list[ExplicitCase]]:
+    return lambda: [case for build in builders for case in build()]
+
+
 _BUILDERS: Mapping[str, Callable[[], list[ExplicitCase]]] = {
     "closed.unknown-field-rejected": _unknown_members,
     "extensions.verbatim": _extensions,
-    "health.semantics": _health_streams,
+    "health.semantics": _all(
+        _health_streams, _golden("health.reduce", lambda case: not _has_reset(case))
+    ),
     "health.no-zero-rate": _rate_streams,
-    "health.transcript-reset": _reset_streams,
-    "feedback.semantics": _feedback_runs,
+    "health.transcript-reset": _all(_reset_streams, _golden("health.reduce", _has_reset)),
+    "health.a2a-preserves-state": _golden("health.a2a_status_update"),
+    "feedback.semantics": _all(_feedback_runs, _golden("feedback.run")),
     "feedback.usage-never-summed": _usage_runs,
-    "runrecord.semantics": _run_projections,
-    "runrecord.response-semantics": _provider_responses,
+    "runrecord.semantics": _all(_run_projections, _golden("runrecord.project")),
+    "runrecord.response-semantics": _all(
+        _provider_responses, _golden("runrecord.provider_call_response")
+    ),
     "runrecord.reference-when-identical": _provider_responses,
     "redaction.canaries": _provider_canaries,
-    "recap.semantics": lambda: [*_recap_pages(), *_recap_text(), *_recap_numbers()],
+    "recap.semantics": _all(_recap_pages, _recap_text, _recap_numbers, _golden("recap.project")),
     "recap.limit": _recap_pages,
     "recap.hashes": lambda: [*_recap_pages(), *_recap_numbers()],
     "recap.query-aliases": _recap_aliases,

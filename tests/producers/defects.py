@@ -581,13 +581,13 @@ def unassigned_not_counted(case: Mapping[str, Any]) -> Any:
 
 def _semantic_as(read: Callable[[str], str | None]) -> Handler:
     """The recap with Harn's ``semantic_string`` reading of text replaced by ``read``."""
-    from session_contracts.conformance.reference.recap import _projection
+    from session_contracts.conformance.reference.recap import _event_facts
 
-    def semantic(text: str | None) -> str | None:
-        return None if text is None else read(text)
+    def semantic(text: Any) -> str | None:
+        return read(text) if isinstance(text, str) else None
 
     def handler(case: Mapping[str, Any]) -> Any:
-        with _patched(_projection, "_semantic", semantic):
+        with _patched(_event_facts, "semantic", semantic):
             return HANDLERS["recap.project"](case)
 
     return handler
