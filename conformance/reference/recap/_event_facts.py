@@ -252,16 +252,15 @@ class StoredFacts:
         return record_hash.removeprefix("redacted:")
 
     @staticmethod
-    def recap_kind(event: Mapping[str, Any]) -> str | None:
+    def placement(event: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
+        """(its recap kind or ``None``, the ``run_id`` header, the ``turn_id`` header)."""
         kind = event["kind"]
         if kind.get("kind") == "custom":
-            return _CUSTOM_RECAP_KINDS.get(kind.get("type"))
-        return _NAMED_RECAP_KINDS.get(kind.get("kind"))
-
-    @staticmethod
-    def scope(event: Mapping[str, Any]) -> tuple[str | None, str | None]:
+            recap_kind = _CUSTOM_RECAP_KINDS.get(kind.get("type"))
+        else:
+            recap_kind = _NAMED_RECAP_KINDS.get(kind.get("kind"))
         headers = event["headers"]
-        return headers.get("run_id"), headers.get("turn_id")
+        return recap_kind, headers.get("run_id"), headers.get("turn_id")
 
     @staticmethod
     def message(event: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
@@ -398,13 +397,10 @@ class JournalFacts:
         return event_id
 
     @staticmethod
-    def recap_kind(event: Mapping[str, Any]) -> str | None:
+    def placement(event: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
+        """(its recap kind or ``None``, ``runId``, ``turnId``)."""
         kind: str = event["kind"]
-        return kind if kind in _JOURNAL_RECAP_KINDS else None
-
-    @staticmethod
-    def scope(event: Mapping[str, Any]) -> tuple[str | None, str | None]:
-        return event["runId"], event["turnId"]
+        return (kind if kind in _JOURNAL_RECAP_KINDS else None), event["runId"], event["turnId"]
 
     @staticmethod
     def message(event: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:

@@ -203,13 +203,10 @@ class _Projector:
             "terminal": self.terminal,
         }
 
-    def absorb(self, event: Mapping[str, Any]) -> None:
-        facts = self.facts
-        kind = facts.recap_kind(event)
+    def absorb(self, event: Mapping[str, Any], event_id: int) -> None:
+        kind, run_id, turn_id = self.facts.placement(event)
         if kind is None:
             return
-        absorber = self.absorbers[kind]
-        run_id, turn_id = facts.scope(event)
         if run_id is None or turn_id is None:
             self.unassigned += 1  # counted before the filters, as Harn does
             return
@@ -221,9 +218,8 @@ class _Projector:
         turn = self.turns.get(key)
         if turn is None:
             turn = self.turns[key] = _Turn(run_id, turn_id)
-        event_id = facts.event_id(event)
         turn.fact["sourceEventIds"].append(event_id)
-        absorber(turn, event_id, event)
+        self.absorbers[kind](turn, event_id, event)
 
     # -- placement
 
@@ -517,7 +513,7 @@ def _project(
             raise _not_increasing(index, event_id, previous)
         previous = event_id
         source_events.append({"eventId": event_id, "recordHash": record_hash})
-        projector.absorb(event)
+        projector.absorb(event, event_id)
     turns = projector.finish()
     last_event_id = source_events[-1]["eventId"] if source_events else None
     next_event_id = last_event_id + 1 if last_event_id is not None and rows_beyond else None
