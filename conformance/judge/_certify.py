@@ -874,13 +874,14 @@ def _claims(contracts: tuple[str, ...], operations: tuple[str, ...], case: Expli
 
 
 def explicit_trials(
-    check: Check, contracts: tuple[str, ...], operations: tuple[str, ...]
+    check: Check, contracts: tuple[str, ...], operations: tuple[str, ...], *, golden: bool = True
 ) -> list[tuple[Trial, str]]:
-    """The explicit cases ``check`` sends first, in order, with the rule each decides."""
+    """The explicit cases ``check`` sends first, in order, with the rule each decides
+    (the golden fixtures among them unless ``golden`` is false)."""
     return [
         (Trial(case.operation, copy.deepcopy(dict(case.input))), case.why)
         for case in EXPLICIT_CASES.get(check.id, ())
-        if _claims(contracts, operations, case)
+        if _claims(contracts, operations, case) and (golden or not case.fixture)
     ]
 
 
@@ -894,6 +895,8 @@ def run_check(
     seed: int,
     failures_dir: Path,
     prepare: Callable[[Trial], Trial] | None = None,
+    expressible: Callable[[Trial], bool] | None = None,
+    golden: bool = True,
 ) -> CheckResult:
     """Run one check against ``runner``: its explicit cases first, then its property.
 
@@ -904,6 +907,10 @@ def run_check(
     anything sees it, the reference and the judge included (the HTTP runner
     gives each case its own sessions and event ids in a shared journal this
     way: the hashes bind both, so they cannot be renamed after the fact).
+    ``expressible`` leaves out the explicit cases the runner has no way to send
+    (over HTTP: a runtime condition, Harn's stored events), as cases of an
+    undeclared operation are left out; ``golden`` false leaves out the golden
+    fixtures (written for the producer protocol, not for a URL's parameters).
     """
     plan = PLANS[check.id]
     if check.operation != "*" and check.operation not in operations:
@@ -925,7 +932,9 @@ def run_check(
     strategies = planned if isinstance(planned, list) else [planned]
     if prepare is not None:
         strategies = [strategy.map(prepare) for strategy in strategies]
-    explicit = explicit_trials(check, contracts, operations)
+    explicit = explicit_trials(check, contracts, operations, golden=golden)
+    if expressible is not None:
+        explicit = [(trial, why) for trial, why in explicit if expressible(trial)]
     if prepare is not None:
         explicit = [(prepare(trial), why) for trial, why in explicit]
     result = _run_explicit(check, plan, runner, explicit, failures_dir)

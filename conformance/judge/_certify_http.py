@@ -526,6 +526,17 @@ def _open_journal(path: Path) -> SqliteJournal:
         ) from None
 
 
+# Case members an HTTP adapter over a journal cannot be given: a runtime condition
+# (docs/protocol.md, recap.project) or the session as Harn's store holds it.
+_NOT_OVER_HTTP_MEMBERS = ("journal", "admission", "damagedEventIds", "storedEvents")
+
+
+def expressible_over_http(trial: Trial) -> bool:
+    """Whether a recap case can be sent as events appended to the journal and a GET:
+    no runtime condition and no stored events."""
+    return not any(member in trial.input for member in _NOT_OVER_HTTP_MEMBERS)
+
+
 def certify_http(
     target: HttpTarget,
     *,
@@ -555,6 +566,8 @@ def certify_http(
                 seed=seed,
                 failures_dir=failures_dir,
                 prepare=target.prepare,
+                expressible=expressible_over_http,
+                golden=False,
             )
         results.append(result)
         if progress is not None:

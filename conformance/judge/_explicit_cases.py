@@ -33,6 +33,7 @@ class ExplicitCase:
     operation: str
     input: Mapping[str, Any]
     why: str
+    fixture: str = ""  # the golden fixture it is (area/name), "" for a hand-written case
 
 
 # -- documents ------------------------------------------------------------------------------------
@@ -988,7 +989,9 @@ def _golden(
 
     def build() -> list[ExplicitCase]:
         return [
-            ExplicitCase(operation, copy.deepcopy(case_input), f"golden fixture {name}: {why}")
+            ExplicitCase(
+                operation, copy.deepcopy(case_input), f"golden fixture {name}: {why}", name
+            )
             for fixture_operation, name, why, case_input in _golden_corpus()
             if fixture_operation == operation and keep(case_input)
         ]
