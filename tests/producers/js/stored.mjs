@@ -200,8 +200,9 @@ export function projectStored(raw, rawQuery, policy, conditions = {}) {
     // Ids increase within a session; sessions number their events each from 1.
     const id = big(ev.event_id);
     const prev = lastOf.get(ev.session_id);
+    // Each against the previous valid event of its session, as the reference judges it.
     if (prev !== undefined && id <= prev) findings.push(new Finding('events_not_increasing', `$.storedEvents[${i}].event_id`, 'event ids must increase within a session'));
-    else lastOf.set(ev.session_id, id);
+    lastOf.set(ev.session_id, id);
   });
   if (findings.length) throw new Findings(findings);
 
