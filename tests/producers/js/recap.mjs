@@ -60,7 +60,7 @@ const WHITE_SPACE = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1
 // Harn's semantic_string: trimmed, and absent when nothing is left (docs/recap.md 4.1).
 // A loop, not a regex: `\s+$` backtracks quadratically on long inner runs.
 // Every White_Space character is in the BMP, so UTF-16 units can be tested alone.
-const semantic = (s) => {
+export const semantic = (s) => {
   if (typeof s !== 'string') return s;
   let a = 0;
   let b = s.length;

@@ -3,7 +3,7 @@
 // absent versus null) and docs/journal.md "As Harn stores it" (the shapes).
 import { Float } from './json.mjs';
 import { Finding, validateDocType } from './validate.mjs';
-import { clampLimit, conditionsAnswer, projectRead, queryEcho, readQuery } from './recap.mjs';
+import { clampLimit, conditionsAnswer, projectRead, queryEcho, readQuery, semantic } from './recap.mjs';
 
 const EVENT = 'session-event.schema.json';
 const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Float);
@@ -11,16 +11,6 @@ const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 const big = (n) => BigInt(n);
 // Ids leave as the protocol's integers: a Number when safe, else a BigInt.
 const num = (b) => (b >= BigInt(Number.MIN_SAFE_INTEGER) && b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : b);
-
-const WHITE_SPACE = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000]);
-// semantic_string (docs/recap.md 4.1): trimmed of White_Space, null when blank.
-function trimmed(s) {
-  let a = 0;
-  let b = s.length;
-  while (a < b && WHITE_SPACE.has(s.charCodeAt(a))) a++;
-  while (b > a && WHITE_SPACE.has(s.charCodeAt(b - 1))) b--;
-  return a === b ? null : s.slice(a, b);
-}
 
 // RFC 6901 into a value: {found, value}.
 function at(root, ptr) {
@@ -40,7 +30,7 @@ function str(payload, ...ptrs) {
   for (const p of ptrs) {
     const r = at(payload, p);
     if (r.found && typeof r.value === 'string') {
-      const t = trimmed(r.value);
+      const t = semantic(r.value); // docs/recap.md 4.1: trimmed, blank as absent
       if (t !== null) return t;
     }
   }
