@@ -5,6 +5,7 @@ import { Float, JsonError, parse, stringify } from './json.mjs';
 import { Finding, validateDocType } from './validate.mjs';
 import { loadPolicy } from './redact.mjs';
 import { project, readQuery } from './recap.mjs';
+import { Findings, projectStored } from './stored.mjs';
 
 const IMPLEMENTATION = { name: 'acme-recap-js', version: '0.1.0', language: 'javascript' };
 const RECAP = 'session-recap-v1.schema.json';
@@ -13,11 +14,27 @@ const policy = loadPolicy();
 const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Float);
 
 class Rejected extends Error {
-  constructor(code, path, message) {
+  constructor(code, path, message, findings) {
     super(message);
     this.code = code;
     this.path = path;
+    this.findings = findings;
   }
+}
+
+// Every finding, sorted by path (code point order) then code, the first named
+// (docs/protocol.md, "The answer").
+const cmp = (a, b) => {
+  const x = [...a], y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i].codePointAt(0) - y[i].codePointAt(0);
+    if (d) return d;
+  }
+  return x.length - y.length;
+};
+function asRejectedAll(list) {
+  const fs = list.map((f) => ({ code: f.code, path: f.path, message: f.message })).sort((a, b) => cmp(a.path, b.path) || cmp(a.code, b.code)).slice(0, 1000);
+  return new Rejected(fs[0].code, fs[0].path, fs[0].message, fs);
 }
 class Skipped extends Error {}
 
@@ -48,10 +65,16 @@ function roundtrip(input) {
 
 function recapProject(input) {
   if (!isObj(input)) throw new Rejected('wrong_type', '$', 'input must be an object');
-  if (!Object.prototype.hasOwnProperty.call(input, 'query')) throw new Rejected('required', '$.query', 'query is missing');
+  const has = (k) => Object.prototype.hasOwnProperty.call(input, k);
+  // The session comes as journal events or as Harn's stored events, never both
+  // (docs/protocol.md, recap.project); checked before anything else.
+  if (has('events') && has('storedEvents')) throw new Rejected('invalid_case', '$', 'give events or storedEvents, not both');
+  if (!has('query')) throw new Rejected('required', '$.query', 'query is missing');
   try {
+    if (has('storedEvents')) return projectStored(input.storedEvents, input.query, policy, input);
     return project(input.events ?? [], input.query, policy, input);
   } catch (f) {
+    if (f instanceof Findings) throw asRejectedAll(f.findings);
     if (f instanceof Finding) throw asRejected(f);
     throw f;
   }
@@ -70,7 +93,7 @@ function answer(msg) {
   try {
     return { seq, outcome: 'result', output: fn(msg.case.input) };
   } catch (e) {
-    if (e instanceof Rejected) return { seq, outcome: 'rejected', rejection: { code: e.code, path: e.path, message: e.message } };
+    if (e instanceof Rejected) return { seq, outcome: 'rejected', rejection: { code: e.code, path: e.path, message: e.message, ...(e.findings ? { findings: e.findings } : {}) } };
     if (e instanceof Skipped) return { seq, outcome: 'skipped', reason: e.message };
     if (e instanceof JsonError) return { seq, outcome: 'rejected', rejection: { code: e.code, path: '$', message: e.message } };
     return { seq, outcome: 'errored', message: String(e?.stack ?? e) };

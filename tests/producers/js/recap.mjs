@@ -60,7 +60,7 @@ const WHITE_SPACE = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1
 // Harn's semantic_string: trimmed, and absent when nothing is left (docs/recap.md 4.1).
 // A loop, not a regex: `\s+$` backtracks quadratically on long inner runs.
 // Every White_Space character is in the BMP, so UTF-16 units can be tested alone.
-const semantic = (s) => {
+export const semantic = (s) => {
   if (typeof s !== 'string') return s;
   let a = 0;
   let b = s.length;
@@ -134,19 +134,9 @@ export function project(rawEvents, rawQuery, policy, conditions = {}) {
     events.push(ev);
   }
   const query = queryEcho(canon);
-  // Runtime conditions a case may present (docs/protocol.md, recap.project):
-  // checked after the query, in this order: journal, admission, then the read.
-  const journal = conditions.journal ?? 'available';
-  if (journal !== 'available' && journal !== 'unavailable') throw new Finding('not_allowed_value', '$.journal');
-  const admission = conditions.admission ?? 'open';
-  if (admission !== 'open' && admission !== 'refused') throw new Finding('not_allowed_value', '$.admission');
+  const unavailable = conditionsAnswer(conditions, false);
+  if (unavailable) return unavailable;
   const damagedIds = conditions.damagedEventIds ?? [];
-  if (!Array.isArray(damagedIds)) throw new Finding('wrong_type', '$.damagedEventIds');
-  damagedIds.forEach((id, i) => {
-    if (typeof id !== 'number' || !Number.isInteger(id) || id < 1) throw new Finding('wrong_type', `$.damagedEventIds[${i}]`);
-  });
-  if (journal === 'unavailable') return { state: 'unavailable', reason: 'journal_unavailable' };
-  if (admission === 'refused') return { state: 'unavailable', reason: 'admission_terminal' };
   const damaged = new Set(damagedIds);
   const session = events.filter((e) => e.sessionId === query.sessionId);
   if (session.length === 0) return { state: 'unavailable', reason: 'session_missing' };
@@ -158,7 +148,37 @@ export function project(rawEvents, rawQuery, policy, conditions = {}) {
   const lastEventId = read.length ? read[read.length - 1].id : null;
   const beyond = lastEventId === null ? 0 : session.filter((e) => e.id > lastEventId).length;
   const nextEventId = lastEventId !== null && beyond > 0 ? lastEventId + 1 : null;
+  const facts = read.map((e) => ({ id: e.id, runId: e.runId, turnId: e.turnId, kind: e.kind, p: readPayload(e.kind, e.payload), recordHash: recordHashes.get(e), stored: false }));
+  return projectRead(facts, query, { lastEventId, nextEventId, pending: beyond }, policy);
+}
 
+// Runtime conditions a case may present (docs/protocol.md, recap.project): checked
+// after the query, in this order: journal, admission, then the read. Returns an
+// unavailable envelope or null.
+export function conditionsAnswer(conditions, stored) {
+  const journal = conditions.journal ?? 'available';
+  if (journal !== 'available' && journal !== 'unavailable') throw new Finding('not_allowed_value', '$.journal');
+  const admission = conditions.admission ?? 'open';
+  if (admission !== 'open' && admission !== 'refused') throw new Finding('not_allowed_value', '$.admission');
+  if (stored) {
+    // A store read has no damaged rows to present (docs/recap.md section 11).
+    if (has(conditions, 'damagedEventIds')) throw new Finding('invalid_case', '$.damagedEventIds', 'damagedEventIds does not apply to storedEvents');
+  } else {
+    const damagedIds = conditions.damagedEventIds ?? [];
+    if (!Array.isArray(damagedIds)) throw new Finding('wrong_type', '$.damagedEventIds');
+    damagedIds.forEach((id, i) => {
+      if (typeof id !== 'number' || !Number.isInteger(id) || id < 1) throw new Finding('wrong_type', `$.damagedEventIds[${i}]`);
+    });
+  }
+  if (journal === 'unavailable') return { state: 'unavailable', reason: 'journal_unavailable' };
+  if (admission === 'refused') return { state: 'unavailable', reason: 'admission_terminal' };
+  return null;
+}
+
+// One bounded read, already read into facts, to the envelope (docs/recap.md sections 2-4).
+// Each fact: {id, runId, turnId, kind (the journal's recap kind), p (its members as
+// docs/recap.md 4.3 names them), recordHash, stored}.
+export function projectRead(read, query, { lastEventId, nextEventId, pending: beyond }, policy) {
   const memo = new Map();
   const rt = (s) => {
     if (typeof s !== 'string') return s;
@@ -206,15 +226,21 @@ export function project(rawEvents, rawQuery, policy, conditions = {}) {
     };
     const merge = (obs, s) => {
       const found = findExchange(obs.toolCallId);
-      if (!found) { s.tools.push(obs); return s; }
+      if (!found) {
+        for (const k of ['toolName', 'input', 'output', 'verification']) if (obs[k] === undefined) obs[k] = null;
+        s.tools.push(obs);
+        return s;
+      }
       const x = found.x;
-      for (const k of ['toolName', 'input', 'output', 'verification']) if (nn(obs[k])) x[k] = obs[k];
+      // A journal member is had when not null; a stored one when its pointer exists at all
+      // (a JSON null included), so undefined is "absent" there (docs/recap.md section 11).
+      for (const k of ['toolName', 'input', 'output', 'verification']) if (e.stored ? obs[k] !== undefined : nn(obs[k])) x[k] = obs[k];
       if (obs.callObserved) x.callObserved = true;
       if (obs.resultObserved) { x.resultObserved = true; x.state = obs.state; }
       x.sourceEventIds.push(e.id);
       return found.s;
     };
-    const p = readPayload(e.kind, e.payload);
+    const p = e.p;
     switch (e.kind) {
       case 'loop_checkpoint': {
         if (p.iteration === null) { unassigned++; break; }
@@ -240,7 +266,7 @@ export function project(rawEvents, rawQuery, policy, conditions = {}) {
       case 'tool_call': {
         const s = currentSegment();
         if (p.callId === null) { unassigned++; break; }
-        merge({ toolCallId: p.callId, toolName: p.toolName, state: 'open', callObserved: true, resultObserved: false, input: rv(p.input), output: null, verification: null, sourceEventIds: [e.id] }, s);
+        merge({ toolCallId: p.callId, toolName: p.toolName, state: 'open', callObserved: true, resultObserved: false, input: p.input === undefined ? undefined : rv(p.input), output: e.stored ? undefined : null, verification: e.stored ? undefined : null, sourceEventIds: [e.id] }, s);
         mark(s);
         break;
       }
@@ -249,13 +275,17 @@ export function project(rawEvents, rawQuery, policy, conditions = {}) {
         const found = findExchange(p.callId);
         const s = found ? found.s : currentSegment();
         const v = p.verification;
-        const verification = v && v.schema === 'harn.agent_tool_postcondition.v1' && v.status === 'passed'
+        const shown = v && v.schema === 'harn.agent_tool_postcondition.v1' && v.status === 'passed'
           ? { schema: v.schema, status: 'passed', verifiedPaths: v.verifiedPaths.map(rt), sourceEventId: e.id } : null;
-        merge({ toolCallId: p.callId, toolName: p.toolName, state: p.isError ? 'failed' : 'completed', callObserved: false, resultObserved: true, input: null, output: rv(p.output), verification, sourceEventIds: [e.id] }, s);
+        // A stored verification that is not shown is absent: it keeps an earlier one.
+        const verification = e.stored && shown === null ? undefined : shown;
+        merge({ toolCallId: p.callId, toolName: p.toolName, state: p.isError ? 'failed' : 'completed', callObserved: false, resultObserved: true, input: e.stored ? undefined : null, output: p.output === undefined ? undefined : rv(p.output), verification, sourceEventIds: [e.id] }, s);
         mark(s);
         break;
       }
       case 'plan': {
+        // A stored plan document that does not read takes no segment (docs/recap.md section 11).
+        if (p === null) { unassigned++; break; }
         const s = currentSegment();
         s.plans.push({
           documentId: p.documentId, revisionId: p.revisionId, title: rt(p.title), summary: rt(p.summary),
@@ -267,7 +297,7 @@ export function project(rawEvents, rawQuery, policy, conditions = {}) {
         break;
       }
       case 'progress': {
-        const bad = p.entries.some((en) => isBlank(en.content) || !['pending', 'in_progress', 'completed'].includes(en.status) || !(en.priority === null || ['high', 'medium', 'low'].includes(en.priority)));
+        const bad = p.refused || p.entries.some((en) => isBlank(en.content) || !['pending', 'in_progress', 'completed'].includes(en.status) || !(en.priority === null || ['high', 'medium', 'low'].includes(en.priority)));
         if (bad || (p.message === null && p.entries.length === 0)) { unassigned++; break; }
         const s = currentSegment();
         s.progress.push({ message: rt(p.message), entries: p.entries.map((en) => ({ content: rt(en.content), status: en.status, priority: en.priority })), replace: p.replace === null ? true : p.replace, sourceEventId: e.id });
@@ -309,7 +339,7 @@ export function project(rawEvents, rawQuery, policy, conditions = {}) {
   const source = {
     firstEventId: read.length ? read[0].id : null,
     lastEventId,
-    events: read.map((e) => ({ eventId: e.id, recordHash: recordHashes.get(e) })),
+    events: read.map((e) => ({ eventId: e.id, recordHash: e.recordHash })),
   };
   const cursor = { lastEventId, nextEventId };
   const coverage = { scanned: read.length, matched, pending: beyond, unassigned, truncated: nextEventId !== null };
