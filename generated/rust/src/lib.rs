@@ -4,7 +4,7 @@
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
 //   schemas/producer-protocol.schema.json sha256:65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
-//   schemas/session-event.schema.json sha256:853b3158f41df9d3d20f43d620d840097c30c365dc0c51b0d3cac608cebfdb7a
+//   schemas/session-event.schema.json sha256:7059fb2be159aa8c261167d4519767992baa3fb3fc095060576e723bf76188c6
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
 //   schemas/session-health.schema.json sha256:156161d84526c466c14df97f479640617d8cbd275623ca85f7dde41658c6d292
 //   schemas/session-recap-v1.schema.json sha256:f786b3e89568bdb38eca5167f7ab4e7aa36c8cdfcc6114f1146c24882e6d950b
