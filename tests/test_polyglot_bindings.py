@@ -235,7 +235,15 @@ def _sample_documents() -> list[tuple[str, Any]]:
     documents += [(doctype, json.loads(text)) for _, doctype, text in _golden_output_cases()]
     for _, case, _ in _golden():
         if case["operation"] in ("recap.project", "runrecord.project"):
-            documents += [("session-event.event", event) for event in case["input"]["events"]]
+            for doctype, member in (
+                ("session-event.event", "events"),
+                ("session-event.stored", "storedEvents"),
+            ):
+                documents += [
+                    (doctype, event)
+                    for event in case["input"].get(member, [])
+                    if not default_validator().validate(doctype, event)
+                ]
         if case["operation"] == "health.reduce":
             documents.append(("health-observation.stream", case["input"]))
     return documents
