@@ -83,14 +83,22 @@ def _closed_objects(name: str) -> tuple[tuple[str | int, ...], ...]:
     document = bundled_examples()[name]
     closed = []
     for where in object_paths(document):
-        probe = copy.deepcopy(document)
-        node = probe
-        for part in where:
-            node = node[part]
-        node[UNKNOWN_KEY] = 1
-        if not default_validator().is_valid(name, probe):
+        # Closed means every value an unknown member may get is refused there: a map of
+        # strings (Harn's headers) refuses 1 but takes "x", so it is open.
+        refused = True
+        for value in _UNKNOWN_VALUES:
+            probe = copy.deepcopy(document)
+            node = probe
+            for part in where:
+                node = node[part]
+            node[UNKNOWN_KEY] = copy.deepcopy(value)
+            refused = refused and not default_validator().is_valid(name, probe)
+        if refused:
             closed.append(tuple(where))
     return tuple(closed)
+
+
+_UNKNOWN_VALUES: tuple[Any, ...] = (1, None, "x", {"nested": [True]})
 
 
 def unknown_field_inputs(contracts: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
@@ -106,7 +114,7 @@ def unknown_field_inputs(contracts: tuple[str, ...]) -> st.SearchStrategy[dict[s
         node = document
         for part in where:
             node = node[part]
-        node[UNKNOWN_KEY] = data.draw(st.sampled_from([1, None, "x", {"nested": [True]}]))
+        node[UNKNOWN_KEY] = copy.deepcopy(data.draw(st.sampled_from(_UNKNOWN_VALUES)))
         return {"doctype": name, "document": document, "injected_at": where}
 
     names = [name for name in _doctypes(contracts) if _closed_objects(name)]
