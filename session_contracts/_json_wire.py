@@ -22,9 +22,10 @@ import orjson
 
 __all__ = ["dumps_wire", "loads_wire"]
 
-# An integer literal of 20 digits or more may be beyond 64 bits; shorter ones
-# never are. Digits inside strings match too: that only costs the exact path.
-_LONG_DIGITS = re.compile(rb"\d{20}")
+# An integer literal of 19 digits or more may be beyond 64 bits (-9223372036854775809,
+# one below i64's least, has 19); shorter ones never are. Digits inside strings match
+# too: that only costs the exact path.
+_LONG_DIGITS = re.compile(rb"\d{19}")
 
 
 def _refuse_constant(name: str) -> Any:

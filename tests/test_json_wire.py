@@ -111,3 +111,15 @@ def test_the_reference_producer_echoes_extension_numbers_exactly() -> None:
     answer = loads_wire(done.stdout.splitlines()[1])
     assert answer["outcome"] == "result", answer
     assert _same(answer["output"]["extensions"], EXPECTED)
+
+
+@pytest.mark.parametrize(
+    "number",
+    [-(2**63) - 1, -(10**19) + 1, -(2**63), 2**64 - 1, 2**64, 10**19 - 1, -(10**30)],
+)
+def test_integers_just_past_64_bits_keep_every_digit(number: int) -> None:
+    """docs/protocol.md: numbers keep their value; orjson reads -2**63 - 1 (19 digits) as a
+    double, so 19 digits already take the exact path."""
+    back = loads_wire(dumps_wire({"n": number}))["n"]
+    assert type(back) is int
+    assert back == number
