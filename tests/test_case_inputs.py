@@ -308,3 +308,52 @@ def test_a_document_with_an_integral_float_for_an_integer_roundtrips_as_validate
     assert default_validator().validate("session-health.fact", fact) == []
     output = HANDLERS["document.roundtrip"]({"doctype": "session-health.fact", "document": fact})
     assert output["schema_version"] == 1
+
+
+# -- the schema's description of each case input agrees with the reference ---------------------
+INPUT_DEFS = {
+    "document.roundtrip": "DocumentRoundtripInput",
+    "health.reduce": "HealthReduceInput",
+    "health.a2a_status_update": "HealthA2aStatusUpdateInput",
+    "feedback.run": "FeedbackRunInput",
+    "recap.project": "RecapProjectInput",
+    "runrecord.project": "RunrecordProjectInput",
+    "runrecord.provider_call_response": "RunrecordProviderCallResponseInput",
+    "redaction.apply": "RedactionApplyInput",
+}
+
+
+def test_every_operation_has_its_input_described_in_the_protocol_schema() -> None:
+    schema = json.loads((REPO / "schemas" / "producer-protocol.schema.json").read_text())
+    assert set(INPUT_DEFS) == set(HANDLERS) == set(schema["$defs"]["Operation"]["enum"])
+    for name in INPUT_DEFS.values():
+        assert name in schema["$defs"], name
+    protocol = (REPO / "docs" / "protocol.md").read_text()
+    for name in INPUT_DEFS.values():
+        assert f"`{name}`" in protocol, f"docs/protocol.md does not name {name}"
+
+
+@pytest.mark.parametrize("operation", sorted(HANDLERS))
+def test_a_case_input_the_reference_answers_has_the_shape_its_schema_describes(
+    operation: str,
+) -> None:
+    # The $defs leave contract documents open (their own schemas judge them, at
+    # their own paths), so the reference may refuse more than the shape; it may
+    # never answer an input the shape refuses.
+    import jsonschema
+
+    schema = json.loads((REPO / "schemas" / "producer-protocol.schema.json").read_text())
+    shape = jsonschema.Draft202012Validator(
+        {"$ref": f"#/$defs/{INPUT_DEFS[operation]}", "$defs": schema["$defs"]}
+    )
+    answered = 0
+    for _fixture, case_input in FIXTURE_INPUTS[operation]:
+        for description, mutated in [("as given", case_input), *_mutations(case_input)]:
+            try:
+                HANDLERS[operation](mutated)
+            except Rejected:
+                continue
+            answered += 1
+            errors = [error.message for error in shape.iter_errors(mutated)]
+            assert not errors, f"{description}: answered, but {errors[0]}"
+    assert answered
