@@ -304,10 +304,14 @@ def test_a_document_with_an_integral_float_for_an_integer_roundtrips_as_validate
 
     fixture = FIXTURES / "health" / "a2a-completed-task-stays-completed.case.json"
     fact = json.loads(fixture.read_text())["input"]["fact"]
-    fact = {**fact, "schema_version": 1.0}
+    fact = {**fact, "schema_version": 1.0, "iteration": 4.0}
     assert default_validator().validate("session-health.fact", fact) == []
     output = HANDLERS["document.roundtrip"]({"doctype": "session-health.fact", "document": fact})
-    assert output["schema_version"] == 1
+    assert (output["schema_version"], output["iteration"]) == (1, 4)
+    assert all(type(output[name]) is int for name in ("schema_version", "iteration"))
+    # Only the members the bindings hold as integers are rewritten.
+    expected = output["turn"]["turn_wall_time"]["expected"]["milliseconds"]
+    assert type(expected) is float
 
 
 # -- the schema's description of each case input agrees with the reference ---------------------
