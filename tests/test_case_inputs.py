@@ -287,6 +287,18 @@ OBSERVE = {"at_unix_ms": 1, "call": "observe", "session_id": "s", "can_read_raw_
             "required",
             "$.run.gaps[0].code",
         ),
+        (
+            "runrecord.project",
+            {"run": {"kind": "run", "status": "ok", "flight_recording": None}},
+            "wrong_type",
+            "$.run.flight_recording",
+        ),
+        (
+            "feedback.run",
+            {"steps": [{**OBSERVE, "reader_contract_version": 1.5}]},
+            "invalid_step",
+            "$.steps[0].reader_contract_version",
+        ),
         ("recap.project", "ab", "wrong_type", "$"),
         ("recap.project", {"query": {"sessionId": "s"}, "x": 1}, "unknown_field", "$.x"),
         ("redaction.apply", {"policy": "default", "text": "", "x": 1}, "unknown_field", "$.x"),

@@ -7,6 +7,8 @@ of one contract; docs/protocol.md specifies inputs and outputs.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -17,7 +19,8 @@ from session_contracts.conformance.protocol import Handler, Rejected, serve
 
 from session_contracts import __version__
 from session_contracts._errors import Finding, InvalidDocument, json_path
-from session_contracts._validator import default_validator
+from session_contracts._schemas import DocumentType
+from session_contracts._validator import DocumentValidator, default_validator
 
 __all__ = ["HANDLERS", "MAX_REJECTION_FINDINGS", "main"]
 
@@ -26,13 +29,13 @@ MAX_REJECTION_FINDINGS = 1000
 
 
 # -- the case input's own shape ---------------------------------------------------------------
-# Each operation's case input is described in docs/protocol.md ("Operations") and in
-# producer-protocol.schema.json ($defs/...Input).  These checks answer a malformed
-# case input with findings at paths into it, before any contract code sees it:
-# a missing member is `required`, a value of the wrong JSON type `wrong_type`, an
-# integral float where an integer literal is required `integer_literal_required`,
-# an unsafe integer `unsafe_integer`, a value outside its set `not_allowed_value`,
-# a member the input does not define `unknown_field`.
+# Each operation's case input is described once, as a $defs entry of
+# producer-protocol.schema.json (docs/protocol.md, "Case inputs"), and checked
+# against it with the toolkit's validator before any contract code sees it, so a
+# malformed case input is refused member by member at paths into it.  The few
+# members whose findings the protocol gives codes of their own (document.roundtrip's
+# doctype and historical, recap.project's runtime conditions, redaction.apply's
+# text and value) are checked here, with the same paths.
 
 MAX_SAFE_INTEGER = 2**53 - 1
 
@@ -84,23 +87,6 @@ def _type_finding(value: Any, path: str, *types: str) -> Finding | None:
     return Finding(path, "wrong_type", f"{path} is {wanted}", f"send {wanted}")
 
 
-def _safe_integer_finding(value: Any, path: str) -> Finding | None:
-    """An unsigned integer within JavaScript's safe range, written as an integer literal."""
-    found = _type_finding(value, path, "integer")
-    if found is not None:
-        return found
-    if value < 0:
-        return Finding(path, "minimum", f"{path} is at least 0", "send a non-negative integer")
-    if value > MAX_SAFE_INTEGER:
-        return Finding(
-            path,
-            "unsafe_integer",
-            f"{value} is outside JavaScript's safe integer range (+-9007199254740991)",
-            "send an integer up to 9007199254740991",
-        )
-    return None
-
-
 def _members(
     value: Any,
     path: str,
@@ -142,6 +128,40 @@ def _check(findings: Sequence[Finding | None]) -> None:
     found = [finding for finding in findings if finding is not None]
     if found:
         raise _rejected(found)
+
+
+@functools.cache
+def _input_validator() -> DocumentValidator:
+    """The toolkit's validator, also knowing each case input of the protocol schema
+    ($defs/...Input) as a document type of its own: the protocol's bindings do not
+    publish them as document types, only the reference checks case inputs with them."""
+    schema_set = default_validator().schema_set
+    (schema_id,) = [
+        schema_id
+        for schema_id, name in schema_set.files.items()
+        if name == "producer-protocol.schema.json"
+    ]
+    definitions = schema_set.schemas[schema_id]["$defs"]
+    inputs = {
+        f"producer-protocol.{name}": DocumentType(
+            name=f"producer-protocol.{name}",
+            contract="producer-protocol",
+            kind=name,
+            schema_id=schema_id,
+            pointer=f"#/$defs/{name}",
+            definition=definitions[name],
+        )
+        for name in definitions
+        if name.endswith("Input")
+    }
+    return DocumentValidator(
+        dataclasses.replace(schema_set, document_types={**schema_set.document_types, **inputs})
+    )
+
+
+def _input_findings(definition: str, case: Any) -> list[Finding]:
+    """The case input's findings against its $defs entry, at paths into it."""
+    return _input_validator().validate(f"producer-protocol.{definition}", case)
 
 
 def _case_object(case: Any) -> Mapping[str, Any]:
@@ -437,7 +457,7 @@ def health_a2a_status_update(case: Any) -> Any:
     from session_contracts.conformance.reference.health import a2a_status_update
 
     case = _case_object(case)
-    _check(_members(case, "$", ("fact", "task"), ("fact", "task")))
+    _check(_input_findings("HealthA2aStatusUpdateInput", case))
     fact: Any = case["fact"]
     findings = default_validator().validate("session-health.fact", fact)
     if findings:
@@ -478,62 +498,12 @@ def _reader_version(step: Mapping[str, Any], index: int) -> int:
     return version
 
 
-_STEP_MEMBERS = {
-    "start": (("at_unix_ms", "call", "request"), ()),
-    "checkpoint": (("at_unix_ms", "call", "request"), ()),
-    "observe": (
-        ("at_unix_ms", "call", "session_id", "can_read_raw_receipts"),
-        ("reader_contract_version",),
-    ),
-}
-
-
-def _step_findings(step: Any, index: int) -> list[Finding | None]:
-    """A feedback.run step's own shape (docs/protocol.md, feedback.run)."""
-    where = f"$.steps[{index}]"
-    if not isinstance(step, Mapping):
-        return [_type_finding(step, where, "object")]
-    call = step.get("call")
-    if "call" not in step:
-        return _members(step, where, ("call",))
-    if not isinstance(call, str):
-        return [_type_finding(call, f"{where}.call", "string")]
-    if call not in _STEP_MEMBERS:
-        return [
-            Finding(
-                f"{where}.call",
-                "not_allowed_value",
-                f"{call!r} is not a call: a step calls start, checkpoint or observe",
-                "send start, checkpoint or observe",
-            )
-        ]
-    required, optional = _STEP_MEMBERS[call]
-    findings: list[Finding | None] = list(_members(step, where, required, required + optional))
-    if "at_unix_ms" in step:
-        findings.append(_safe_integer_finding(step["at_unix_ms"], f"{where}.at_unix_ms"))
-    if call == "observe":
-        if "session_id" in step:
-            findings.append(_type_finding(step["session_id"], f"{where}.session_id", "string"))
-        if "can_read_raw_receipts" in step:
-            findings.append(
-                _type_finding(
-                    step["can_read_raw_receipts"], f"{where}.can_read_raw_receipts", "boolean"
-                )
-            )
-    return findings
-
-
 def feedback_run(case: Any) -> Any:
     from session_contracts.conformance.reference.feedback import FeedbackStore
 
     case = _case_object(case)
-    findings: list[Finding | None] = list(_members(case, "$", ("steps",), ("steps",)))
-    steps = case.get("steps", [])
-    if isinstance(steps, list):
-        findings.extend(f for index, step in enumerate(steps) for f in _step_findings(step, index))
-    else:
-        findings.append(_type_finding(steps, "$.steps", "array"))
-    _check(findings)
+    _check(_input_findings("FeedbackRunInput", case))
+    steps = case["steps"]
     for index, step in enumerate(steps):
         if step["call"] == "observe":
             _reader_version(step, index)
@@ -566,56 +536,6 @@ def feedback_run(case: Any) -> Any:
         finally:
             store.close()
     return {"responses": responses}
-
-
-_RUN_MEMBERS = (
-    "kind",
-    "status",
-    "session_id",
-    "execution_id",
-    "id",
-    "spans",
-    "flight_recording",
-    "gaps",
-    "execution_gap_reason",
-)
-
-
-def _run_findings(run: Any) -> list[Finding | None]:
-    """The shape of runrecord.project's run (docs/runrecord.md section 5.1); its
-    contradictions (a missing kind or status among them) are the library's
-    ``invalid_run``, and its spans are checked as run-record.span documents."""
-    if not isinstance(run, Mapping):
-        return [_type_finding(run, "$.run", "object")]
-    findings: list[Finding | None] = list(_members(run, "$.run", (), _RUN_MEMBERS))
-    for name in ("kind", "status"):
-        if name in run:
-            findings.append(_type_finding(run[name], f"$.run.{name}", "string"))
-    for name in ("session_id", "execution_id"):
-        if name in run:
-            findings.append(_type_finding(run[name], f"$.run.{name}", "string", "null"))
-    for name in ("id", "execution_gap_reason"):
-        if name in run:
-            findings.append(_type_finding(run[name], f"$.run.{name}", "string"))
-    if "spans" in run:
-        findings.append(_type_finding(run["spans"], "$.run.spans", "array"))
-    if "flight_recording" in run:
-        findings.append(_type_finding(run["flight_recording"], "$.run.flight_recording", "object"))
-    gaps = run.get("gaps", [])
-    found = _type_finding(gaps, "$.run.gaps", "array")
-    if found is not None:
-        return [*findings, found]
-    members = ("component", "code", "message")
-    for index, gap in enumerate(gaps):
-        where = f"$.run.gaps[{index}]"
-        findings.extend(_members(gap, where, members, members))
-        if isinstance(gap, Mapping):
-            findings.extend(
-                _type_finding(gap[name], f"{where}.{name}", "string")
-                for name in members
-                if name in gap
-            )
-    return findings
 
 
 def _run_spec(value: Mapping[str, Any]) -> Any:
@@ -666,11 +586,15 @@ def runrecord_project(case: Any) -> Any:
     from session_contracts.conformance.reference.runrecord import project_run_record
 
     case = _case_object(case)
-    shape: list[Finding | None] = list(_members(case, "$", ("run",), ("run", "events")))
-    if "run" in case:
-        shape.extend(_run_findings(case["run"]))
+    shape = _input_findings("RunrecordProjectInput", case)
+    run = case.get("run")
+    if isinstance(run, Mapping) and "flight_recording" in run:
+        # Left open by the schema (the run-record schema judges its members): an
+        # object, and null is not an absent recording.
+        found = _type_finding(run["flight_recording"], "$.run.flight_recording", "object")
+        shape.extend([found] if found else [])
     events, findings = _events(case)
-    findings.extend(f for f in shape if f is not None)
+    findings.extend(shape)
     if findings:
         raise _rejected(findings)
     try:
@@ -695,9 +619,7 @@ def runrecord_provider_call_response(case: Any) -> Any:
     from session_contracts._redaction_policy import default_policy
 
     case = _case_object(case)
-    _check(_members(case, "$", ("response",), ("response", "execution_id")))
-    if "execution_id" in case:
-        _check([_type_finding(case["execution_id"], "$.execution_id", "string", "null")])
+    _check(_input_findings("RunrecordProviderCallResponseInput", case))
 
     try:
         return provider_call_response(

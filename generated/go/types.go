@@ -2,7 +2,7 @@
 // One Go type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
-//   schemas/producer-protocol.schema.json sha256:a018287bc0276523bc8efa046a75e625b5c3f9c63ba5e1774a112ea2ececdfe1
+//   schemas/producer-protocol.schema.json sha256:9cfe8e28b500c7bcc1425b4d6ab0fc95aacf97529478161b168fef3f2fe2829f
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
 //   schemas/session-event.schema.json sha256:7059fb2be159aa8c261167d4519767992baa3fb3fc095060576e723bf76188c6
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
@@ -1470,11 +1470,11 @@ func (x FeedbackCheckpointStep) MarshalJSON() ([]byte, error) {
 // FeedbackObserveStep is a closed object.
 // Schema: producer-protocol.schema.json#/$defs/FeedbackObserveStep
 type FeedbackObserveStep struct {
-	AtUnixMs              uint64  // "at_unix_ms" (required)
-	Call                  string  // "call" (required) const "observe"
-	SessionID             string  // "session_id" (required)
-	CanReadRawReceipts    bool    // "can_read_raw_receipts" (required)
-	ReaderContractVersion *uint64 // "reader_contract_version"
+	AtUnixMs              uint64          // "at_unix_ms" (required)
+	Call                  string          // "call" (required) const "observe"
+	SessionID             string          // "session_id" (required)
+	CanReadRawReceipts    bool            // "can_read_raw_receipts" (required)
+	ReaderContractVersion json.RawMessage // "reader_contract_version"
 }
 
 // UnmarshalJSON decodes a closed FeedbackObserveStep: unknown members are refused.
@@ -1504,8 +1504,7 @@ func (x *FeedbackObserveStep) UnmarshalJSON(data []byte) error {
 			err = decodeInto[bool](m.raw, &x.CanReadRawReceipts)
 		case "reader_contract_version":
 			seen[4] = true
-			x.ReaderContractVersion = new(uint64)
-			err = decodeUint64(m.raw, x.ReaderContractVersion)
+			err = decodeRaw(m.raw, &x.ReaderContractVersion)
 		default:
 			return at(failure("unknown_member", "%q is not a member of FeedbackObserveStep", m.name), memberStep(m.name))
 		}

@@ -2,7 +2,7 @@
 // One TypeScript type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
-//   schemas/producer-protocol.schema.json sha256:a018287bc0276523bc8efa046a75e625b5c3f9c63ba5e1774a112ea2ececdfe1
+//   schemas/producer-protocol.schema.json sha256:9cfe8e28b500c7bcc1425b4d6ab0fc95aacf97529478161b168fef3f2fe2829f
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
 //   schemas/session-event.schema.json sha256:7059fb2be159aa8c261167d4519767992baa3fb3fc095060576e723bf76188c6
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
@@ -1345,7 +1345,7 @@ export interface FeedbackObserveStep {
   call: "observe";
   session_id: string;
   can_read_raw_receipts: boolean;
-  reader_contract_version?: number;
+  reader_contract_version?: RawJson;
 }
 
 export function decodeFeedbackObserveStep(node: JsonNode, path: string, source: string): FeedbackObserveStep {
@@ -1367,7 +1367,7 @@ export function decodeFeedbackObserveStep(node: JsonNode, path: string, source: 
         out["can_read_raw_receipts"] = decodeBoolean(child, at, source);
         break;
       case "reader_contract_version":
-        out["reader_contract_version"] = decodeUnsigned(child, at, source);
+        out["reader_contract_version"] = decodeRaw(child, at, source);
         break;
       default:
         unknownMember(path, name, "FeedbackObserveStep");
@@ -1387,7 +1387,7 @@ export function encodeFeedbackObserveStep(value: FeedbackObserveStep): string {
   parts.push("\"call\":" + encodeString(value["call"]));
   parts.push("\"session_id\":" + encodeString(value["session_id"]));
   parts.push("\"can_read_raw_receipts\":" + encodeBoolean(value["can_read_raw_receipts"]));
-  { const member = value["reader_contract_version"]; if (member !== undefined) parts.push("\"reader_contract_version\":" + encodeUnsigned(member)); }
+  { const member = value["reader_contract_version"]; if (member !== undefined) parts.push("\"reader_contract_version\":" + encodeRaw(member)); }
   return "{" + parts.join(",") + "}";
 }
 

@@ -2,7 +2,7 @@
 // One Rust type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
-//   schemas/producer-protocol.schema.json sha256:a018287bc0276523bc8efa046a75e625b5c3f9c63ba5e1774a112ea2ececdfe1
+//   schemas/producer-protocol.schema.json sha256:9cfe8e28b500c7bcc1425b4d6ab0fc95aacf97529478161b168fef3f2fe2829f
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
 //   schemas/session-event.schema.json sha256:7059fb2be159aa8c261167d4519767992baa3fb3fc095060576e723bf76188c6
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
@@ -825,8 +825,8 @@ pub struct FeedbackObserveStep {
     pub session_id: String,
     #[serde(rename = "can_read_raw_receipts")]
     pub can_read_raw_receipts: bool,
-    #[serde(rename = "reader_contract_version", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present_integral")]
-    pub reader_contract_version: Option<u64>,
+    #[serde(rename = "reader_contract_version", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub reader_contract_version: Option<Json>,
 }
 
 /// The input of feedback.run: the steps, run in order against an empty store. Closed.
