@@ -6,6 +6,7 @@ shipped corpus to it)."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -366,8 +367,21 @@ def test_secret_placeholders_expand_to_the_built_in_fake_secrets(tmp_path: Path)
 
 
 def test_a_case_input_the_reference_cannot_take_errors_without_a_traceback(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The reference refuses every malformed case input (tests/test_case_inputs.py),
+    # so a bug of its own is planted: the subprocesses import this sitecustomize.
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(
+        "from session_contracts.conformance.reference import _producer\n"
+        "def broken(case):\n"
+        "    raise KeyError('steps')\n"
+        "_producer.HANDLERS['feedback.run'] = broken\n"
+    )
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(hooks), os.environ.get("PYTHONPATH")]))
+    )
     root = tmp_path / "fixtures"
     _case(root, "feedback/no-steps", "feedback.run", {})
     check = golden("check", "--fixtures", str(root))

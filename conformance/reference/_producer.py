@@ -7,6 +7,9 @@ of one contract; docs/protocol.md specifies inputs and outputs.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,13 +18,156 @@ from typing import Any
 from session_contracts.conformance.protocol import Handler, Rejected, serve
 
 from session_contracts import __version__
-from session_contracts._errors import Finding, InvalidDocument
-from session_contracts._validator import default_validator
+from session_contracts._errors import Finding, InvalidDocument, json_path
+from session_contracts._schemas import DocumentType
+from session_contracts._validator import DocumentValidator, default_validator
 
 __all__ = ["HANDLERS", "MAX_REJECTION_FINDINGS", "main"]
 
 # The protocol's bound on a rejection's findings list (producer-protocol.schema.json).
 MAX_REJECTION_FINDINGS = 1000
+
+
+# -- the case input's own shape ---------------------------------------------------------------
+# Each operation's case input is described once, as a $defs entry of
+# producer-protocol.schema.json (docs/protocol.md, "Case inputs"), and checked
+# against it with the toolkit's validator before any contract code sees it, so a
+# malformed case input is refused member by member at paths into it.  The few
+# members whose findings the protocol gives codes of their own (document.roundtrip's
+# doctype and historical, recap.project's runtime conditions, redaction.apply's
+# text and value) are checked here, with the same paths.
+
+MAX_SAFE_INTEGER = 2**53 - 1
+
+_JSON_TYPE_NAMES = {
+    "object": "an object",
+    "array": "an array",
+    "string": "a string",
+    "boolean": "true or false",
+    "integer": "an integer",
+    "null": "null",
+}
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return "unsupported"
+
+
+def _type_finding(value: Any, path: str, *types: str) -> Finding | None:
+    """``wrong_type`` unless ``value`` is of one of the JSON ``types``."""
+    if _json_type(value) in types:
+        return None
+    wanted = " or ".join(_JSON_TYPE_NAMES[kind] for kind in types)
+    if (
+        "integer" in types
+        and isinstance(value, float)
+        and value.is_integer()
+        and abs(value) <= MAX_SAFE_INTEGER
+    ):
+        return Finding(
+            path,
+            "integer_literal_required",
+            f"{value!r} is written as a fraction or exponent; {path} takes an integer literal",
+            f"write it as {int(value)}",
+        )
+    return Finding(path, "wrong_type", f"{path} is {wanted}", f"send {wanted}")
+
+
+def _members(
+    value: Any,
+    path: str,
+    required: Sequence[str],
+    known: Sequence[str] | None = None,
+) -> list[Finding]:
+    """``wrong_type`` at ``path`` for a non-object; otherwise ``required`` at each missing
+    member and, when ``known`` is given (a closed object), ``unknown_field`` at each
+    member it does not name."""
+    if not isinstance(value, Mapping):
+        found = _type_finding(value, path, "object")
+        return [found] if found else []
+    findings = [
+        Finding(_json_path_join(path, name), "required", f"{name} is missing", f"send {name}")
+        for name in required
+        if name not in value
+    ]
+    if known is not None:
+        findings.extend(
+            Finding(
+                _json_path_join(path, name),
+                "unknown_field",
+                f"{name} is not a member of this case input",
+                "leave it out: docs/protocol.md lists the members",
+            )
+            for name in value
+            if name not in known
+        )
+    return findings
+
+
+def _json_path_join(path: str, name: Any) -> str:
+    """``path`` followed by member ``name`` in the protocol's path grammar."""
+    return path + json_path([str(name)])[1:]
+
+
+def _check(findings: Sequence[Finding | None]) -> None:
+    """Refuse the case input with every finding, if there is any."""
+    found = [finding for finding in findings if finding is not None]
+    if found:
+        raise _rejected(found)
+
+
+@functools.cache
+def _input_validator() -> DocumentValidator:
+    """The toolkit's validator, also knowing each case input of the protocol schema
+    ($defs/...Input) as a document type of its own: the protocol's bindings do not
+    publish them as document types, only the reference checks case inputs with them."""
+    schema_set = default_validator().schema_set
+    (schema_id,) = [
+        schema_id
+        for schema_id, name in schema_set.files.items()
+        if name == "producer-protocol.schema.json"
+    ]
+    definitions = schema_set.schemas[schema_id]["$defs"]
+    inputs = {
+        f"producer-protocol.{name}": DocumentType(
+            name=f"producer-protocol.{name}",
+            contract="producer-protocol",
+            kind=name,
+            schema_id=schema_id,
+            pointer=f"#/$defs/{name}",
+            definition=definitions[name],
+        )
+        for name in definitions
+        if name.endswith("Input")
+    }
+    return DocumentValidator(
+        dataclasses.replace(schema_set, document_types={**schema_set.document_types, **inputs})
+    )
+
+
+def _input_findings(definition: str, case: Any) -> list[Finding]:
+    """The case input's findings against its $defs entry, at paths into it."""
+    return _input_validator().validate(f"producer-protocol.{definition}", case)
+
+
+def _case_object(case: Any) -> Mapping[str, Any]:
+    """The case input as an object: every operation's input is one."""
+    _check([_type_finding(case, "$", "object")])
+    return case
 
 
 def _rebase(path: str, prefix: str = "$", renames: Mapping[str, str] | None = None) -> str:
@@ -37,6 +183,7 @@ def _rebase(path: str, prefix: str = "$", renames: Mapping[str, str] | None = No
 def _rejected(findings: Sequence[Finding]) -> Rejected:
     """Every finding of an input as one rejection: ``code`` and ``path`` name the
     first (findings are sorted by path, then code), ``findings`` lists them all."""
+    findings = [_in_vocabulary(f) for f in findings]
     unique = sorted({(f.path, f.code): f for f in findings}.values())[:MAX_REJECTION_FINDINGS]
     first = unique[0]
     return Rejected(
@@ -47,9 +194,24 @@ def _rejected(findings: Sequence[Finding]) -> Rejected:
     )
 
 
+def _in_vocabulary(finding: Finding) -> Finding:
+    """A finding whose code is in the rejection vocabulary: the typed bindings name a
+    wrong JSON type after pydantic's error types (``int_type``, ``string_type``)."""
+    from session_contracts._rejections import REJECTION_CODES
+
+    if finding.code in REJECTION_CODES:
+        return finding
+    code = "wrong_type" if finding.code.endswith("_type") else "invalid_case"
+    return Finding(finding.path, code, finding.message, finding.hint)
+
+
 def _fit(message: str) -> str:
     """A message within the protocol's 4,096 UTF-8 bytes (cut at a character)."""
     return message.encode("utf-8")[:4096].decode("utf-8", "ignore")
+
+
+def _rebased(finding: Finding, prefix: str) -> Finding:
+    return Finding(_rebase(finding.path, prefix), finding.code, finding.message, finding.hint)
 
 
 def _reject(
@@ -127,43 +289,201 @@ def _events(case: Mapping[str, Any]) -> tuple[list[Any], list[Finding]]:
     return events, findings
 
 
-def document_roundtrip(case: Mapping[str, Any]) -> Any:
+def document_roundtrip(case: Any) -> Any:
     from session_contracts.bindings import decode, encode
 
+    case = _case_object(case)
+    validator = default_validator()
+    findings = _members(case, "$", ("doctype", "document"), ("doctype", "document", "historical"))
+    doctype = case.get("doctype")
+    if "doctype" in case and not isinstance(doctype, str):
+        findings.append(Finding("$.doctype", "wrong_type", "doctype is a string", "send a string"))
+    elif "doctype" in case and doctype not in validator.document_types():
+        findings.append(
+            Finding(
+                "$.doctype",
+                "not_allowed_value",
+                f"there is no document type {doctype!r}",
+                "send a document type of a contract the producer declares",
+            )
+        )
+    historical = case.get("historical", False)
+    if not isinstance(historical, bool):
+        findings.append(
+            Finding("$.historical", "invalid_case", "historical is true or false", "send a boolean")
+        )
+    _check(findings)
+    document = case["document"]
+    if isinstance(document, str):
+        # The document is the JSON value itself: a string is a string document
+        # (which no document type is), never JSON text to parse.
+        _check([_rebased(f, "$.document") for f in validator.validate(doctype, document)])
     try:
-        historical = case.get("historical", False)
-        if not isinstance(historical, bool):
-            raise Rejected("invalid_case", "$.historical", "historical is true or false")
         # historical: load a record written before the current contract (its
         # legacy names accepted), then write it as newly persisted records are.
-        return encode(decode(str(case["doctype"]), case["document"], historical=historical))
+        try:
+            return encode(decode(doctype, document, historical=historical))
+        except InvalidDocument as exc:
+            if not all(f.code == "int_type" for f in exc.findings):
+                raise
+            floats = [f.path for f in exc.findings]
+        # The schema pass accepted the document (the bindings are only reached
+        # when it finds nothing) but the strict bindings refused an integral float
+        # such as 1.0 where the contract says integer: JSON Schema's integer is a
+        # number without a fraction, so the document is valid, as `validate` says.
+        # A member that requires an integer literal (x-jsSafeInteger) never gets
+        # here: the schema pass refuses it.  The number keeps its value and is
+        # written as the integer it is.
+        integral = _integers_at(document, floats)
+        return encode(decode(doctype, integral, historical=historical))
     except InvalidDocument as exc:
-        raise _reject(exc, "$.document") from None
+        rejection = _reject(exc, "$.document")
+        if not historical:
+            raise rejection from None
+        # A finding about a member read under its historical name (a span's
+        # parent_id) names the member as the input spells it.
+        raise _rejected(
+            [
+                Finding(_as_spelled(case, f["path"]), f["code"], f.get("message", ""))
+                for f in rejection.findings
+            ]
+        ) from None
 
 
-def health_reduce(case: Mapping[str, Any]) -> Any:
+_PATH_STEP = re.compile(
+    r"\.([A-Za-z_][A-Za-z0-9_]*)|\['((?:[^\\']|\\\\|\\')*)'\]|\[(0|[1-9][0-9]*)\]"
+)
+
+
+def _path_steps(path: str) -> list[str | int] | None:
+    """The steps of a path of the protocol's grammar (None for another string)."""
+    steps: list[str | int] = []
+    position = 1
+    while position < len(path):
+        match = _PATH_STEP.match(path, position)
+        if match is None:
+            return None
+        name, quoted, index = match.groups()
+        if name is not None:
+            steps.append(name)
+        elif quoted is not None:
+            steps.append(re.sub(r"\\([\\'])", r"\1", quoted))
+        else:
+            steps.append(int(index))
+        position = match.end()
+    return steps
+
+
+def _historical_names() -> dict[str, str]:
+    """Each current member name that a historical record spelled otherwise, with that
+    spelling (x-historicalAliases of the contract schemas)."""
+    names: dict[str, str] = {}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            aliases = node.get("x-historicalAliases")
+            if isinstance(aliases, Mapping):
+                names.update({new: old for old, new in aliases.items()})
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    for schema in default_validator().schema_set.schemas.values():
+        walk(schema)
+    return names
+
+
+def _as_spelled(case_input: Any, path: str) -> str:
+    """``path`` with each member the input gives only under its historical name
+    renamed to that name."""
+    steps = _path_steps(path)
+    if not steps:
+        return path
+    historical = _historical_names()
+    value, spelled = case_input, []
+    for step in steps:
+        if isinstance(value, Mapping) and step not in value and historical.get(step) in value:
+            step = historical[step]
+        spelled.append(step)
+        value = value[step] if _holds(value, step) else None
+    return json_path(spelled)
+
+
+def _holds(value: Any, step: str | int) -> bool:
+    if isinstance(step, int):
+        return isinstance(value, list) and 0 <= step < len(value)
+    return isinstance(value, Mapping) and step in value
+
+
+def _integers_at(document: Any, paths: Sequence[str]) -> Any:
+    """``document`` with the integral float at each of ``paths`` as an integer; every
+    other value (a float in ``extensions`` among them) as given."""
+    for path in paths:
+        steps = _path_steps(_as_spelled(document, path))
+        if steps is not None:
+            document = _integer_at(document, steps)
+    return document
+
+
+def _integer_at(value: Any, steps: Sequence[str | int]) -> Any:
+    if not steps:
+        integral = isinstance(value, float) and value.is_integer()
+        return int(value) if integral and abs(value) <= MAX_SAFE_INTEGER else value
+    step, rest = steps[0], steps[1:]
+    if not _holds(value, step):
+        return value
+    if isinstance(value, list):
+        return [_integer_at(item, rest) if i == step else item for i, item in enumerate(value)]
+    return {key: _integer_at(item, rest) if key == step else item for key, item in value.items()}
+
+
+def health_reduce(case: Any) -> Any:
     from session_contracts.conformance.reference.health import reduce
 
+    # The case input is a health-observation.stream document: closed, session_id a
+    # non-empty string, observations an array of observations.
+    _check(default_validator().validate("health-observation.stream", case))
     try:
-        return {"facts": reduce(str(case["session_id"]), case["observations"])}
+        return {"facts": reduce(case["session_id"], case["observations"])}
     except InvalidDocument as exc:
         raise _reject(exc) from None
 
 
-def health_a2a_status_update(case: Mapping[str, Any]) -> Any:
+def health_a2a_status_update(case: Any) -> Any:
     """Seed 000: "A2A task streams carry the same fact in metadata.harn.sessionHealth on a
     standard status update, preserving the current task state"."""
     from session_contracts.conformance.reference.health import a2a_status_update
 
-    fact: Any = case.get("fact")
+    case = _case_object(case)
+    _check(_input_findings("HealthA2aStatusUpdateInput", case))
+    fact: Any = case["fact"]
     findings = default_validator().validate("session-health.fact", fact)
     if findings:
         raise _reject(InvalidDocument(findings), "$.fact")
-    task: Any = case.get("task")
+    task: Any = case["task"]
+    _check([_type_finding(task, "$.task", "object")])
     try:
         return a2a_status_update(fact, task)
     except InvalidDocument as exc:
-        raise _reject(exc, "$.task") from None
+        rejection = _reject(exc, "$.task")
+        status = task.get("status")
+        if isinstance(status, Mapping):
+            raise rejection from None
+        # Without a status object there is no status.state to point into: the
+        # finding is the status itself.
+        found = [
+            Finding(f["path"], f["code"], f.get("message", ""))
+            for f in rejection.findings
+            if not f["path"].startswith("$.task.status")
+        ]
+        found.append(
+            Finding("$.task.status", "required", "the task has no status", "send status.state")
+            if "status" not in task
+            else _type_finding(status, "$.task.status", "object")  # type: ignore[arg-type]
+        )
+        raise _rejected(found) from None
 
 
 def _reader_version(step: Mapping[str, Any], index: int) -> int:
@@ -178,17 +498,22 @@ def _reader_version(step: Mapping[str, Any], index: int) -> int:
     return version
 
 
-def feedback_run(case: Mapping[str, Any]) -> Any:
+def feedback_run(case: Any) -> Any:
     from session_contracts.conformance.reference.feedback import FeedbackStore
 
+    case = _case_object(case)
+    _check(_input_findings("FeedbackRunInput", case))
     steps = case["steps"]
+    for index, step in enumerate(steps):
+        if step["call"] == "observe":
+            _reader_version(step, index)
     now = {"ms": 0}
     responses: list[Any] = []
     with tempfile.TemporaryDirectory(prefix="sc-feedback-") as folder:
         store = FeedbackStore.open(Path(folder) / "feedback.sqlite", clock=lambda: now["ms"])
         try:
             for index, step in enumerate(steps):
-                now["ms"] = int(step["at_unix_ms"])
+                now["ms"] = step["at_unix_ms"]
                 call = step["call"]
                 try:
                     if call == "start":
@@ -198,13 +523,16 @@ def feedback_run(case: Mapping[str, Any]) -> Any:
                     else:
                         responses.append(
                             store.observe(
-                                str(step["session_id"]),
-                                reader_can_read_raw_receipts=bool(step["can_read_raw_receipts"]),
+                                step["session_id"],
+                                reader_can_read_raw_receipts=step["can_read_raw_receipts"],
                                 contract_version=_reader_version(step, index),
                             )
                         )
                 except InvalidDocument as exc:
-                    raise _reject(exc) from None
+                    # The store names its own arguments ($.session_id, $ for a
+                    # request): they are members of this step.
+                    where = f"$.steps[{index}]"
+                    raise _reject(exc, where if call == "observe" else where + ".request") from None
         finally:
             store.close()
     return {"responses": responses}
@@ -226,7 +554,7 @@ def _run_spec(value: Mapping[str, Any]) -> Any:
         execution_id=value.get("execution_id"),
         id=value.get("id"),
         spans=_each(value.get("spans", []), Span.from_json, "$.run.spans"),
-        flight_recording=FlightRecording.from_json(flight) if flight else None,
+        flight_recording=FlightRecording.from_json(flight) if flight is not None else None,
         gaps=[
             EvidenceGap(gap["component"], gap["code"], gap["message"])
             for gap in value.get("gaps", [])
@@ -244,32 +572,62 @@ _RUN_RECORD_TO_INPUT = {
 }
 
 
-def runrecord_project(case: Mapping[str, Any]) -> Any:
+def _run_path(record_path: str, run: Mapping[str, Any]) -> str:
+    """A run record finding's path as a path into the case's run: ``$.run`` for a
+    record member the run does not give (a run's ``id`` is its ``execution_id``)."""
+    path = _rebase(record_path, "$.run", _RUN_RECORD_TO_INPUT)
+    steps = _path_steps(path)
+    if steps is None or len(steps) < 2 or steps[1] in run:
+        return path
+    return "$.run"
+
+
+def runrecord_project(case: Any) -> Any:
     from session_contracts.conformance.reference.runrecord import project_run_record
 
+    case = _case_object(case)
+    shape = _input_findings("RunrecordProjectInput", case)
+    run = case.get("run")
+    if isinstance(run, Mapping) and "flight_recording" in run:
+        # Left open by the schema (the run-record schema judges its members): an
+        # object, and null is not an absent recording.
+        found = _type_finding(run["flight_recording"], "$.run.flight_recording", "object")
+        shape.extend([found] if found else [])
     events, findings = _events(case)
+    findings.extend(shape)
     if findings:
         raise _rejected(findings)
     try:
         return project_run_record(_run_spec(case["run"]), events)
     except InvalidDocument as exc:
-        # The library names the record it would build; the input is the run.
-        raise _reject(exc, "$.run", _RUN_RECORD_TO_INPUT) from None
+        # The library names the record it would build; the input is the run.  A
+        # record member the run does not give (a run's id is its execution_id) is
+        # derived from the run as a whole.
+        raise _rejected(
+            [
+                Finding(_run_path(f.path, case["run"]), f.code, f.message, f.hint)
+                for f in exc.findings
+            ]
+        ) from None
     except (ValueError, KeyError, TypeError) as exc:
         raise Rejected("invalid_run", "$.run", str(exc)) from None
 
 
-def runrecord_provider_call_response(case: Mapping[str, Any]) -> Any:
+def runrecord_provider_call_response(case: Any) -> Any:
     from session_contracts.conformance.reference.runrecord import provider_call_response
 
     from session_contracts._redaction_policy import default_policy
+
+    case = _case_object(case)
+    _check(_input_findings("RunrecordProviderCallResponseInput", case))
 
     try:
         return provider_call_response(
             case["response"], execution_id=case.get("execution_id"), policy=default_policy()
         )
     except InvalidDocument as exc:
-        raise _reject(exc, "$.response") from None
+        # The payload's execution_id is the case's own, not the response's.
+        raise _reject(exc, "$.response", {"$.execution_id": "$.execution_id"}) from None
 
 
 def _stored_events(case: Mapping[str, Any]) -> tuple[list[Any], list[Finding]]:
@@ -335,7 +693,7 @@ def _query_findings(case: Mapping[str, Any]) -> list[Finding]:
     return []
 
 
-def _recap_of_stored(case: Mapping[str, Any]) -> Any:
+def _recap_of_stored(case: Mapping[str, Any], unknown: Sequence[Finding]) -> Any:
     """recap.project over Harn's stored events, held as Harn's in-memory store holds them."""
     from session_contracts.conformance.reference.recap import recap_of_stored_events
     from session_contracts.conformance.reference.recap._service import unavailable
@@ -346,6 +704,7 @@ def _recap_of_stored(case: Mapping[str, Any]) -> Any:
         )
     events, findings = _stored_events(case)
     findings.extend(_query_findings(case))
+    findings.extend(unknown)
     if findings:
         raise _rejected(findings)
     journal_state, admission, damaged = _recap_conditions(case)
@@ -362,17 +721,23 @@ def _recap_of_stored(case: Mapping[str, Any]) -> Any:
     return recap_of_stored_events(events, case["query"]).envelope
 
 
-def recap_project(case: Mapping[str, Any]) -> Any:
+_RECAP_MEMBERS = ("events", "storedEvents", "query", "journal", "admission", "damagedEventIds")
+
+
+def recap_project(case: Any) -> Any:
     """Write the case's events to a fresh journal and ask the recap service:
     the same path the HTTP, ACP and CLI adapters take. Harn's stored events
     (``storedEvents``) are read as Harn's in-memory store reads them."""
     from session_contracts.conformance.reference.journal import SqliteJournal
     from session_contracts.conformance.reference.recap import RecapService
 
+    case = _case_object(case)
+    unknown = _members(case, "$", (), _RECAP_MEMBERS)
     if "storedEvents" in case:
-        return _recap_of_stored(case)
+        return _recap_of_stored(case, unknown)
     events, findings = _events(case)
     findings.extend(_query_findings(case))
+    findings.extend(unknown)
     if findings:
         raise _rejected(findings)
     journal_state, admission, damaged = _recap_conditions(case)
@@ -433,10 +798,13 @@ def _damage_rows(path: Path, event_ids: list[int]) -> None:
         connection.close()
 
 
-def redaction_apply(case: Mapping[str, Any]) -> Any:
+def redaction_apply(case: Any) -> Any:
     """Redact ``text`` (or the JSON ``value``) with the built-in ``policy``."""
     from session_contracts._redaction_vectors import POLICY_NAMES, apply
 
+    # RedactionApplyInput is closed.
+    case = _case_object(case)
+    _check(_members(case, "$", (), ("text", "value", "policy")))
     if case.get("policy") not in POLICY_NAMES:
         raise Rejected("invalid_case", "$.policy", "policy is default or extended")
     if ("text" in case) == ("value" in case) or not isinstance(case.get("text", ""), str):

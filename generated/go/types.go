@@ -2,7 +2,7 @@
 // One Go type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
-//   schemas/producer-protocol.schema.json sha256:65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1
+//   schemas/producer-protocol.schema.json sha256:9cfe8e28b500c7bcc1425b4d6ab0fc95aacf97529478161b168fef3f2fe2829f
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
 //   schemas/session-event.schema.json sha256:7059fb2be159aa8c261167d4519767992baa3fb3fc095060576e723bf76188c6
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
@@ -1138,6 +1138,64 @@ func (x *DiagnosticTrend) UnmarshalJSON(data []byte) error {
 	return failure("enum_mismatch", "%q is not a DiagnosticTrend", s)
 }
 
+// The input of document.roundtrip (docs/protocol.md, Operations): doctype, a document type
+// of a contract the producer declares; document, the JSON value to decode (any JSON value:
+// the document type's schema judges it, with paths under $.document); historical, true to
+// load it as a record written before the current contract. Closed.
+// Schema: producer-protocol.schema.json#/$defs/DocumentRoundtripInput
+type DocumentRoundtripInput struct {
+	Doctype    string          // "doctype" (required)
+	Document   json.RawMessage // "document" (required)
+	Historical *bool           // "historical"
+}
+
+// UnmarshalJSON decodes a closed DocumentRoundtripInput: unknown members are refused.
+func (x *DocumentRoundtripInput) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = DocumentRoundtripInput{}
+	var seen [3]bool
+	for _, m := range members {
+		switch m.name {
+		case "doctype":
+			seen[0] = true
+			err = decodeInto[string](m.raw, &x.Doctype)
+		case "document":
+			seen[1] = true
+			err = decodeRaw(m.raw, &x.Document)
+		case "historical":
+			seen[2] = true
+			x.Historical = new(bool)
+			err = decodeInto[bool](m.raw, x.Historical)
+		default:
+			return at(failure("unknown_member", "%q is not a member of DocumentRoundtripInput", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "doctype")
+	}
+	if !seen[1] {
+		return failure("missing_member", "the required member %q is missing", "document")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x DocumentRoundtripInput) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("doctype", x.Doctype)
+	w.member("document", x.Document)
+	if x.Historical != nil {
+		w.member("historical", x.Historical)
+	}
+	return w.finish()
+}
+
 // The producer caught an error of its own while running the case (not a verdict on the
 // input).
 // Schema: producer-protocol.schema.json#/$defs/ErroredResponse
@@ -1351,6 +1409,293 @@ func (x EvidenceGap) MarshalJSON() ([]byte, error) {
 	return w.finish()
 }
 
+// FeedbackCheckpointStep is a closed object.
+// Schema: producer-protocol.schema.json#/$defs/FeedbackCheckpointStep
+type FeedbackCheckpointStep struct {
+	AtUnixMs uint64          // "at_unix_ms" (required)
+	Call     string          // "call" (required) const "checkpoint"
+	Request  json.RawMessage // "request" (required)
+}
+
+// UnmarshalJSON decodes a closed FeedbackCheckpointStep: unknown members are refused.
+func (x *FeedbackCheckpointStep) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = FeedbackCheckpointStep{}
+	var seen [3]bool
+	for _, m := range members {
+		switch m.name {
+		case "at_unix_ms":
+			seen[0] = true
+			err = decodeUint64(m.raw, &x.AtUnixMs)
+		case "call":
+			seen[1] = true
+			err = decodeInto[string](m.raw, &x.Call)
+			if err == nil && x.Call != "checkpoint" {
+				err = failure("const_mismatch", "must be %s", "\"checkpoint\"")
+			}
+		case "request":
+			seen[2] = true
+			err = decodeRaw(m.raw, &x.Request)
+		default:
+			return at(failure("unknown_member", "%q is not a member of FeedbackCheckpointStep", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "at_unix_ms")
+	}
+	if !seen[1] {
+		return failure("missing_member", "the required member %q is missing", "call")
+	}
+	if !seen[2] {
+		return failure("missing_member", "the required member %q is missing", "request")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x FeedbackCheckpointStep) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("at_unix_ms", x.AtUnixMs)
+	w.member("call", x.Call)
+	w.member("request", x.Request)
+	return w.finish()
+}
+
+// FeedbackObserveStep is a closed object.
+// Schema: producer-protocol.schema.json#/$defs/FeedbackObserveStep
+type FeedbackObserveStep struct {
+	AtUnixMs              uint64          // "at_unix_ms" (required)
+	Call                  string          // "call" (required) const "observe"
+	SessionID             string          // "session_id" (required)
+	CanReadRawReceipts    bool            // "can_read_raw_receipts" (required)
+	ReaderContractVersion json.RawMessage // "reader_contract_version"
+}
+
+// UnmarshalJSON decodes a closed FeedbackObserveStep: unknown members are refused.
+func (x *FeedbackObserveStep) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = FeedbackObserveStep{}
+	var seen [5]bool
+	for _, m := range members {
+		switch m.name {
+		case "at_unix_ms":
+			seen[0] = true
+			err = decodeUint64(m.raw, &x.AtUnixMs)
+		case "call":
+			seen[1] = true
+			err = decodeInto[string](m.raw, &x.Call)
+			if err == nil && x.Call != "observe" {
+				err = failure("const_mismatch", "must be %s", "\"observe\"")
+			}
+		case "session_id":
+			seen[2] = true
+			err = decodeInto[string](m.raw, &x.SessionID)
+		case "can_read_raw_receipts":
+			seen[3] = true
+			err = decodeInto[bool](m.raw, &x.CanReadRawReceipts)
+		case "reader_contract_version":
+			seen[4] = true
+			err = decodeRaw(m.raw, &x.ReaderContractVersion)
+		default:
+			return at(failure("unknown_member", "%q is not a member of FeedbackObserveStep", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "at_unix_ms")
+	}
+	if !seen[1] {
+		return failure("missing_member", "the required member %q is missing", "call")
+	}
+	if !seen[2] {
+		return failure("missing_member", "the required member %q is missing", "session_id")
+	}
+	if !seen[3] {
+		return failure("missing_member", "the required member %q is missing", "can_read_raw_receipts")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x FeedbackObserveStep) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("at_unix_ms", x.AtUnixMs)
+	w.member("call", x.Call)
+	w.member("session_id", x.SessionID)
+	w.member("can_read_raw_receipts", x.CanReadRawReceipts)
+	if x.ReaderContractVersion != nil {
+		w.member("reader_contract_version", x.ReaderContractVersion)
+	}
+	return w.finish()
+}
+
+// The input of feedback.run: the steps, run in order against an empty store. Closed.
+// Schema: producer-protocol.schema.json#/$defs/FeedbackRunInput
+type FeedbackRunInput struct {
+	Steps []FeedbackStep // "steps" (required)
+}
+
+// UnmarshalJSON decodes a closed FeedbackRunInput: unknown members are refused.
+func (x *FeedbackRunInput) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = FeedbackRunInput{}
+	var seen [1]bool
+	for _, m := range members {
+		switch m.name {
+		case "steps":
+			seen[0] = true
+			err = decodeSlice(decodeInto[FeedbackStep])(m.raw, &x.Steps)
+		default:
+			return at(failure("unknown_member", "%q is not a member of FeedbackRunInput", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "steps")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x FeedbackRunInput) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("steps", nonNilSlice(x.Steps))
+	return w.finish()
+}
+
+// FeedbackStartStep is a closed object.
+// Schema: producer-protocol.schema.json#/$defs/FeedbackStartStep
+type FeedbackStartStep struct {
+	AtUnixMs uint64          // "at_unix_ms" (required)
+	Call     string          // "call" (required) const "start"
+	Request  json.RawMessage // "request" (required)
+}
+
+// UnmarshalJSON decodes a closed FeedbackStartStep: unknown members are refused.
+func (x *FeedbackStartStep) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = FeedbackStartStep{}
+	var seen [3]bool
+	for _, m := range members {
+		switch m.name {
+		case "at_unix_ms":
+			seen[0] = true
+			err = decodeUint64(m.raw, &x.AtUnixMs)
+		case "call":
+			seen[1] = true
+			err = decodeInto[string](m.raw, &x.Call)
+			if err == nil && x.Call != "start" {
+				err = failure("const_mismatch", "must be %s", "\"start\"")
+			}
+		case "request":
+			seen[2] = true
+			err = decodeRaw(m.raw, &x.Request)
+		default:
+			return at(failure("unknown_member", "%q is not a member of FeedbackStartStep", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "at_unix_ms")
+	}
+	if !seen[1] {
+		return failure("missing_member", "the required member %q is missing", "call")
+	}
+	if !seen[2] {
+		return failure("missing_member", "the required member %q is missing", "request")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x FeedbackStartStep) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("at_unix_ms", x.AtUnixMs)
+	w.member("call", x.Call)
+	w.member("request", x.Request)
+	return w.finish()
+}
+
+// One feedback.run step, by call: start or checkpoint with a request (a session.start or
+// session.checkpoint request, answered by a receipt or a checkpoint-rejection in the output,
+// never refused as a case input), or observe. A call other than start, checkpoint and
+// observe is not_allowed_value at $.steps[i].call; every step is closed.
+// Schema: producer-protocol.schema.json#/$defs/FeedbackStep. Exactly one field is set; the member "call" selects it.
+type FeedbackStep struct {
+	FeedbackStartStep      *FeedbackStartStep      // call = "start"
+	FeedbackCheckpointStep *FeedbackCheckpointStep // call = "checkpoint"
+	FeedbackObserveStep    *FeedbackObserveStep    // call = "observe"
+}
+
+// UnmarshalJSON selects the variant by the member "call".
+func (x *FeedbackStep) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = FeedbackStep{}
+	var tag string
+	found := false
+	for _, m := range members {
+		if m.name == "call" {
+			if json.Unmarshal(m.raw, &tag) != nil || isNull(m.raw) {
+				return at(failure("wrong_type", "expected a string"), memberStep(m.name))
+			}
+			found = true
+		}
+	}
+	if !found {
+		return failure("missing_member", "the required member %q is missing", "call")
+	}
+	switch tag {
+	case "start":
+		x.FeedbackStartStep = new(FeedbackStartStep)
+		return x.FeedbackStartStep.UnmarshalJSON(data)
+	case "checkpoint":
+		x.FeedbackCheckpointStep = new(FeedbackCheckpointStep)
+		return x.FeedbackCheckpointStep.UnmarshalJSON(data)
+	case "observe":
+		x.FeedbackObserveStep = new(FeedbackObserveStep)
+		return x.FeedbackObserveStep.UnmarshalJSON(data)
+	}
+	return at(failure("unknown_variant", "%q is not a FeedbackStep variant", tag), memberStep("call"))
+}
+
+// MarshalJSON encodes the variant that is set.
+func (x FeedbackStep) MarshalJSON() ([]byte, error) {
+	if x.FeedbackStartStep != nil {
+		return x.FeedbackStartStep.MarshalJSON()
+	}
+	if x.FeedbackCheckpointStep != nil {
+		return x.FeedbackCheckpointStep.MarshalJSON()
+	}
+	if x.FeedbackObserveStep != nil {
+		return x.FeedbackObserveStep.MarshalJSON()
+	}
+	return nil, fmt.Errorf("FeedbackStep: no variant is set")
+}
+
 // The optional flight artifact of the execution, in the shape of Harn's
 // FlightRecordingArtifact (crates/harn-vm/src/flight_recorder.rs). It belongs to the same
 // execution as the evidence (x-sameValue on Evidence). Harn validates format and
@@ -1487,6 +1832,56 @@ func (x *FlightRecordingValuePolicy) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	return failure("enum_mismatch", "%q is not a FlightRecordingValuePolicy", s)
+}
+
+// The input of health.a2a_status_update: fact, a session-health.fact (its findings under
+// $.fact); task, the live A2A task the fact travels on (an object: id and contextId non-
+// empty strings, status an object with a state; required at $.task.id, $.task.contextId,
+// $.task.status or $.task.status.state). Closed.
+// Schema: producer-protocol.schema.json#/$defs/HealthA2aStatusUpdateInput
+type HealthA2aStatusUpdateInput struct {
+	Fact json.RawMessage // "fact" (required)
+	Task json.RawMessage // "task" (required)
+}
+
+// UnmarshalJSON decodes a closed HealthA2aStatusUpdateInput: unknown members are refused.
+func (x *HealthA2aStatusUpdateInput) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = HealthA2aStatusUpdateInput{}
+	var seen [2]bool
+	for _, m := range members {
+		switch m.name {
+		case "fact":
+			seen[0] = true
+			err = decodeRaw(m.raw, &x.Fact)
+		case "task":
+			seen[1] = true
+			err = decodeRaw(m.raw, &x.Task)
+		default:
+			return at(failure("unknown_member", "%q is not a member of HealthA2aStatusUpdateInput", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "fact")
+	}
+	if !seen[1] {
+		return failure("missing_member", "the required member %q is missing", "task")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x HealthA2aStatusUpdateInput) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("fact", x.Fact)
+	w.member("task", x.Task)
+	return w.finish()
 }
 
 // A separate, currently empty object, reserved for explicitly identified estimates. The
@@ -1808,6 +2203,57 @@ func (x HealthRate) MarshalJSON() ([]byte, error) {
 	w.member("numerator", x.Numerator)
 	w.member("denominator", x.Denominator)
 	w.member("value", x.Value)
+	return w.finish()
+}
+
+// The input of health.reduce: a health-observation.stream document (health-
+// observation.schema.json, HealthObservationStream; its top level is repeated here so that
+// the protocol's bindings do not carry the observation types), closed: session_id a non-
+// empty string, observations an array of observations. The reference validates the whole
+// input as that document type: findings are the stream's own, at their paths.
+// Schema: producer-protocol.schema.json#/$defs/HealthReduceInput
+type HealthReduceInput struct {
+	SessionID    string            // "session_id" (required)
+	Observations []json.RawMessage // "observations" (required)
+}
+
+// UnmarshalJSON decodes a closed HealthReduceInput: unknown members are refused.
+func (x *HealthReduceInput) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = HealthReduceInput{}
+	var seen [2]bool
+	for _, m := range members {
+		switch m.name {
+		case "session_id":
+			seen[0] = true
+			err = decodeInto[string](m.raw, &x.SessionID)
+		case "observations":
+			seen[1] = true
+			err = decodeSlice(decodeRaw)(m.raw, &x.Observations)
+		default:
+			return at(failure("unknown_member", "%q is not a member of HealthReduceInput", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "session_id")
+	}
+	if !seen[1] {
+		return failure("missing_member", "the required member %q is missing", "observations")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x HealthReduceInput) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("session_id", x.SessionID)
+	w.member("observations", nonNilSlice(x.Observations))
 	return w.finish()
 }
 
@@ -4824,6 +5270,134 @@ func (x RecapIteration) MarshalJSON() ([]byte, error) {
 	return w.finish()
 }
 
+// The input of recap.project (docs/protocol.md, Operations): the session as events (session-
+// event.event documents, ids increasing) or as storedEvents (session-event.stored
+// documents), never both (invalid_case at $); query, a recap query in either spelling
+// (missing: required at $.query); and the runtime condition. Closed.
+// Schema: producer-protocol.schema.json#/$defs/RecapProjectInput
+type RecapProjectInput struct {
+	Events          *[]json.RawMessage          // "events"
+	StoredEvents    *[]json.RawMessage          // "storedEvents"
+	Query           json.RawMessage             // "query" (required)
+	Journal         *RecapProjectInputJournal   // "journal"
+	Admission       *RecapProjectInputAdmission // "admission"
+	DamagedEventIds *[]uint64                   // "damagedEventIds"
+}
+
+// UnmarshalJSON decodes a closed RecapProjectInput: unknown members are refused.
+func (x *RecapProjectInput) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = RecapProjectInput{}
+	var seen [6]bool
+	for _, m := range members {
+		switch m.name {
+		case "events":
+			seen[0] = true
+			x.Events = new([]json.RawMessage)
+			err = decodeSlice(decodeRaw)(m.raw, x.Events)
+		case "storedEvents":
+			seen[1] = true
+			x.StoredEvents = new([]json.RawMessage)
+			err = decodeSlice(decodeRaw)(m.raw, x.StoredEvents)
+		case "query":
+			seen[2] = true
+			err = decodeRaw(m.raw, &x.Query)
+		case "journal":
+			seen[3] = true
+			x.Journal = new(RecapProjectInputJournal)
+			err = decodeInto[RecapProjectInputJournal](m.raw, x.Journal)
+		case "admission":
+			seen[4] = true
+			x.Admission = new(RecapProjectInputAdmission)
+			err = decodeInto[RecapProjectInputAdmission](m.raw, x.Admission)
+		case "damagedEventIds":
+			seen[5] = true
+			x.DamagedEventIds = new([]uint64)
+			err = decodeSlice(decodeUint64)(m.raw, x.DamagedEventIds)
+		default:
+			return at(failure("unknown_member", "%q is not a member of RecapProjectInput", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[2] {
+		return failure("missing_member", "the required member %q is missing", "query")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x RecapProjectInput) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	if x.Events != nil {
+		w.member("events", x.Events)
+	}
+	if x.StoredEvents != nil {
+		w.member("storedEvents", x.StoredEvents)
+	}
+	w.member("query", x.Query)
+	if x.Journal != nil {
+		w.member("journal", x.Journal)
+	}
+	if x.Admission != nil {
+		w.member("admission", x.Admission)
+	}
+	if x.DamagedEventIds != nil {
+		w.member("damagedEventIds", x.DamagedEventIds)
+	}
+	return w.finish()
+}
+
+// RecapProjectInputAdmission is a closed set of strings.
+// Schema: producer-protocol.schema.json (inline)
+type RecapProjectInputAdmission string
+
+const (
+	RecapProjectInputAdmissionOpen    RecapProjectInputAdmission = "open"
+	RecapProjectInputAdmissionRefused RecapProjectInputAdmission = "refused"
+)
+
+// UnmarshalJSON refuses a string outside the enum.
+func (x *RecapProjectInputAdmission) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return failure("wrong_type", "expected a string")
+	}
+	switch RecapProjectInputAdmission(s) {
+	case RecapProjectInputAdmissionOpen, RecapProjectInputAdmissionRefused:
+		*x = RecapProjectInputAdmission(s)
+		return nil
+	}
+	return failure("enum_mismatch", "%q is not a RecapProjectInputAdmission", s)
+}
+
+// RecapProjectInputJournal is a closed set of strings.
+// Schema: producer-protocol.schema.json (inline)
+type RecapProjectInputJournal string
+
+const (
+	RecapProjectInputJournalAvailable   RecapProjectInputJournal = "available"
+	RecapProjectInputJournalUnavailable RecapProjectInputJournal = "unavailable"
+)
+
+// UnmarshalJSON refuses a string outside the enum.
+func (x *RecapProjectInputJournal) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return failure("wrong_type", "expected a string")
+	}
+	switch RecapProjectInputJournal(s) {
+	case RecapProjectInputJournalAvailable, RecapProjectInputJournalUnavailable:
+		*x = RecapProjectInputJournal(s)
+		return nil
+	}
+	return failure("enum_mismatch", "%q is not a RecapProjectInputJournal", s)
+}
+
 // A recap query as an adapter receives it (seed 002, Query inputs): "Every query requires
 // sessionId. The remaining fields are optional." null stands for an absent field, as in
 // Harn's runtime. The HTTP adapter (GET /sessions/{sessionId}/recap) and the ACP method
@@ -6697,6 +7271,261 @@ func (x *RunRecordKind) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	return failure("enum_mismatch", "%q is not a RunRecordKind", s)
+}
+
+// RunrecordGap is a closed object.
+// Schema: producer-protocol.schema.json#/$defs/RunrecordGap
+type RunrecordGap struct {
+	Component string // "component" (required)
+	Code      string // "code" (required)
+	Message   string // "message" (required)
+}
+
+// UnmarshalJSON decodes a closed RunrecordGap: unknown members are refused.
+func (x *RunrecordGap) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = RunrecordGap{}
+	var seen [3]bool
+	for _, m := range members {
+		switch m.name {
+		case "component":
+			seen[0] = true
+			err = decodeInto[string](m.raw, &x.Component)
+		case "code":
+			seen[1] = true
+			err = decodeInto[string](m.raw, &x.Code)
+		case "message":
+			seen[2] = true
+			err = decodeInto[string](m.raw, &x.Message)
+		default:
+			return at(failure("unknown_member", "%q is not a member of RunrecordGap", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "component")
+	}
+	if !seen[1] {
+		return failure("missing_member", "the required member %q is missing", "code")
+	}
+	if !seen[2] {
+		return failure("missing_member", "the required member %q is missing", "message")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x RunrecordGap) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("component", x.Component)
+	w.member("code", x.Code)
+	w.member("message", x.Message)
+	return w.finish()
+}
+
+// The input of runrecord.project (docs/runrecord.md section 5.1): run, the run to record,
+// and events, the session's canonical events (absent: none). Closed.
+// Schema: producer-protocol.schema.json#/$defs/RunrecordProjectInput
+type RunrecordProjectInput struct {
+	Run    RunrecordRun       // "run" (required)
+	Events *[]json.RawMessage // "events"
+}
+
+// UnmarshalJSON decodes a closed RunrecordProjectInput: unknown members are refused.
+func (x *RunrecordProjectInput) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = RunrecordProjectInput{}
+	var seen [2]bool
+	for _, m := range members {
+		switch m.name {
+		case "run":
+			seen[0] = true
+			err = decodeInto[RunrecordRun](m.raw, &x.Run)
+		case "events":
+			seen[1] = true
+			x.Events = new([]json.RawMessage)
+			err = decodeSlice(decodeRaw)(m.raw, x.Events)
+		default:
+			return at(failure("unknown_member", "%q is not a member of RunrecordProjectInput", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "run")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x RunrecordProjectInput) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("run", x.Run)
+	if x.Events != nil {
+		w.member("events", x.Events)
+	}
+	return w.finish()
+}
+
+// The input of runrecord.provider_call_response (docs/runrecord.md section 5.2): response,
+// the model response (judged at $.response); execution_id, the VM execution it was produced
+// in (absent: null). Closed.
+// Schema: producer-protocol.schema.json#/$defs/RunrecordProviderCallResponseInput
+type RunrecordProviderCallResponseInput struct {
+	Response    json.RawMessage  // "response" (required)
+	ExecutionID Optional[string] // "execution_id" (nullable)
+}
+
+// UnmarshalJSON decodes a closed RunrecordProviderCallResponseInput: unknown members are refused.
+func (x *RunrecordProviderCallResponseInput) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = RunrecordProviderCallResponseInput{}
+	var seen [2]bool
+	for _, m := range members {
+		switch m.name {
+		case "response":
+			seen[0] = true
+			err = decodeRaw(m.raw, &x.Response)
+		case "execution_id":
+			seen[1] = true
+			x.ExecutionID.Set = true
+			if !isNull(m.raw) {
+				x.ExecutionID.Value = new(string)
+				err = decodeInto[string](m.raw, x.ExecutionID.Value)
+			}
+		default:
+			return at(failure("unknown_member", "%q is not a member of RunrecordProviderCallResponseInput", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "response")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x RunrecordProviderCallResponseInput) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("response", x.Response)
+	if x.ExecutionID.Set {
+		w.member("execution_id", x.ExecutionID.Value)
+	}
+	return w.finish()
+}
+
+// The run of runrecord.project (RunSpec, docs/runrecord.md section 1). A missing kind or
+// status and every contradiction between members is invalid_run at $.run; a member of the
+// wrong JSON type is wrong_type at it. Closed.
+// Schema: producer-protocol.schema.json#/$defs/RunrecordRun
+type RunrecordRun struct {
+	Kind               *string            // "kind"
+	Status             *string            // "status"
+	SessionID          Optional[string]   // "session_id" (nullable)
+	ExecutionID        Optional[string]   // "execution_id" (nullable)
+	ID                 *string            // "id"
+	Spans              *[]json.RawMessage // "spans"
+	FlightRecording    json.RawMessage    // "flight_recording"
+	Gaps               *[]RunrecordGap    // "gaps"
+	ExecutionGapReason *string            // "execution_gap_reason"
+}
+
+// UnmarshalJSON decodes a closed RunrecordRun: unknown members are refused.
+func (x *RunrecordRun) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = RunrecordRun{}
+	for _, m := range members {
+		switch m.name {
+		case "kind":
+			x.Kind = new(string)
+			err = decodeInto[string](m.raw, x.Kind)
+		case "status":
+			x.Status = new(string)
+			err = decodeInto[string](m.raw, x.Status)
+		case "session_id":
+			x.SessionID.Set = true
+			if !isNull(m.raw) {
+				x.SessionID.Value = new(string)
+				err = decodeInto[string](m.raw, x.SessionID.Value)
+			}
+		case "execution_id":
+			x.ExecutionID.Set = true
+			if !isNull(m.raw) {
+				x.ExecutionID.Value = new(string)
+				err = decodeInto[string](m.raw, x.ExecutionID.Value)
+			}
+		case "id":
+			x.ID = new(string)
+			err = decodeInto[string](m.raw, x.ID)
+		case "spans":
+			x.Spans = new([]json.RawMessage)
+			err = decodeSlice(decodeRaw)(m.raw, x.Spans)
+		case "flight_recording":
+			err = decodeRaw(m.raw, &x.FlightRecording)
+		case "gaps":
+			x.Gaps = new([]RunrecordGap)
+			err = decodeSlice(decodeInto[RunrecordGap])(m.raw, x.Gaps)
+		case "execution_gap_reason":
+			x.ExecutionGapReason = new(string)
+			err = decodeInto[string](m.raw, x.ExecutionGapReason)
+		default:
+			return at(failure("unknown_member", "%q is not a member of RunrecordRun", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x RunrecordRun) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	if x.Kind != nil {
+		w.member("kind", x.Kind)
+	}
+	if x.Status != nil {
+		w.member("status", x.Status)
+	}
+	if x.SessionID.Set {
+		w.member("session_id", x.SessionID.Value)
+	}
+	if x.ExecutionID.Set {
+		w.member("execution_id", x.ExecutionID.Value)
+	}
+	if x.ID != nil {
+		w.member("id", x.ID)
+	}
+	if x.Spans != nil {
+		w.member("spans", x.Spans)
+	}
+	if x.FlightRecording != nil {
+		w.member("flight_recording", x.FlightRecording)
+	}
+	if x.Gaps != nil {
+		w.member("gaps", x.Gaps)
+	}
+	if x.ExecutionGapReason != nil {
+		w.member("execution_gap_reason", x.ExecutionGapReason)
+	}
+	return w.finish()
 }
 
 // SessionAttributeEvent is a closed object.

@@ -2,7 +2,7 @@
 // One TypeScript type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
-//   schemas/producer-protocol.schema.json sha256:65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1
+//   schemas/producer-protocol.schema.json sha256:9cfe8e28b500c7bcc1425b4d6ab0fc95aacf97529478161b168fef3f2fe2829f
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
 //   schemas/session-event.schema.json sha256:7059fb2be159aa8c261167d4519767992baa3fb3fc095060576e723bf76188c6
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
@@ -1086,6 +1086,52 @@ export function decodeDiagnosticTrend(node: JsonNode, path: string, source: stri
 export const encodeDiagnosticTrend: Encoder<DiagnosticTrend> = encodeString;
 
 /**
+ * The input of document.roundtrip (docs/protocol.md, Operations): doctype, a document type
+ * of a contract the producer declares; document, the JSON value to decode (any JSON value:
+ * the document type's schema judges it, with paths under $.document); historical, true to
+ * load it as a record written before the current contract. Closed.
+ *
+ * Schema: producer-protocol.schema.json#/$defs/DocumentRoundtripInput
+ */
+export interface DocumentRoundtripInput {
+  doctype: string;
+  document: RawJson;
+  historical?: boolean;
+}
+
+export function decodeDocumentRoundtripInput(node: JsonNode, path: string, source: string): DocumentRoundtripInput {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "doctype":
+        out["doctype"] = decodeString(child, at, source);
+        break;
+      case "document":
+        out["document"] = decodeRaw(child, at, source);
+        break;
+      case "historical":
+        out["historical"] = decodeBoolean(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "DocumentRoundtripInput");
+    }
+  }
+  if (!has(out, "doctype")) missingMember(path, "doctype");
+  if (!has(out, "document")) missingMember(path, "document");
+  return out as unknown as DocumentRoundtripInput;
+}
+
+export function encodeDocumentRoundtripInput(value: DocumentRoundtripInput): string {
+  const parts: string[] = [];
+  parts.push("\"doctype\":" + encodeString(value["doctype"]));
+  parts.push("\"document\":" + encodeRaw(value["document"]));
+  { const member = value["historical"]; if (member !== undefined) parts.push("\"historical\":" + encodeBoolean(member)); }
+  return "{" + parts.join(",") + "}";
+}
+
+/**
  * The producer caught an error of its own while running the case (not a verdict on the
  * input).
  *
@@ -1249,6 +1295,216 @@ export function encodeEvidenceGap(value: EvidenceGap): string {
 }
 
 /**
+ * Schema: producer-protocol.schema.json#/$defs/FeedbackCheckpointStep
+ */
+export interface FeedbackCheckpointStep {
+  at_unix_ms: number;
+  call: "checkpoint";
+  request: RawJson;
+}
+
+export function decodeFeedbackCheckpointStep(node: JsonNode, path: string, source: string): FeedbackCheckpointStep {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "at_unix_ms":
+        out["at_unix_ms"] = decodeUnsigned(child, at, source);
+        break;
+      case "call":
+        out["call"] = decodeString(child, at, source);
+        break;
+      case "request":
+        out["request"] = decodeRaw(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "FeedbackCheckpointStep");
+    }
+  }
+  if (!has(out, "at_unix_ms")) missingMember(path, "at_unix_ms");
+  if (!has(out, "call")) missingMember(path, "call");
+  if (has(out, "call") && out["call"] !== "checkpoint") constMismatch(path, "call", "\"checkpoint\"");
+  if (!has(out, "request")) missingMember(path, "request");
+  return out as unknown as FeedbackCheckpointStep;
+}
+
+export function encodeFeedbackCheckpointStep(value: FeedbackCheckpointStep): string {
+  const parts: string[] = [];
+  parts.push("\"at_unix_ms\":" + encodeUnsigned(value["at_unix_ms"]));
+  parts.push("\"call\":" + encodeString(value["call"]));
+  parts.push("\"request\":" + encodeRaw(value["request"]));
+  return "{" + parts.join(",") + "}";
+}
+
+/**
+ * Schema: producer-protocol.schema.json#/$defs/FeedbackObserveStep
+ */
+export interface FeedbackObserveStep {
+  at_unix_ms: number;
+  call: "observe";
+  session_id: string;
+  can_read_raw_receipts: boolean;
+  reader_contract_version?: RawJson;
+}
+
+export function decodeFeedbackObserveStep(node: JsonNode, path: string, source: string): FeedbackObserveStep {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "at_unix_ms":
+        out["at_unix_ms"] = decodeUnsigned(child, at, source);
+        break;
+      case "call":
+        out["call"] = decodeString(child, at, source);
+        break;
+      case "session_id":
+        out["session_id"] = decodeString(child, at, source);
+        break;
+      case "can_read_raw_receipts":
+        out["can_read_raw_receipts"] = decodeBoolean(child, at, source);
+        break;
+      case "reader_contract_version":
+        out["reader_contract_version"] = decodeRaw(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "FeedbackObserveStep");
+    }
+  }
+  if (!has(out, "at_unix_ms")) missingMember(path, "at_unix_ms");
+  if (!has(out, "call")) missingMember(path, "call");
+  if (has(out, "call") && out["call"] !== "observe") constMismatch(path, "call", "\"observe\"");
+  if (!has(out, "session_id")) missingMember(path, "session_id");
+  if (!has(out, "can_read_raw_receipts")) missingMember(path, "can_read_raw_receipts");
+  return out as unknown as FeedbackObserveStep;
+}
+
+export function encodeFeedbackObserveStep(value: FeedbackObserveStep): string {
+  const parts: string[] = [];
+  parts.push("\"at_unix_ms\":" + encodeUnsigned(value["at_unix_ms"]));
+  parts.push("\"call\":" + encodeString(value["call"]));
+  parts.push("\"session_id\":" + encodeString(value["session_id"]));
+  parts.push("\"can_read_raw_receipts\":" + encodeBoolean(value["can_read_raw_receipts"]));
+  { const member = value["reader_contract_version"]; if (member !== undefined) parts.push("\"reader_contract_version\":" + encodeRaw(member)); }
+  return "{" + parts.join(",") + "}";
+}
+
+/**
+ * The input of feedback.run: the steps, run in order against an empty store. Closed.
+ *
+ * Schema: producer-protocol.schema.json#/$defs/FeedbackRunInput
+ */
+export interface FeedbackRunInput {
+  steps: Array<FeedbackStep>;
+}
+
+export function decodeFeedbackRunInput(node: JsonNode, path: string, source: string): FeedbackRunInput {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "steps":
+        out["steps"] = decodeArrayOf(decodeFeedbackStep)(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "FeedbackRunInput");
+    }
+  }
+  if (!has(out, "steps")) missingMember(path, "steps");
+  return out as unknown as FeedbackRunInput;
+}
+
+export function encodeFeedbackRunInput(value: FeedbackRunInput): string {
+  const parts: string[] = [];
+  parts.push("\"steps\":" + encodeArrayOf(encodeFeedbackStep)(value["steps"]));
+  return "{" + parts.join(",") + "}";
+}
+
+/**
+ * Schema: producer-protocol.schema.json#/$defs/FeedbackStartStep
+ */
+export interface FeedbackStartStep {
+  at_unix_ms: number;
+  call: "start";
+  request: RawJson;
+}
+
+export function decodeFeedbackStartStep(node: JsonNode, path: string, source: string): FeedbackStartStep {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "at_unix_ms":
+        out["at_unix_ms"] = decodeUnsigned(child, at, source);
+        break;
+      case "call":
+        out["call"] = decodeString(child, at, source);
+        break;
+      case "request":
+        out["request"] = decodeRaw(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "FeedbackStartStep");
+    }
+  }
+  if (!has(out, "at_unix_ms")) missingMember(path, "at_unix_ms");
+  if (!has(out, "call")) missingMember(path, "call");
+  if (has(out, "call") && out["call"] !== "start") constMismatch(path, "call", "\"start\"");
+  if (!has(out, "request")) missingMember(path, "request");
+  return out as unknown as FeedbackStartStep;
+}
+
+export function encodeFeedbackStartStep(value: FeedbackStartStep): string {
+  const parts: string[] = [];
+  parts.push("\"at_unix_ms\":" + encodeUnsigned(value["at_unix_ms"]));
+  parts.push("\"call\":" + encodeString(value["call"]));
+  parts.push("\"request\":" + encodeRaw(value["request"]));
+  return "{" + parts.join(",") + "}";
+}
+
+/**
+ * One feedback.run step, by call: start or checkpoint with a request (a session.start or
+ * session.checkpoint request, answered by a receipt or a checkpoint-rejection in the output,
+ * never refused as a case input), or observe. A call other than start, checkpoint and
+ * observe is not_allowed_value at $.steps[i].call; every step is closed.
+ *
+ * Schema: producer-protocol.schema.json#/$defs/FeedbackStep
+ */
+export type FeedbackStep = FeedbackStartStep | FeedbackCheckpointStep | FeedbackObserveStep;
+
+/** Selects the variant by the member "call". */
+export function decodeFeedbackStep(node: JsonNode, path: string, source: string): FeedbackStep {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const tag = node.members.find(([name]) => name === "call")?.[1];
+  if (tag === undefined) return missingMember(path, "call");
+  const value = decodeString(tag, memberPath(path, "call"), source);
+  switch (value) {
+    case "start":
+      return decodeFeedbackStartStep(node, path, source);
+    case "checkpoint":
+      return decodeFeedbackCheckpointStep(node, path, source);
+    case "observe":
+      return decodeFeedbackObserveStep(node, path, source);
+  }
+  throw new DecodeError(memberPath(path, "call"), "unknown_variant", `${JSON.stringify(value)} is not a FeedbackStep variant`);
+}
+
+export function encodeFeedbackStep(value: FeedbackStep): string {
+  switch (value["call"]) {
+    case "start":
+      return encodeFeedbackStartStep(value);
+    case "checkpoint":
+      return encodeFeedbackCheckpointStep(value);
+    case "observe":
+      return encodeFeedbackObserveStep(value);
+  }
+}
+
+/**
  * The optional flight artifact of the execution, in the shape of Harn's
  * FlightRecordingArtifact (crates/harn-vm/src/flight_recorder.rs). It belongs to the same
  * execution as the evidence (x-sameValue on Evidence). Harn validates format and
@@ -1349,6 +1605,47 @@ export function decodeFlightRecordingValuePolicy(node: JsonNode, path: string, s
 }
 
 export const encodeFlightRecordingValuePolicy: Encoder<FlightRecordingValuePolicy> = encodeString;
+
+/**
+ * The input of health.a2a_status_update: fact, a session-health.fact (its findings under
+ * $.fact); task, the live A2A task the fact travels on (an object: id and contextId non-
+ * empty strings, status an object with a state; required at $.task.id, $.task.contextId,
+ * $.task.status or $.task.status.state). Closed.
+ *
+ * Schema: producer-protocol.schema.json#/$defs/HealthA2aStatusUpdateInput
+ */
+export interface HealthA2aStatusUpdateInput {
+  fact: RawJson;
+  task: RawJson;
+}
+
+export function decodeHealthA2aStatusUpdateInput(node: JsonNode, path: string, source: string): HealthA2aStatusUpdateInput {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "fact":
+        out["fact"] = decodeRaw(child, at, source);
+        break;
+      case "task":
+        out["task"] = decodeRaw(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "HealthA2aStatusUpdateInput");
+    }
+  }
+  if (!has(out, "fact")) missingMember(path, "fact");
+  if (!has(out, "task")) missingMember(path, "task");
+  return out as unknown as HealthA2aStatusUpdateInput;
+}
+
+export function encodeHealthA2aStatusUpdateInput(value: HealthA2aStatusUpdateInput): string {
+  const parts: string[] = [];
+  parts.push("\"fact\":" + encodeRaw(value["fact"]));
+  parts.push("\"task\":" + encodeRaw(value["task"]));
+  return "{" + parts.join(",") + "}";
+}
 
 /**
  * A separate, currently empty object, reserved for explicitly identified estimates. The
@@ -1576,6 +1873,48 @@ export function encodeHealthRate(value: HealthRate): string {
   parts.push("\"numerator\":" + encodeUnsigned(value["numerator"]));
   parts.push("\"denominator\":" + encodeUnsigned(value["denominator"]));
   parts.push("\"value\":" + encodeNumber(value["value"]));
+  return "{" + parts.join(",") + "}";
+}
+
+/**
+ * The input of health.reduce: a health-observation.stream document (health-
+ * observation.schema.json, HealthObservationStream; its top level is repeated here so that
+ * the protocol's bindings do not carry the observation types), closed: session_id a non-
+ * empty string, observations an array of observations. The reference validates the whole
+ * input as that document type: findings are the stream's own, at their paths.
+ *
+ * Schema: producer-protocol.schema.json#/$defs/HealthReduceInput
+ */
+export interface HealthReduceInput {
+  session_id: string;
+  observations: Array<RawJson>;
+}
+
+export function decodeHealthReduceInput(node: JsonNode, path: string, source: string): HealthReduceInput {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "session_id":
+        out["session_id"] = decodeString(child, at, source);
+        break;
+      case "observations":
+        out["observations"] = decodeArrayOf(decodeRaw)(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "HealthReduceInput");
+    }
+  }
+  if (!has(out, "session_id")) missingMember(path, "session_id");
+  if (!has(out, "observations")) missingMember(path, "observations");
+  return out as unknown as HealthReduceInput;
+}
+
+export function encodeHealthReduceInput(value: HealthReduceInput): string {
+  const parts: string[] = [];
+  parts.push("\"session_id\":" + encodeString(value["session_id"]));
+  parts.push("\"observations\":" + encodeArrayOf(encodeRaw)(value["observations"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -3714,6 +4053,100 @@ export function encodeRecapIteration(value: RecapIteration): string {
 }
 
 /**
+ * The input of recap.project (docs/protocol.md, Operations): the session as events (session-
+ * event.event documents, ids increasing) or as storedEvents (session-event.stored
+ * documents), never both (invalid_case at $); query, a recap query in either spelling
+ * (missing: required at $.query); and the runtime condition. Closed.
+ *
+ * Schema: producer-protocol.schema.json#/$defs/RecapProjectInput
+ */
+export interface RecapProjectInput {
+  events?: Array<RawJson>;
+  storedEvents?: Array<RawJson>;
+  query: RawJson;
+  journal?: RecapProjectInputJournal;
+  admission?: RecapProjectInputAdmission;
+  damagedEventIds?: Array<number>;
+}
+
+export function decodeRecapProjectInput(node: JsonNode, path: string, source: string): RecapProjectInput {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "events":
+        out["events"] = decodeArrayOf(decodeRaw)(child, at, source);
+        break;
+      case "storedEvents":
+        out["storedEvents"] = decodeArrayOf(decodeRaw)(child, at, source);
+        break;
+      case "query":
+        out["query"] = decodeRaw(child, at, source);
+        break;
+      case "journal":
+        out["journal"] = decodeRecapProjectInputJournal(child, at, source);
+        break;
+      case "admission":
+        out["admission"] = decodeRecapProjectInputAdmission(child, at, source);
+        break;
+      case "damagedEventIds":
+        out["damagedEventIds"] = decodeArrayOf(decodeUnsigned)(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "RecapProjectInput");
+    }
+  }
+  if (!has(out, "query")) missingMember(path, "query");
+  return out as unknown as RecapProjectInput;
+}
+
+export function encodeRecapProjectInput(value: RecapProjectInput): string {
+  const parts: string[] = [];
+  { const member = value["events"]; if (member !== undefined) parts.push("\"events\":" + encodeArrayOf(encodeRaw)(member)); }
+  { const member = value["storedEvents"]; if (member !== undefined) parts.push("\"storedEvents\":" + encodeArrayOf(encodeRaw)(member)); }
+  parts.push("\"query\":" + encodeRaw(value["query"]));
+  { const member = value["journal"]; if (member !== undefined) parts.push("\"journal\":" + encodeRecapProjectInputJournal(member)); }
+  { const member = value["admission"]; if (member !== undefined) parts.push("\"admission\":" + encodeRecapProjectInputAdmission(member)); }
+  { const member = value["damagedEventIds"]; if (member !== undefined) parts.push("\"damagedEventIds\":" + encodeArrayOf(encodeUnsigned)(member)); }
+  return "{" + parts.join(",") + "}";
+}
+
+/**
+ * Schema: producer-protocol.schema.json (inline)
+ */
+export type RecapProjectInputAdmission = "open" | "refused";
+
+export const RecapProjectInputAdmissionValues: ReadonlyArray<RecapProjectInputAdmission> = ["open", "refused"];
+
+export function decodeRecapProjectInputAdmission(node: JsonNode, path: string, source: string): RecapProjectInputAdmission {
+  const value = decodeString(node, path, source);
+  if (!(RecapProjectInputAdmissionValues as ReadonlyArray<string>).includes(value)) {
+    throw new DecodeError(path, "enum_mismatch", `${JSON.stringify(value)} is not a RecapProjectInputAdmission`);
+  }
+  return value as RecapProjectInputAdmission;
+}
+
+export const encodeRecapProjectInputAdmission: Encoder<RecapProjectInputAdmission> = encodeString;
+
+/**
+ * Schema: producer-protocol.schema.json (inline)
+ */
+export type RecapProjectInputJournal = "available" | "unavailable";
+
+export const RecapProjectInputJournalValues: ReadonlyArray<RecapProjectInputJournal> = ["available", "unavailable"];
+
+export function decodeRecapProjectInputJournal(node: JsonNode, path: string, source: string): RecapProjectInputJournal {
+  const value = decodeString(node, path, source);
+  if (!(RecapProjectInputJournalValues as ReadonlyArray<string>).includes(value)) {
+    throw new DecodeError(path, "enum_mismatch", `${JSON.stringify(value)} is not a RecapProjectInputJournal`);
+  }
+  return value as RecapProjectInputJournal;
+}
+
+export const encodeRecapProjectInputJournal: Encoder<RecapProjectInputJournal> = encodeString;
+
+/**
  * A recap query as an adapter receives it (seed 002, Query inputs): "Every query requires
  * sessionId. The remaining fields are optional." null stands for an absent field, as in
  * Harn's runtime. The HTTP adapter (GET /sessions/{sessionId}/recap) and the ACP method
@@ -5093,6 +5526,198 @@ export function decodeRunRecordKind(node: JsonNode, path: string, source: string
 }
 
 export const encodeRunRecordKind: Encoder<RunRecordKind> = encodeString;
+
+/**
+ * Schema: producer-protocol.schema.json#/$defs/RunrecordGap
+ */
+export interface RunrecordGap {
+  component: string;
+  code: string;
+  message: string;
+}
+
+export function decodeRunrecordGap(node: JsonNode, path: string, source: string): RunrecordGap {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "component":
+        out["component"] = decodeString(child, at, source);
+        break;
+      case "code":
+        out["code"] = decodeString(child, at, source);
+        break;
+      case "message":
+        out["message"] = decodeString(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "RunrecordGap");
+    }
+  }
+  if (!has(out, "component")) missingMember(path, "component");
+  if (!has(out, "code")) missingMember(path, "code");
+  if (!has(out, "message")) missingMember(path, "message");
+  return out as unknown as RunrecordGap;
+}
+
+export function encodeRunrecordGap(value: RunrecordGap): string {
+  const parts: string[] = [];
+  parts.push("\"component\":" + encodeString(value["component"]));
+  parts.push("\"code\":" + encodeString(value["code"]));
+  parts.push("\"message\":" + encodeString(value["message"]));
+  return "{" + parts.join(",") + "}";
+}
+
+/**
+ * The input of runrecord.project (docs/runrecord.md section 5.1): run, the run to record,
+ * and events, the session's canonical events (absent: none). Closed.
+ *
+ * Schema: producer-protocol.schema.json#/$defs/RunrecordProjectInput
+ */
+export interface RunrecordProjectInput {
+  run: RunrecordRun;
+  events?: Array<RawJson>;
+}
+
+export function decodeRunrecordProjectInput(node: JsonNode, path: string, source: string): RunrecordProjectInput {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "run":
+        out["run"] = decodeRunrecordRun(child, at, source);
+        break;
+      case "events":
+        out["events"] = decodeArrayOf(decodeRaw)(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "RunrecordProjectInput");
+    }
+  }
+  if (!has(out, "run")) missingMember(path, "run");
+  return out as unknown as RunrecordProjectInput;
+}
+
+export function encodeRunrecordProjectInput(value: RunrecordProjectInput): string {
+  const parts: string[] = [];
+  parts.push("\"run\":" + encodeRunrecordRun(value["run"]));
+  { const member = value["events"]; if (member !== undefined) parts.push("\"events\":" + encodeArrayOf(encodeRaw)(member)); }
+  return "{" + parts.join(",") + "}";
+}
+
+/**
+ * The input of runrecord.provider_call_response (docs/runrecord.md section 5.2): response,
+ * the model response (judged at $.response); execution_id, the VM execution it was produced
+ * in (absent: null). Closed.
+ *
+ * Schema: producer-protocol.schema.json#/$defs/RunrecordProviderCallResponseInput
+ */
+export interface RunrecordProviderCallResponseInput {
+  response: RawJson;
+  execution_id?: string | null;
+}
+
+export function decodeRunrecordProviderCallResponseInput(node: JsonNode, path: string, source: string): RunrecordProviderCallResponseInput {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "response":
+        out["response"] = decodeRaw(child, at, source);
+        break;
+      case "execution_id":
+        out["execution_id"] = child.kind === "null" ? null : decodeString(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "RunrecordProviderCallResponseInput");
+    }
+  }
+  if (!has(out, "response")) missingMember(path, "response");
+  return out as unknown as RunrecordProviderCallResponseInput;
+}
+
+export function encodeRunrecordProviderCallResponseInput(value: RunrecordProviderCallResponseInput): string {
+  const parts: string[] = [];
+  parts.push("\"response\":" + encodeRaw(value["response"]));
+  { const member = value["execution_id"]; if (member !== undefined) parts.push("\"execution_id\":" + (member === null ? "null" : encodeString(member))); }
+  return "{" + parts.join(",") + "}";
+}
+
+/**
+ * The run of runrecord.project (RunSpec, docs/runrecord.md section 1). A missing kind or
+ * status and every contradiction between members is invalid_run at $.run; a member of the
+ * wrong JSON type is wrong_type at it. Closed.
+ *
+ * Schema: producer-protocol.schema.json#/$defs/RunrecordRun
+ */
+export interface RunrecordRun {
+  kind?: string;
+  status?: string;
+  session_id?: string | null;
+  execution_id?: string | null;
+  id?: string;
+  spans?: Array<RawJson>;
+  flight_recording?: RawJson;
+  gaps?: Array<RunrecordGap>;
+  execution_gap_reason?: string;
+}
+
+export function decodeRunrecordRun(node: JsonNode, path: string, source: string): RunrecordRun {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "kind":
+        out["kind"] = decodeString(child, at, source);
+        break;
+      case "status":
+        out["status"] = decodeString(child, at, source);
+        break;
+      case "session_id":
+        out["session_id"] = child.kind === "null" ? null : decodeString(child, at, source);
+        break;
+      case "execution_id":
+        out["execution_id"] = child.kind === "null" ? null : decodeString(child, at, source);
+        break;
+      case "id":
+        out["id"] = decodeString(child, at, source);
+        break;
+      case "spans":
+        out["spans"] = decodeArrayOf(decodeRaw)(child, at, source);
+        break;
+      case "flight_recording":
+        out["flight_recording"] = decodeRaw(child, at, source);
+        break;
+      case "gaps":
+        out["gaps"] = decodeArrayOf(decodeRunrecordGap)(child, at, source);
+        break;
+      case "execution_gap_reason":
+        out["execution_gap_reason"] = decodeString(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "RunrecordRun");
+    }
+  }
+  return out as unknown as RunrecordRun;
+}
+
+export function encodeRunrecordRun(value: RunrecordRun): string {
+  const parts: string[] = [];
+  { const member = value["kind"]; if (member !== undefined) parts.push("\"kind\":" + encodeString(member)); }
+  { const member = value["status"]; if (member !== undefined) parts.push("\"status\":" + encodeString(member)); }
+  { const member = value["session_id"]; if (member !== undefined) parts.push("\"session_id\":" + (member === null ? "null" : encodeString(member))); }
+  { const member = value["execution_id"]; if (member !== undefined) parts.push("\"execution_id\":" + (member === null ? "null" : encodeString(member))); }
+  { const member = value["id"]; if (member !== undefined) parts.push("\"id\":" + encodeString(member)); }
+  { const member = value["spans"]; if (member !== undefined) parts.push("\"spans\":" + encodeArrayOf(encodeRaw)(member)); }
+  { const member = value["flight_recording"]; if (member !== undefined) parts.push("\"flight_recording\":" + encodeRaw(member)); }
+  { const member = value["gaps"]; if (member !== undefined) parts.push("\"gaps\":" + encodeArrayOf(encodeRunrecordGap)(member)); }
+  { const member = value["execution_gap_reason"]; if (member !== undefined) parts.push("\"execution_gap_reason\":" + encodeString(member)); }
+  return "{" + parts.join(",") + "}";
+}
 
 /**
  * Schema: session-event.schema.json#/$defs/SessionAttributeEvent

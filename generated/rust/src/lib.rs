@@ -2,7 +2,7 @@
 // One Rust type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
-//   schemas/producer-protocol.schema.json sha256:65d41c3da366ac766a66089ed5d75cd1ce50af644a5e3eb3702af558261578a1
+//   schemas/producer-protocol.schema.json sha256:9cfe8e28b500c7bcc1425b4d6ab0fc95aacf97529478161b168fef3f2fe2829f
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
 //   schemas/session-event.schema.json sha256:7059fb2be159aa8c261167d4519767992baa3fb3fc095060576e723bf76188c6
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
@@ -248,6 +248,7 @@ macro_rules! const_str {
 
 const_str!(ConstAgentTranscriptLlm, "agent.transcript.llm");
 const_str!(ConstAvailable, "available");
+const_str!(ConstCheckpoint, "checkpoint");
 const_str!(ConstClient, "client");
 const_str!(ConstErrored, "errored");
 const_str!(ConstHarnAgentEvent, "_harn/agentEvent");
@@ -259,6 +260,7 @@ const_str!(ConstIterationStarted, "iteration_started");
 const_str!(ConstLoopCheckpoint, "loop_checkpoint");
 const_str!(ConstMessage, "message");
 const_str!(ConstMissing, "missing");
+const_str!(ConstObserve, "observe");
 const_str!(ConstOther, "other");
 const_str!(ConstPassed, "passed");
 const_str!(ConstPermissionRestricted, "permission_restricted");
@@ -703,6 +705,23 @@ pub enum DiagnosticTrend {
     Oscillating,
 }
 
+/// The input of document.roundtrip (docs/protocol.md, Operations): doctype, a document type
+/// of a contract the producer declares; document, the JSON value to decode (any JSON value:
+/// the document type's schema judges it, with paths under $.document); historical, true to
+/// load it as a record written before the current contract. Closed.
+///
+/// Schema: `producer-protocol.schema.json#/$defs/DocumentRoundtripInput`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentRoundtripInput {
+    #[serde(rename = "doctype")]
+    pub doctype: String,
+    #[serde(rename = "document")]
+    pub document: Json,
+    #[serde(rename = "historical", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub historical: Option<bool>,
+}
+
 /// The producer caught an error of its own while running the case (not a verdict on the
 /// input).
 ///
@@ -782,6 +801,96 @@ pub struct EvidenceGap {
     pub message: String,
 }
 
+/// Schema: `producer-protocol.schema.json#/$defs/FeedbackCheckpointStep`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedbackCheckpointStep {
+    #[serde(rename = "at_unix_ms", deserialize_with = "de::integral")]
+    pub at_unix_ms: u64,
+    #[serde(rename = "call")]
+    pub call: ConstCheckpoint,
+    #[serde(rename = "request")]
+    pub request: Json,
+}
+
+/// Schema: `producer-protocol.schema.json#/$defs/FeedbackObserveStep`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedbackObserveStep {
+    #[serde(rename = "at_unix_ms", deserialize_with = "de::integral")]
+    pub at_unix_ms: u64,
+    #[serde(rename = "call")]
+    pub call: ConstObserve,
+    #[serde(rename = "session_id")]
+    pub session_id: String,
+    #[serde(rename = "can_read_raw_receipts")]
+    pub can_read_raw_receipts: bool,
+    #[serde(rename = "reader_contract_version", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub reader_contract_version: Option<Json>,
+}
+
+/// The input of feedback.run: the steps, run in order against an empty store. Closed.
+///
+/// Schema: `producer-protocol.schema.json#/$defs/FeedbackRunInput`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedbackRunInput {
+    #[serde(rename = "steps")]
+    pub steps: Vec<FeedbackStep>,
+}
+
+/// Schema: `producer-protocol.schema.json#/$defs/FeedbackStartStep`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedbackStartStep {
+    #[serde(rename = "at_unix_ms", deserialize_with = "de::integral")]
+    pub at_unix_ms: u64,
+    #[serde(rename = "call")]
+    pub call: ConstStart,
+    #[serde(rename = "request")]
+    pub request: Json,
+}
+
+/// One feedback.run step, by call: start or checkpoint with a request (a session.start or
+/// session.checkpoint request, answered by a receipt or a checkpoint-rejection in the output,
+/// never refused as a case input), or observe. A call other than start, checkpoint and
+/// observe is not_allowed_value at $.steps[i].call; every step is closed.
+///
+/// Schema: `producer-protocol.schema.json#/$defs/FeedbackStep`
+/// Selected by the member `call`.
+#[derive(Debug, Clone)]
+pub enum FeedbackStep {
+    /// `call` = "start"
+    FeedbackStartStep(FeedbackStartStep),
+    /// `call` = "checkpoint"
+    FeedbackCheckpointStep(FeedbackCheckpointStep),
+    /// `call` = "observe"
+    FeedbackObserveStep(FeedbackObserveStep),
+}
+
+impl Serialize for FeedbackStep {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::FeedbackStartStep(value) => value.serialize(s),
+            Self::FeedbackCheckpointStep(value) => value.serialize(s),
+            Self::FeedbackObserveStep(value) => value.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for FeedbackStep {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = Json::deserialize(d)?;
+        let tag = union_tag(&raw, "call").map_err(D::Error::custom)?;
+        match tag.as_str() {
+            "start" => serde_json::from_str(raw.get()).map(Self::FeedbackStartStep).map_err(D::Error::custom),
+            "checkpoint" => serde_json::from_str(raw.get()).map(Self::FeedbackCheckpointStep).map_err(D::Error::custom),
+            "observe" => serde_json::from_str(raw.get()).map(Self::FeedbackObserveStep).map_err(D::Error::custom),
+            other => Err(D::Error::custom(format!("{other:?} is not a FeedbackStep variant"))),
+        }
+    }
+}
+
 /// The optional flight artifact of the execution, in the shape of Harn's
 /// FlightRecordingArtifact (crates/harn-vm/src/flight_recorder.rs). It belongs to the same
 /// execution as the evidence (x-sameValue on Evidence). Harn validates format and
@@ -817,6 +926,21 @@ pub struct FlightRecording {
 pub enum FlightRecordingValuePolicy {
     #[serde(rename = "omitted")]
     Omitted,
+}
+
+/// The input of health.a2a_status_update: fact, a session-health.fact (its findings under
+/// $.fact); task, the live A2A task the fact travels on (an object: id and contextId non-
+/// empty strings, status an object with a state; required at $.task.id, $.task.contextId,
+/// $.task.status or $.task.status.state). Closed.
+///
+/// Schema: `producer-protocol.schema.json#/$defs/HealthA2aStatusUpdateInput`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HealthA2aStatusUpdateInput {
+    #[serde(rename = "fact")]
+    pub fact: Json,
+    #[serde(rename = "task")]
+    pub task: Json,
 }
 
 /// A separate, currently empty object, reserved for explicitly identified estimates. The
@@ -938,6 +1062,22 @@ pub struct HealthRate {
     pub denominator: u64,
     #[serde(rename = "value")]
     pub value: f64,
+}
+
+/// The input of health.reduce: a health-observation.stream document (health-
+/// observation.schema.json, HealthObservationStream; its top level is repeated here so that
+/// the protocol's bindings do not carry the observation types), closed: session_id a non-
+/// empty string, observations an array of observations. The reference validates the whole
+/// input as that document type: findings are the stream's own, at their paths.
+///
+/// Schema: `producer-protocol.schema.json#/$defs/HealthReduceInput`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HealthReduceInput {
+    #[serde(rename = "session_id")]
+    pub session_id: String,
+    #[serde(rename = "observations")]
+    pub observations: Vec<Json>,
 }
 
 /// Historical messages were loaded into the session. They carry no execution telemetry, so no
@@ -1930,6 +2070,47 @@ pub struct RecapIteration {
     pub source_event_ids: Vec<u64>,
 }
 
+/// The input of recap.project (docs/protocol.md, Operations): the session as events (session-
+/// event.event documents, ids increasing) or as storedEvents (session-event.stored
+/// documents), never both (invalid_case at $); query, a recap query in either spelling
+/// (missing: required at $.query); and the runtime condition. Closed.
+///
+/// Schema: `producer-protocol.schema.json#/$defs/RecapProjectInput`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecapProjectInput {
+    #[serde(rename = "events", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub events: Option<Vec<Json>>,
+    #[serde(rename = "storedEvents", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub stored_events: Option<Vec<Json>>,
+    #[serde(rename = "query")]
+    pub query: Json,
+    #[serde(rename = "journal", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub journal: Option<RecapProjectInputJournal>,
+    #[serde(rename = "admission", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub admission: Option<RecapProjectInputAdmission>,
+    #[serde(rename = "damagedEventIds", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present_integral")]
+    pub damaged_event_ids: Option<Vec<u64>>,
+}
+
+/// Schema: `producer-protocol.schema.json (inline)`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RecapProjectInputAdmission {
+    #[serde(rename = "open")]
+    Open,
+    #[serde(rename = "refused")]
+    Refused,
+}
+
+/// Schema: `producer-protocol.schema.json (inline)`
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RecapProjectInputJournal {
+    #[serde(rename = "available")]
+    Available,
+    #[serde(rename = "unavailable")]
+    Unavailable,
+}
+
 /// A recap query as an adapter receives it (seed 002, Query inputs): "Every query requires
 /// sessionId. The remaining fields are optional." null stands for an absent field, as in
 /// Harn's runtime. The HTTP adapter (GET /sessions/{sessionId}/recap) and the ACP method
@@ -2428,6 +2609,73 @@ pub enum RunRecordKind {
     Workflow,
     #[serde(rename = "session")]
     Session,
+}
+
+/// Schema: `producer-protocol.schema.json#/$defs/RunrecordGap`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunrecordGap {
+    #[serde(rename = "component")]
+    pub component: String,
+    #[serde(rename = "code")]
+    pub code: String,
+    #[serde(rename = "message")]
+    pub message: String,
+}
+
+/// The input of runrecord.project (docs/runrecord.md section 5.1): run, the run to record,
+/// and events, the session's canonical events (absent: none). Closed.
+///
+/// Schema: `producer-protocol.schema.json#/$defs/RunrecordProjectInput`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunrecordProjectInput {
+    #[serde(rename = "run")]
+    pub run: RunrecordRun,
+    #[serde(rename = "events", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub events: Option<Vec<Json>>,
+}
+
+/// The input of runrecord.provider_call_response (docs/runrecord.md section 5.2): response,
+/// the model response (judged at $.response); execution_id, the VM execution it was produced
+/// in (absent: null). Closed.
+///
+/// Schema: `producer-protocol.schema.json#/$defs/RunrecordProviderCallResponseInput`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunrecordProviderCallResponseInput {
+    #[serde(rename = "response")]
+    pub response: Json,
+    #[serde(rename = "execution_id", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
+    pub execution_id: Option<Option<String>>,
+}
+
+/// The run of runrecord.project (RunSpec, docs/runrecord.md section 1). A missing kind or
+/// status and every contradiction between members is invalid_run at $.run; a member of the
+/// wrong JSON type is wrong_type at it. Closed.
+///
+/// Schema: `producer-protocol.schema.json#/$defs/RunrecordRun`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunrecordRun {
+    #[serde(rename = "kind", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub kind: Option<String>,
+    #[serde(rename = "status", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub status: Option<String>,
+    #[serde(rename = "session_id", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
+    pub session_id: Option<Option<String>>,
+    #[serde(rename = "execution_id", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option")]
+    pub execution_id: Option<Option<String>>,
+    #[serde(rename = "id", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub id: Option<String>,
+    #[serde(rename = "spans", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub spans: Option<Vec<Json>>,
+    #[serde(rename = "flight_recording", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub flight_recording: Option<Json>,
+    #[serde(rename = "gaps", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub gaps: Option<Vec<RunrecordGap>>,
+    #[serde(rename = "execution_gap_reason", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub execution_gap_reason: Option<String>,
 }
 
 /// Schema: `session-event.schema.json#/$defs/SessionAttributeEvent`
