@@ -167,7 +167,8 @@ def _input_findings(definition: str, case: Any) -> list[Finding]:
 def _case_object(case: Any) -> Mapping[str, Any]:
     """The case input as an object: every operation's input is one."""
     _check([_type_finding(case, "$", "object")])
-    return case
+    checked: Mapping[str, Any] = case
+    return checked
 
 
 def _rebase(path: str, prefix: str = "$", renames: Mapping[str, str] | None = None) -> str:
@@ -294,7 +295,10 @@ def document_roundtrip(case: Any) -> Any:
 
     case = _case_object(case)
     validator = default_validator()
-    findings = _members(case, "$", ("doctype", "document"), ("doctype", "document", "historical"))
+    # injected_at is the harness's note of where closed.unknown-field-rejected planted its
+    # unknown member: part of the case, not of the document.
+    known = ("doctype", "document", "historical", "injected_at")
+    findings = _members(case, "$", ("doctype", "document"), known)
     doctype = case.get("doctype")
     if "doctype" in case and not isinstance(doctype, str):
         findings.append(Finding("$.doctype", "wrong_type", "doctype is a string", "send a string"))
@@ -404,8 +408,10 @@ def _as_spelled(case_input: Any, path: str) -> str:
     historical = _historical_names()
     value, spelled = case_input, []
     for step in steps:
-        if isinstance(value, Mapping) and step not in value and historical.get(step) in value:
-            step = historical[step]
+        if isinstance(step, str) and isinstance(value, Mapping) and step not in value:
+            old_name = historical.get(step)
+            if old_name is not None and old_name in value:
+                step = old_name
         spelled.append(step)
         value = value[step] if _holds(value, step) else None
     return json_path(spelled)

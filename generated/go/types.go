@@ -2,7 +2,7 @@
 // One Go type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
-//   schemas/producer-protocol.schema.json sha256:9cfe8e28b500c7bcc1425b4d6ab0fc95aacf97529478161b168fef3f2fe2829f
+//   schemas/producer-protocol.schema.json sha256:0253667fa6d305e02e67aecb5e19d936653e6d87dd43f9161265a48cb54d004c
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
 //   schemas/session-event.schema.json sha256:7059fb2be159aa8c261167d4519767992baa3fb3fc095060576e723bf76188c6
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
@@ -1141,12 +1141,14 @@ func (x *DiagnosticTrend) UnmarshalJSON(data []byte) error {
 // The input of document.roundtrip (docs/protocol.md, Operations): doctype, a document type
 // of a contract the producer declares; document, the JSON value to decode (any JSON value:
 // the document type's schema judges it, with paths under $.document); historical, true to
-// load it as a record written before the current contract. Closed.
+// load it as a record written before the current contract; injected_at, harness metadata a
+// producer ignores. Closed.
 // Schema: producer-protocol.schema.json#/$defs/DocumentRoundtripInput
 type DocumentRoundtripInput struct {
-	Doctype    string          // "doctype" (required)
-	Document   json.RawMessage // "document" (required)
-	Historical *bool           // "historical"
+	Doctype    string             // "doctype" (required)
+	Document   json.RawMessage    // "document" (required)
+	Historical *bool              // "historical"
+	InjectedAt *[]json.RawMessage // "injected_at"
 }
 
 // UnmarshalJSON decodes a closed DocumentRoundtripInput: unknown members are refused.
@@ -1156,7 +1158,7 @@ func (x *DocumentRoundtripInput) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*x = DocumentRoundtripInput{}
-	var seen [3]bool
+	var seen [4]bool
 	for _, m := range members {
 		switch m.name {
 		case "doctype":
@@ -1169,6 +1171,10 @@ func (x *DocumentRoundtripInput) UnmarshalJSON(data []byte) error {
 			seen[2] = true
 			x.Historical = new(bool)
 			err = decodeInto[bool](m.raw, x.Historical)
+		case "injected_at":
+			seen[3] = true
+			x.InjectedAt = new([]json.RawMessage)
+			err = decodeSlice(decodeRaw)(m.raw, x.InjectedAt)
 		default:
 			return at(failure("unknown_member", "%q is not a member of DocumentRoundtripInput", m.name), memberStep(m.name))
 		}
@@ -1192,6 +1198,9 @@ func (x DocumentRoundtripInput) MarshalJSON() ([]byte, error) {
 	w.member("document", x.Document)
 	if x.Historical != nil {
 		w.member("historical", x.Historical)
+	}
+	if x.InjectedAt != nil {
+		w.member("injected_at", x.InjectedAt)
 	}
 	return w.finish()
 }

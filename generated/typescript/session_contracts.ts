@@ -2,7 +2,7 @@
 // One TypeScript type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:aea1a31a321c36b779cdcab41bccc063f66d1c9f08cc23d7d1469efcc009bf4e
 //   schemas/health-observation.schema.json sha256:52018d457045dafb9ddf591719f4f28971219c3dc660f289ee1debfd53d436ea
-//   schemas/producer-protocol.schema.json sha256:9cfe8e28b500c7bcc1425b4d6ab0fc95aacf97529478161b168fef3f2fe2829f
+//   schemas/producer-protocol.schema.json sha256:0253667fa6d305e02e67aecb5e19d936653e6d87dd43f9161265a48cb54d004c
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
 //   schemas/session-event.schema.json sha256:7059fb2be159aa8c261167d4519767992baa3fb3fc095060576e723bf76188c6
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
@@ -1089,7 +1089,8 @@ export const encodeDiagnosticTrend: Encoder<DiagnosticTrend> = encodeString;
  * The input of document.roundtrip (docs/protocol.md, Operations): doctype, a document type
  * of a contract the producer declares; document, the JSON value to decode (any JSON value:
  * the document type's schema judges it, with paths under $.document); historical, true to
- * load it as a record written before the current contract. Closed.
+ * load it as a record written before the current contract; injected_at, harness metadata a
+ * producer ignores. Closed.
  *
  * Schema: producer-protocol.schema.json#/$defs/DocumentRoundtripInput
  */
@@ -1097,6 +1098,7 @@ export interface DocumentRoundtripInput {
   doctype: string;
   document: RawJson;
   historical?: boolean;
+  injected_at?: Array<RawJson>;
 }
 
 export function decodeDocumentRoundtripInput(node: JsonNode, path: string, source: string): DocumentRoundtripInput {
@@ -1114,6 +1116,9 @@ export function decodeDocumentRoundtripInput(node: JsonNode, path: string, sourc
       case "historical":
         out["historical"] = decodeBoolean(child, at, source);
         break;
+      case "injected_at":
+        out["injected_at"] = decodeArrayOf(decodeRaw)(child, at, source);
+        break;
       default:
         unknownMember(path, name, "DocumentRoundtripInput");
     }
@@ -1128,6 +1133,7 @@ export function encodeDocumentRoundtripInput(value: DocumentRoundtripInput): str
   parts.push("\"doctype\":" + encodeString(value["doctype"]));
   parts.push("\"document\":" + encodeRaw(value["document"]));
   { const member = value["historical"]; if (member !== undefined) parts.push("\"historical\":" + encodeBoolean(member)); }
+  { const member = value["injected_at"]; if (member !== undefined) parts.push("\"injected_at\":" + encodeArrayOf(encodeRaw)(member)); }
   return "{" + parts.join(",") + "}";
 }
 
