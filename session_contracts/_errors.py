@@ -8,6 +8,7 @@ only prose.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -21,6 +22,7 @@ __all__ = [
     "ToolError",
     "UsageError",
     "json_path",
+    "json_path_steps",
 ]
 
 EXIT_OK = 0
@@ -105,3 +107,31 @@ def json_path(parts: Sequence[str | int]) -> str:
             escaped = part.replace("\\", "\\\\").replace("'", "\\'")
             out.append(f"['{escaped}']")
     return "".join(out)
+
+
+# One step of json_path's grammar: .name, ['quoted'] (\\ and \' escaped), [index].
+_PATH_STEP = re.compile(
+    r"\.([A-Za-z_][A-Za-z0-9_]*)|\['((?:[^\\']|\\\\|\\')*)'\]|\[(0|[1-9][0-9]*)\]"
+)
+
+
+def json_path_steps(path: str) -> list[str | int] | None:
+    """The parts of a path :func:`json_path` writes (its inverse); ``None`` for a string
+    that is not such a path."""
+    if not path.startswith("$"):
+        return None
+    steps: list[str | int] = []
+    position = 1
+    while position < len(path):
+        match = _PATH_STEP.match(path, position)
+        if match is None:
+            return None
+        name, quoted, index = match.groups()
+        if name is not None:
+            steps.append(name)
+        elif quoted is not None:
+            steps.append(re.sub(r"\\([\\'])", r"\1", quoted))
+        else:
+            steps.append(int(index))
+        position = match.end()
+    return steps

@@ -11,7 +11,6 @@ whole input replaced by a value that is not an object.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import pytest
 from session_contracts.conformance.protocol import Rejected
 from session_contracts.conformance.reference._producer import HANDLERS
 
+from session_contracts._errors import json_path, json_path_steps
 from session_contracts._rejections import REJECTION_CODES, rejection_class
 
 REPO = Path(__file__).resolve().parent.parent
@@ -93,25 +93,11 @@ def _mutations(value: Any, where: str = "$", depth: int = 0) -> Iterator[tuple[s
                 yield description, [*value[:index], inner, *value[index + 1 :]]
 
 
-_STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\['((?:[^\\']|\\\\|\\')*)'\]|\[(0|[1-9][0-9]*)\]")
-
-
 def _steps(path: str) -> list[str | int]:
     """A path of the protocol's grammar as its steps (docs/protocol.md, JSON paths)."""
     assert path.startswith("$"), path
-    steps: list[str | int] = []
-    position = 1
-    while position < len(path):
-        match = _STEP.match(path, position)
-        assert match, f"{path!r} is not a path of the protocol's grammar"
-        name, quoted, index = match.groups()
-        if name is not None:
-            steps.append(name)
-        elif quoted is not None:
-            steps.append(re.sub(r"\\([\\'])", r"\1", quoted))
-        else:
-            steps.append(int(index))
-        position = match.end()
+    steps = json_path_steps(path)
+    assert steps is not None, f"{path!r} is not a path of the protocol's grammar"
     return steps
 
 
@@ -373,3 +359,15 @@ def test_a_case_input_the_reference_answers_has_the_shape_its_schema_describes(
             errors = [error.message for error in shape.iter_errors(mutated)]
             assert not errors, f"{description}: answered, but {errors[0]}"
     assert answered
+
+
+@pytest.mark.parametrize(
+    "parts", [[], ["a", 0, "b_c"], ["odd key", "it's", "back\\slash", 12], ["0abc", "é"]]
+)
+def test_json_path_steps_reads_back_what_json_path_writes(parts: list[str | int]) -> None:
+    assert json_path_steps(json_path(parts)) == parts
+
+
+@pytest.mark.parametrize("text", ["", "a.b", "$.", "$[01]", "$['open", "$.a b"])
+def test_json_path_steps_refuses_what_is_not_a_path(text: str) -> None:
+    assert json_path_steps(text) is None

@@ -767,6 +767,13 @@ def _text_session(kind: str, payload: dict[str, Any], turn: str = "turn-1") -> l
 
 # Every member Harn reads through semantic_string, with a payload that holds it
 # (docs/recap.md 4.1), and the members it reads verbatim.
+_TERMINAL = {
+    "kind": "natural",
+    "owner": "agent",
+    "finalStatus": "done",
+    "stopReason": "completed",
+    "reason": "ok",
+}
 _TRIMMED_MEMBERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("message", "text", {"role": "user", "visibility": None, "text": "hi"}),
     ("message", "text", {"role": "assistant", "visibility": "public", "text": "hi"}),
@@ -774,61 +781,7 @@ _TRIMMED_MEMBERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("message", "visibility", {"role": "user", "visibility": "public", "text": "hi"}),
     ("tool_call", "callId", {"callId": "c1", "toolName": "read", "input": None}),
     ("tool_call", "toolName", {"callId": "c1", "toolName": "read", "input": None}),
-    (
-        "terminal",
-        "kind",
-        {
-            "kind": "natural",
-            "owner": "agent",
-            "finalStatus": "done",
-            "stopReason": "completed",
-            "reason": "ok",
-        },
-    ),
-    (
-        "terminal",
-        "owner",
-        {
-            "kind": "natural",
-            "owner": "agent",
-            "finalStatus": "done",
-            "stopReason": "completed",
-            "reason": "ok",
-        },
-    ),
-    (
-        "terminal",
-        "finalStatus",
-        {
-            "kind": "natural",
-            "owner": "agent",
-            "finalStatus": "done",
-            "stopReason": "completed",
-            "reason": "ok",
-        },
-    ),
-    (
-        "terminal",
-        "stopReason",
-        {
-            "kind": "natural",
-            "owner": "agent",
-            "finalStatus": "done",
-            "stopReason": "completed",
-            "reason": "ok",
-        },
-    ),
-    (
-        "terminal",
-        "reason",
-        {
-            "kind": "natural",
-            "owner": "agent",
-            "finalStatus": "done",
-            "stopReason": "completed",
-            "reason": "ok",
-        },
-    ),
+    *(("terminal", member, _TERMINAL) for member in _TERMINAL),
 )
 _PLAN = {
     "documentId": "plan-1",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 from session_contracts.conformance.protocol import Handler, Rejected, serve
 
 from session_contracts import __version__
-from session_contracts._errors import Finding, InvalidDocument, json_path
+from session_contracts._errors import Finding, InvalidDocument, json_path, json_path_steps
 from session_contracts._schemas import DocumentType
 from session_contracts._validator import DocumentValidator, default_validator
 
@@ -354,30 +353,6 @@ def document_roundtrip(case: Any) -> Any:
         ) from None
 
 
-_PATH_STEP = re.compile(
-    r"\.([A-Za-z_][A-Za-z0-9_]*)|\['((?:[^\\']|\\\\|\\')*)'\]|\[(0|[1-9][0-9]*)\]"
-)
-
-
-def _path_steps(path: str) -> list[str | int] | None:
-    """The steps of a path of the protocol's grammar (None for another string)."""
-    steps: list[str | int] = []
-    position = 1
-    while position < len(path):
-        match = _PATH_STEP.match(path, position)
-        if match is None:
-            return None
-        name, quoted, index = match.groups()
-        if name is not None:
-            steps.append(name)
-        elif quoted is not None:
-            steps.append(re.sub(r"\\([\\'])", r"\1", quoted))
-        else:
-            steps.append(int(index))
-        position = match.end()
-    return steps
-
-
 def _historical_names() -> dict[str, str]:
     """Each current member name that a historical record spelled otherwise, with that
     spelling (x-historicalAliases of the contract schemas)."""
@@ -402,7 +377,7 @@ def _historical_names() -> dict[str, str]:
 def _as_spelled(case_input: Any, path: str) -> str:
     """``path`` with each member the input gives only under its historical name
     renamed to that name."""
-    steps = _path_steps(path)
+    steps = json_path_steps(path)
     if not steps:
         return path
     historical = _historical_names()
@@ -427,7 +402,7 @@ def _integers_at(document: Any, paths: Sequence[str]) -> Any:
     """``document`` with the integral float at each of ``paths`` as an integer; every
     other value (a float in ``extensions`` among them) as given."""
     for path in paths:
-        steps = _path_steps(_as_spelled(document, path))
+        steps = json_path_steps(_as_spelled(document, path))
         if steps is not None:
             document = _integer_at(document, steps)
     return document
@@ -582,7 +557,7 @@ def _run_path(record_path: str, run: Mapping[str, Any]) -> str:
     """A run record finding's path as a path into the case's run: ``$.run`` for a
     record member the run does not give (a run's ``id`` is its ``execution_id``)."""
     path = _rebase(record_path, "$.run", _RUN_RECORD_TO_INPUT)
-    steps = _path_steps(path)
+    steps = json_path_steps(path)
     if steps is None or len(steps) < 2 or steps[1] in run:
         return path
     return "$.run"

@@ -28,7 +28,6 @@ HARN_KINDS: Mapping[str, Mapping[str, str]] = {
     "progress": {"kind": "custom", "type": "progress_reported"},
     "terminal": {"kind": "custom", "type": "agent_run_terminal"},
 }
-_VERIFICATION_VERIFIED = "verified_paths"
 
 
 def _present(pairs: Mapping[str, Any]) -> dict[str, Any]:
@@ -88,7 +87,7 @@ def stored_kind_and_payload(kind: str, payload: Mapping[str, Any]) -> tuple[Any,
                         "verification": {
                             "schema": verification["schema"],
                             "status": verification["status"],
-                            _VERIFICATION_VERIFIED: verification["verifiedPaths"],
+                            "verified_paths": verification["verifiedPaths"],
                         }
                     }
                 }
