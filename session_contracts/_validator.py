@@ -42,6 +42,7 @@ __all__ = [
     "apply_historical_aliases",
     "apply_input_aliases",
     "default_validator",
+    "holds_integral_float",
 ]
 
 _DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -257,13 +258,24 @@ def _ints_only_variant(schema: Any) -> Any:
     return out
 
 
-def _has_integral_float(instance: Any) -> bool:
-    """Whether ``instance`` holds a float with an integral value, such as ``5.0``
-    (True when the C census cannot tell: not built, or the value is not plain)."""
-    if _speedups is None:
-        return True
-    scanned = _speedups.scan(instance, True, _SCAN_LEVELS)
-    return scanned is None or scanned[5] > 0
+def holds_integral_float(instance: Any) -> bool:
+    """Whether ``instance`` holds a float with an integral value (``5.0``, ``-0.0``,
+    ``1e20``): the C census where it is built and the value plain, else its Python twin."""
+    if _speedups is not None:
+        scanned = _speedups.scan(instance, True, _SCAN_LEVELS)
+        if scanned is not None:
+            return bool(scanned[5] > 0)
+    return _holds_integral_float_in_python(instance)
+
+
+def _holds_integral_float_in_python(instance: Any) -> bool:
+    if isinstance(instance, float):
+        return instance.is_integer()
+    if isinstance(instance, Mapping):
+        return any(_holds_integral_float_in_python(item) for item in instance.values())
+    if isinstance(instance, list | tuple):
+        return any(_holds_integral_float_in_python(item) for item in instance)
+    return False
 
 
 def _without_echoes(findings: list[Finding]) -> list[Finding]:
@@ -567,7 +579,7 @@ class DocumentValidator:
         instance, findings = apply_input_aliases(document_type, instance)
         fast = self._fast_validator(document_type)
         if may_hold_integral_float is None:  # (aliases rename members: the fact holds)
-            may_hold_integral_float = _has_integral_float(instance)
+            may_hold_integral_float = holds_integral_float(instance)
         # Same verdict, fewer calls back into Python (_ints_only_variant).
         screen = fast if may_hold_integral_float else self.ints_only_validator(doctype)
         if screen.is_valid(instance):

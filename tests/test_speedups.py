@@ -764,3 +764,26 @@ def test_harn_dumps_keeps_no_reference_and_no_memory() -> None:
         tracemalloc.stop()
     assert sys.getrefcount(number) == before
     assert grown < 64 * 1024
+
+
+_NUMBERS = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(-(10**6), 10**6).map(float),
+    st.sampled_from([-0.0, 1e20, 1e300, 2.0**53, 0.5]),
+)
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.text(max_size=4) | _NUMBERS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_VALUES)
+def test_the_integral_float_census_is_its_python_twin(value: Any) -> None:
+    """The journal stores an event holding an integral float in Harn's form: both answers
+    must agree, C census or not (docs/journal.md, "The stored bytes")."""
+    from session_contracts._validator import _holds_integral_float_in_python, holds_integral_float
+
+    assert holds_integral_float(value) is _holds_integral_float_in_python(value)

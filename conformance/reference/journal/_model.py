@@ -33,7 +33,7 @@ from session_contracts._errors import (
 )
 from session_contracts._harn_canonical import harn_canonical_bytes
 from session_contracts._jsonload import loads_strict
-from session_contracts._validator import default_validator
+from session_contracts._validator import default_validator, holds_integral_float
 
 __all__ = [
     "EVENT_DOCUMENT_TYPE",
@@ -291,17 +291,6 @@ def canonical_event_bytes(event: SessionEvent) -> bytes:
     validate_event(raw)
     rfc8785 = canonical_bytes(raw)  # also refuses what no record hash can cover
     return harn_canonical_bytes(raw) if holds_integral_float(raw["payload"]) else rfc8785
-
-
-def holds_integral_float(value: Any) -> bool:
-    """Whether a JSON value holds a float whose value is an integer (``5.0``, ``-0.0``)."""
-    if isinstance(value, float):
-        return value.is_integer()
-    if isinstance(value, Mapping):
-        return any(holds_integral_float(item) for item in value.values())
-    if isinstance(value, list | tuple):
-        return any(holds_integral_float(item) for item in value)
-    return False
 
 
 def decode_stored_event(
