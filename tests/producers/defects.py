@@ -635,6 +635,16 @@ def integral_floats_as_integers(case: Mapping[str, Any]) -> Any:
     return HANDLERS["recap.project"](case)
 
 
+def stored_read_starts_after_from_event_id(case: Mapping[str, Any]) -> Any:
+    # Reads Harn's stored events from fromEventId exclusive (> instead of >=).
+    query, events = case.get("query"), case.get("storedEvents")
+    start = query.get("fromEventId") if isinstance(query, dict) else None
+    if isinstance(events, list) and isinstance(start, int):
+        kept = [e for e in events if not (isinstance(e, dict) and e.get("event_id") == start)]
+        case = dict(case, storedEvents=kept)
+    return HANDLERS["recap.project"](case)
+
+
 def omits_null_receipt_key(case: Mapping[str, Any]) -> Any:
     # Writes no completion_receipt key when no receipt was recorded.
     output = HANDLERS["runrecord.project"](case)
@@ -983,6 +993,14 @@ DEFECTS: dict[str, Defect] = {
         "recap.semantics",
         "recap/tool-values-keep-floats",
         "tool values' integral floats (1.0, -0.0) turned into integers",
+    ),
+    "stored_read_starts_after_from_event_id": Defect(
+        "recap.project",
+        stored_read_starts_after_from_event_id,
+        "recap.from-event-id",
+        "recap.semantics",
+        "recap/stored-from-event-id-bounded-read",
+        "stored events read from fromEventId exclusive",
     ),
     "omits_null_receipt_key": Defect(
         "runrecord.project",
