@@ -416,6 +416,7 @@ def _cmd_recap(args: argparse.Namespace, out: TextIO) -> int:
         coerce_params,
         envelope_bytes,
         query_echo,
+        recap_of_stored_file,
     )
 
     for option, text in (
@@ -434,8 +435,11 @@ def _cmd_recap(args: argparse.Namespace, out: TextIO) -> int:
     # with findings at the query's JSON paths (an invalid query exits 1).
     query = coerce_params([(name, value) for name, value in flags if value is not None])
     query["sessionId"] = args.session
-    with RecapService(args.journal, _recap_policy(args)) as service:
-        outcome = service.answer(query_echo(query))
+    if args.stored_events is not None:
+        outcome = recap_of_stored_file(args.stored_events, query, policy=_recap_policy(args))
+    else:
+        with RecapService(args.journal, _recap_policy(args)) as service:
+            outcome = service.answer(query_echo(query))
     out.flush()
     sys.stdout.buffer.write(envelope_bytes(outcome.envelope) + b"\n")
     sys.stdout.buffer.flush()
@@ -711,7 +715,14 @@ def _build_parser() -> argparse.ArgumentParser:
     recap = commands.add_parser(
         "recap", help="print one session recap envelope (exit 1 when unavailable)"
     )
-    recap.add_argument("--journal", required=True, help="the SQLite session journal")
+    source = recap.add_mutually_exclusive_group(required=True)
+    source.add_argument("--journal", help="the SQLite session journal")
+    source.add_argument(
+        "--stored-events",
+        metavar="FILE",
+        help="Harn's stored events instead: JSON Lines in store order, or a .json array "
+        "(docs/recap.md section 11)",
+    )
     recap.add_argument("--session", required=True, help="the session id")
     recap.add_argument("--run-id", help="keep events of one run")
     recap.add_argument("--turn-id", help="keep events of one prompt turn")

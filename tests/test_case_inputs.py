@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from session_contracts.conformance.protocol import Rejected
 from session_contracts.conformance.reference._producer import HANDLERS
 
@@ -371,3 +373,48 @@ def test_json_path_steps_reads_back_what_json_path_writes(parts: list[str | int]
 @pytest.mark.parametrize("text", ["", "a.b", "$.", "$[01]", "$['open", "$.a b"])
 def test_json_path_steps_refuses_what_is_not_a_path(text: str) -> None:
     assert json_path_steps(text) is None
+
+
+# -- arbitrary JSON: the reference never errors, whatever the case input ------------------------
+_keys = st.sampled_from(["", "x", "__proto__", "é", "\U0001f600"]) | st.text(max_size=6)
+_json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_keys, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _spliced(case_input: Any, steps: list[int], value: Any) -> Any:
+    """``case_input`` with ``value`` in place of the member that ``steps`` pick, level by level
+    (each step an index into the members or items there, modulo their number)."""
+    if not steps or not isinstance(case_input, dict | list) or not case_input:
+        return value
+    if isinstance(case_input, dict):
+        name = sorted(case_input)[steps[0] % len(case_input)]
+        return {**case_input, name: _spliced(case_input[name], steps[1:], value)}
+    index = steps[0] % len(case_input)
+    inner = _spliced(case_input[index], steps[1:], value)
+    return [*case_input[:index], inner, *case_input[index + 1 :]]
+
+
+@pytest.mark.parametrize("operation", sorted(HANDLERS))
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_arbitrary_json_as_a_case_input_never_errors_the_reference(
+    operation: str, data: st.DataObject
+) -> None:
+    # Inputs come from two places: any JSON value at all (most are refused at
+    # the root), and a golden fixture's input with any JSON value spliced in at any depth,
+    # so the members the operation reads get values of every shape.
+    value = data.draw(_json_values, label="value")
+    fixtures = FIXTURE_INPUTS[operation]
+    if data.draw(st.booleans(), label="splice"):
+        _, case_input = fixtures[data.draw(st.integers(0, len(fixtures) - 1), label="fixture")]
+        steps = data.draw(st.lists(st.integers(0, 50), max_size=DEPTH + 2), label="steps")
+        value = _spliced(case_input, steps, value)
+    problem = _answer(operation, value)
+    assert not problem, problem

@@ -404,6 +404,54 @@ def test_cli_recap_exit_codes(
     )
 
 
+def _stored_fixture(name: str) -> tuple[list[Any], dict[str, Any], Any]:
+    fixtures = Path(__file__).resolve().parent.parent / "conformance" / "fixtures" / "recap"
+    case = json.loads((fixtures / f"{name}.case.json").read_text("utf-8"))
+    expected = json.loads((fixtures / f"{name}.expected.json").read_text("utf-8"))
+    return case["input"]["storedEvents"], case["input"]["query"], expected["output"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["stored-tool-call-id-header", "stored-pending-id-distance", "stored-raw-message-fallbacks"],
+)
+def test_cli_recap_of_stored_events_is_the_operations_answer(
+    name: str, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    # docs/recap.md section 11: the same read of Harn's store as recap.project's storedEvents.
+    events, query, expected = _stored_fixture(name)
+    lines = tmp_path / "events.jsonl"
+    lines.write_text("".join(json.dumps(event) + "\n" for event in events), "utf-8")
+    array = tmp_path / "events.json"
+    array.write_text(json.dumps(events), "utf-8")
+    flags = [f"--session={query['sessionId']}"]
+    for name_, flag in (("fromEventId", "--from-event-id"), ("limit", "--limit")):
+        if name_ in query:
+            flags.append(f"{flag}={query[name_]}")
+    for path in (lines, array):
+        status = main(["recap", "--stored-events", str(path), *flags])
+        assert status == (0 if expected["state"] == "available" else 1)
+        assert json.loads(capsysbinary.readouterr().out) == expected
+
+
+def test_cli_recap_of_stored_events_reports_each_bad_line(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    events, _, _ = _stored_fixture("stored-tool-call-id-header")
+    bad = tmp_path / "events.jsonl"
+    first, second, *rest = (json.dumps(event) for event in events)
+    bad.write_text("\n".join([first, "{not json", first, second, *rest]) + "\n", "utf-8")
+    assert main(["recap", "--stored-events", str(bad), "--session", "sess-1"]) == 1
+    captured = capsysbinary.readouterr()
+    assert captured.out == b""
+    assert f"{bad}:2 $: ".encode() in captured.err
+    assert b"[json_syntax]" in captured.err
+    assert f"{bad}:3 $.event_id: ".encode() in captured.err
+    assert b"[events_not_increasing]" in captured.err
+    assert main(["recap", "--stored-events", str(tmp_path / "none"), "--session", "s"]) == 2
+    assert main(["recap", "--stored-events", str(bad), "--journal", "j", "--session", "s"]) == 2
+
+
 # ----------------------------------------------------------------------- same bytes
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -27,6 +27,7 @@ __all__ = [
     "health_streams",
     "provider_responses",
     "recap_cases",
+    "recap_stored_cases",
     "reset_streams",
     "roundtrip_inputs",
     "run_projections",
@@ -846,6 +847,182 @@ def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dic
         "entries": draw(st.lists(entry, max_size=2)),
         "replace": draw(st.sampled_from([None, True, False])),
     }
+
+
+# -- recaps of Harn's stored events (docs/recap.md section 11) -----------------------------------
+@st.composite
+def recap_stored_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
+    """A recap case of Harn's stored events: a drawn journal in its stored form
+    (docs/journal.md "As Harn stores it"), then reshaped as Harn's emitters also
+    write it, so every pointer of docs/recap.md section 11 is reached: the
+    ``tool_call_id`` header (verbatim, before the payload's id, sometimes another
+    id), ``raw_message`` fallbacks for role, text, call id, tool name, input,
+    output and failure, present JSON nulls next to absent keys, unreadable plans
+    and plan events, progress entries Harn refuses or reads, fractional and huge
+    checkpoint iterations, ids numbered per session, redacted record hashes."""
+    from session_contracts.conformance.reference.journal import stored_event
+
+    case = draw(recap_cases(canary=canary))
+    per_session = draw(st.booleans())
+    numbered: dict[str, int] = {}
+    hashes: dict[str, str] = {}
+    stored: list[dict[str, Any]] = []
+    for index, event in enumerate(case["events"]):
+        session = event["sessionId"]
+        event_id = numbered.get(session, 0) + 1 if per_session else event["id"]
+        numbered[session] = event_id
+        record_hash = f"sha256:{index + 1:064x}"
+        one = stored_event(
+            {**event, "id": event_id}, record_hash=record_hash, prev_hash=hashes.get(session)
+        )
+        hashes[session] = record_hash
+        if draw(st.integers(0, 7)) == 0:
+            one["record_hash"] = f"redacted:{record_hash}"
+        if draw(st.integers(0, 5)) == 0:
+            one["tags"] = draw(st.lists(st.sampled_from(["ui", "audit", " x "]), max_size=2))
+            one["actor"] = draw(st.sampled_from([None, "agent", "user"]))
+            one["parent_event_id"] = draw(st.none() | st.integers(0, 2**53 - 1))
+        if not isinstance(event["payload"], dict) or event["kind"] not in _STORED_RESHAPES:
+            stored.append(one)
+            continue
+        _STORED_RESHAPES[event["kind"]](draw, one)
+        stored.append(one)
+    if draw(st.integers(0, 5)) == 0:
+        named = draw(st.sampled_from(["compaction", "receipt", "control", "system_reminder"]))
+        stored.append(
+            {
+                **stored_event(
+                    _event(0, "sess-1", None, None, None, "other", {"note": named}),
+                    record_hash=f"sha256:{0:064x}",
+                    prev_hash=None,
+                ),
+                "event_id": numbered.get("sess-1", 0) + 1,
+                "kind": {"kind": named},
+            }
+        )
+    return {"storedEvents": stored, "query": case["query"]}
+
+
+def _metadata(stored: dict[str, Any]) -> dict[str, Any]:
+    event: dict[str, Any] = stored["payload"].setdefault("transcript_event", {})
+    metadata: dict[str, Any] = event.setdefault("metadata", {})
+    return metadata
+
+
+def _raw(stored: dict[str, Any]) -> dict[str, Any]:
+    raw: dict[str, Any] = stored["payload"].setdefault("raw_message", {})
+    return raw
+
+
+def _reshape_message(draw: st.DrawFn, stored: dict[str, Any]) -> None:
+    event = stored["payload"]["transcript_event"]
+    for member, fallback in (("role", "role"), ("text", "content")):
+        where = draw(st.sampled_from(["kept", "kept", "raw", "both", "blank"]))
+        if member not in event or where == "kept":
+            continue
+        value = event.pop(member) if where != "both" else event[member]
+        if where == "blank":
+            event[member] = "  "  # blank at the first pointer: the fallback is read
+        _raw(stored)[fallback] = value
+
+
+def _reshape_tool(draw: st.DrawFn, stored: dict[str, Any]) -> None:
+    metadata = _metadata(stored)
+    call_id = metadata.get("tool_call_id")
+    where = draw(st.sampled_from(["kept", "kept", "header", "header-other", "raw", "raw-blank"]))
+    if where == "header" and call_id is not None:
+        stored["headers"]["tool_call_id"] = metadata.pop("tool_call_id")
+    elif where == "header-other":
+        stored["headers"]["tool_call_id"] = draw(st.sampled_from(["c1", "c2", " c1", ""]))
+    elif where == "raw" and call_id is not None:
+        _raw(stored).setdefault("_harn", {})["tool_call_id"] = metadata.pop("tool_call_id")
+    elif where == "raw-blank":
+        _raw(stored).setdefault("_harn", {})["tool_call_id"] = " "
+    name = metadata.get("tool_name")
+    if name is not None and draw(st.integers(0, 3)) == 0:
+        if draw(st.booleans()):
+            _raw(stored)["name"] = metadata.pop("tool_name")
+        else:
+            _raw(stored)["tool_calls"] = [{"name": metadata.pop("tool_name")}]
+    value_member = "input" if stored["kind"] == {"kind": "tool_call"} else "output"
+    shape = draw(st.sampled_from(["kept", "kept", "null", "raw", "raw-and-null"]))
+    if shape == "null" and value_member not in metadata:
+        metadata[value_member] = None  # present null: Harn replaces an earlier value with it
+    elif shape in ("raw", "raw-and-null") and value_member in metadata:
+        value = metadata.pop(value_member)
+        if value_member == "input":
+            fallback = draw(st.sampled_from(["raw_input", "input", "arguments"]))
+            if fallback == "raw_input":
+                metadata["raw_input"] = value
+            elif fallback == "input":
+                _raw(stored)["input"] = value
+            else:
+                calls = _raw(stored).setdefault("tool_calls", [{}])
+                calls[0]["arguments"] = value
+        elif draw(st.booleans()):
+            _raw(stored)["content"] = value
+        else:
+            stored["payload"]["transcript_event"]["text"] = value
+        if shape == "raw-and-null":
+            metadata[value_member] = None  # the first pointer exists: the fallback is not read
+    if value_member == "output" and draw(st.integers(0, 3)) == 0:
+        failed = metadata.pop("is_error", False)
+        metadata["is_error"] = draw(st.sampled_from([False, "yes", None]))
+        _raw(stored)["is_error"] = failed
+
+
+def _reshape_plan(draw: st.DrawFn, stored: dict[str, Any]) -> None:
+    metadata = _metadata(stored)
+    damage = draw(
+        st.sampled_from(
+            ["kept", "kept", "kept", "no-title", "bad-status", "no-revision", "event-differs"]
+        )
+    )
+    document = metadata["plan_document"]
+    if damage == "no-title":
+        del document["current_revision"]["plan"]["title"]
+    elif damage == "bad-status":
+        document["current_revision"]["plan"]["steps"][0]["status"] = "done"
+    elif damage == "no-revision":
+        plan_event = metadata.get("plan_document_event")
+        if isinstance(plan_event, dict):
+            plan_event.pop("input_revision_id", None)
+            plan_event["kind"] = "updated"
+    elif damage == "event-differs":
+        plan_event = metadata.get("plan_document_event")
+        if isinstance(plan_event, dict):
+            plan_event["document"]["current_revision"]["plan"]["summary"] += "!"
+            plan_event["document"]["extra"] = {"ignored": True}
+
+
+def _reshape_progress(draw: st.DrawFn, stored: dict[str, Any]) -> None:
+    metadata = _metadata(stored)
+    entries = metadata.get("entries")
+    if not isinstance(entries, list) or not entries:
+        return
+    shape = draw(st.sampled_from(["kept", "kept", "no-priority", "extra", "bad-priority"]))
+    if shape == "no-priority":
+        entries[0].pop("priority", None)
+    elif shape == "extra":
+        entries[0]["note"] = "ignored"
+    elif shape == "bad-priority":
+        entries[0]["priority"] = 3
+
+
+def _reshape_checkpoint(draw: st.DrawFn, stored: dict[str, Any]) -> None:
+    metadata = _metadata(stored)
+    if isinstance(metadata.get("iteration"), int) and draw(st.integers(0, 5)) == 0:
+        metadata["iteration"] = draw(st.sampled_from([0.5, 2.9, -1.5, 1e30, "1"]))
+
+
+_STORED_RESHAPES: Mapping[str, Callable[[st.DrawFn, dict[str, Any]], None]] = {
+    "message": _reshape_message,
+    "tool_call": _reshape_tool,
+    "tool_result": _reshape_tool,
+    "plan": _reshape_plan,
+    "progress": _reshape_progress,
+    "loop_checkpoint": _reshape_checkpoint,
+}
 
 
 def _secret_arguments(text: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, Any]]:

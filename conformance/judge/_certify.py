@@ -783,6 +783,18 @@ PLANS: dict[str, _Plan] = {
         judge_semantics,
         lambda c, o: _trials("health.a2a_status_update", _cases.a2a_cases()),
     ),
+    "recap.stored-events": _Plan(
+        judge_semantics,
+        lambda c, o: _trials(
+            "recap.project",
+            st.one_of(
+                _cases.recap_stored_cases(),
+                st.sampled_from(sorted(_canary_texts())).flatmap(
+                    lambda canary: _cases.recap_stored_cases(canary=canary)
+                ),
+            ),
+        ),
+    ),
     "recap.unavailable-states": _Plan(
         judge_semantics,
         lambda c, o: _trials("recap.project", _cases.recap_condition_cases()),

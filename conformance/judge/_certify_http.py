@@ -65,6 +65,9 @@ NOT_OVER_HTTP = "not reachable over HTTP"
 # that cannot be opened, a runtime refusing reads, damaged rows): a live
 # adapter cannot be put in it from outside, so they run through the protocol.
 NOT_IMPOSABLE_OVER_HTTP = {
+    "recap.stored-events": "an adapter over a journal reads the journal's events; Harn's "
+    "stored events are case input of the producer protocol only; certify the producer "
+    "through the protocol for them",
     "recap.unavailable-states": "the runtime conditions it needs (journal unavailable, "
     "admission refused, damaged rows) cannot be imposed on a live adapter; certify the "
     "producer through the protocol for them",

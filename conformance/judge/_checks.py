@@ -215,6 +215,16 @@ CHECKS: tuple[Check, ...] = (
         "status update, preserving the current task state",
     ),
     Check(
+        "recap.stored-events",
+        "required",
+        "session-recap",
+        "recap.project",
+        "a session given as Harn's stored events (storedEvents) projects as Harn's recap reads "
+        "its store: headers, raw-message fallbacks, null versus absent, plans, per-session ids",
+        "002: Session recaps are deterministic, read-only projections over the canonical "
+        "session journal (as Harn's store holds it: docs/recap.md section 11)",
+    ),
+    Check(
         "recap.unavailable-states",
         "required",
         "session-recap",

@@ -934,6 +934,16 @@ def _has_reset(case_input: Mapping[str, Any]) -> bool:
     )
 
 
+def _stored_events() -> list[ExplicitCase]:
+    from session_contracts.conformance.judge._stored_cases import stored_event_cases
+
+    return stored_event_cases()
+
+
+def _is_stored(case_input: Mapping[str, Any]) -> bool:
+    return "storedEvents" in case_input
+
+
 def _golden(
     operation: str, keep: Callable[[Mapping[str, Any]], bool] = lambda case_input: True
 ) -> Callable[[], list[ExplicitCase]]:
@@ -973,7 +983,13 @@ _BUILDERS: Mapping[str, Callable[[], list[ExplicitCase]]] = {
     ),
     "runrecord.reference-when-identical": _provider_responses,
     "redaction.canaries": _provider_canaries,
-    "recap.semantics": _all(_recap_pages, _recap_text, _recap_numbers, _golden("recap.project")),
+    "recap.semantics": _all(
+        _recap_pages,
+        _recap_text,
+        _recap_numbers,
+        _golden("recap.project", lambda case: not _is_stored(case)),
+    ),
+    "recap.stored-events": _all(_stored_events, _golden("recap.project", _is_stored)),
     "recap.limit": _recap_pages,
     "recap.hashes": lambda: [*_recap_pages(), *_recap_numbers()],
     "recap.query-aliases": _recap_aliases,

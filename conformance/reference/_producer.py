@@ -615,7 +615,7 @@ def _stored_events(case: Mapping[str, Any]) -> tuple[list[Any], list[Finding]]:
     """A case's Harn stored events and the findings against them: each event's own, and
     each id that does not increase on the session's one before (Harn's store numbers
     each session's events in append order)."""
-    from session_contracts.conformance.reference.journal import STORED_EVENT_DOCUMENT_TYPE
+    from session_contracts.conformance.reference.recap import StoredEventOrder
 
     raw = case["storedEvents"]
     if not isinstance(raw, list):
@@ -627,29 +627,12 @@ def _stored_events(case: Mapping[str, Any]) -> tuple[list[Any], list[Finding]]:
                 "send the session store's events as an array",
             )
         ]
-    findings: list[Finding] = []
-    validator = default_validator()
-    previous: dict[str, int] = {}
-    for index, event in enumerate(raw):
-        found = validator.validate(STORED_EVENT_DOCUMENT_TYPE, event)
-        findings.extend(
-            Finding(_rebase(f.path, f"$.storedEvents[{index}]"), f.code, f.message, f.hint)
-            for f in found
-        )
-        if found:
-            continue
-        session, event_id = event["session_id"], event["event_id"]
-        if session in previous and event_id <= previous[session]:
-            findings.append(
-                Finding(
-                    f"$.storedEvents[{index}].event_id",
-                    "events_not_increasing",
-                    f"event id {event_id} does not follow the session's previous id "
-                    f"{previous[session]}",
-                    "a session's event ids increase in store order; sort the events by id",
-                )
-            )
-        previous[session] = event_id
+    order = StoredEventOrder()
+    findings = [
+        _rebased(finding, f"$.storedEvents[{index}]")
+        for index, event in enumerate(raw)
+        for finding in order.findings(event)
+    ]
     return raw, findings
 
 

@@ -645,6 +645,109 @@ def stored_read_starts_after_from_event_id(case: Mapping[str, Any]) -> Any:
     return HANDLERS["recap.project"](case)
 
 
+# -- recap of Harn's stored events (docs/recap.md section 11) -------------------------------------
+def _stored_payloads(case: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    """Each stored event of a (copied) case, to be rewritten before the reference reads it."""
+    for event in case.get("storedEvents") or []:
+        if isinstance(event, dict) and isinstance(event.get("payload"), dict):
+            yield event
+
+
+def _read_stored(case: Mapping[str, Any], rewrite: Callable[[dict[str, Any]], None]) -> Any:
+    if not isinstance(case.get("storedEvents"), list):
+        return HANDLERS["recap.project"](case)
+    case = copy.deepcopy(dict(case))
+    for event in _stored_payloads(case):
+        rewrite(event)
+    return HANDLERS["recap.project"](case)
+
+
+def ignores_tool_call_id_header(case: Mapping[str, Any]) -> Any:
+    # Reads the call id from the payload only, never from the tool_call_id header.
+    return _read_stored(case, lambda event: event.get("headers", {}).pop("tool_call_id", None))
+
+
+def trims_tool_call_id_header(case: Mapping[str, Any]) -> Any:
+    # Trims the tool_call_id header as it trims the payload's id (Harn reads it verbatim).
+    def rewrite(event: dict[str, Any]) -> None:
+        headers = event.get("headers")
+        if isinstance(headers, dict) and isinstance(headers.get("tool_call_id"), str):
+            headers["tool_call_id"] = headers["tool_call_id"].strip()
+
+    return _read_stored(case, rewrite)
+
+
+def ignores_raw_message_fallbacks(case: Mapping[str, Any]) -> Any:
+    # Reads transcript_event only: role, text, name, input, output in raw_message are lost.
+    def rewrite(event: dict[str, Any]) -> None:
+        raw = event["payload"].get("raw_message")
+        if isinstance(raw, dict):
+            event["payload"]["raw_message"] = {k: v for k, v in raw.items() if k == "_harn"}
+
+    return _read_stored(case, rewrite)
+
+
+def stored_null_as_absent(case: Mapping[str, Any]) -> Any:
+    # Treats a tool input or output that is JSON null like an absent one (keeps the earlier value).
+    def rewrite(event: dict[str, Any]) -> None:
+        metadata = event["payload"].get("transcript_event", {}).get("metadata")
+        if isinstance(metadata, dict):
+            for member in ("input", "output"):
+                if member in metadata and metadata[member] is None:
+                    del metadata[member]
+
+    return _read_stored(case, rewrite)
+
+
+def first_string_even_blank(case: Mapping[str, Any]) -> Any:
+    # Takes the first pointer holding a string even when blank, so a blank transcript text
+    # hides raw_message.content.
+    def rewrite(event: dict[str, Any]) -> None:
+        transcript = event["payload"].get("transcript_event")
+        raw = event["payload"].get("raw_message")
+        if isinstance(transcript, dict) and isinstance(raw, dict):
+            for member, fallback in (("text", "content"), ("role", "role")):
+                if isinstance(transcript.get(member), str):
+                    raw.pop(fallback, None)
+
+    return _read_stored(case, rewrite)
+
+
+def plan_update_without_input_revision(case: Mapping[str, Any]) -> Any:
+    # Accepts an `updated` plan event without input_revision_id (Harn counts it unassigned).
+    def rewrite(event: dict[str, Any]) -> None:
+        metadata = event["payload"].get("transcript_event", {}).get("metadata")
+        plan_event = metadata.get("plan_document_event") if isinstance(metadata, dict) else None
+        if isinstance(plan_event, dict) and plan_event.get("kind") == "updated":
+            plan_event.setdefault("input_revision_id", "rev-0")
+
+    return _read_stored(case, rewrite)
+
+
+def stored_pending_counts_events(case: Mapping[str, Any]) -> Any:
+    # Counts the session's unread events as pending, not the id distance to its last event.
+    output = HANDLERS["recap.project"](case)
+    snapshot, events = _snapshot(output), case.get("storedEvents")
+    if snapshot is None or not isinstance(events, list):
+        return output
+    read = {source["eventId"] for source in snapshot["source"]["events"]}
+    session = snapshot["sessionId"]
+    last = max(read, default=None)
+    if last is None:
+        return output
+    pending = sum(
+        1
+        for event in events
+        if isinstance(event, dict)
+        and event.get("session_id") == session
+        and isinstance(event.get("event_id"), int)
+        and event["event_id"] > last
+    )
+    snapshot["coverage"]["pending"] = pending
+    snapshot["cursor"]["nextEventId"] = last + 1 if pending else None
+    return _rehash(output)
+
+
 def omits_null_receipt_key(case: Mapping[str, Any]) -> Any:
     # Writes no completion_receipt key when no receipt was recorded.
     output = HANDLERS["runrecord.project"](case)
@@ -998,9 +1101,65 @@ DEFECTS: dict[str, Defect] = {
         "recap.project",
         stored_read_starts_after_from_event_id,
         "recap.from-event-id",
-        "recap.semantics",
+        "recap.stored-events",
         "recap/stored-from-event-id-bounded-read",
         "stored events read from fromEventId exclusive",
+    ),
+    "ignores_tool_call_id_header": Defect(
+        "recap.project",
+        ignores_tool_call_id_header,
+        "recap.source-events",
+        "recap.stored-events",
+        "recap/stored-tool-call-id-header",
+        "the tool_call_id header of a stored event not read",
+    ),
+    "trims_tool_call_id_header": Defect(
+        "recap.project",
+        trims_tool_call_id_header,
+        "recap.source-events",
+        "recap.stored-events",
+        "recap/stored-tool-call-id-header",
+        "the tool_call_id header trimmed",
+    ),
+    "ignores_raw_message_fallbacks": Defect(
+        "recap.project",
+        ignores_raw_message_fallbacks,
+        "recap.grouping",
+        "recap.stored-events",
+        "recap/stored-raw-message-fallbacks",
+        "raw_message fallbacks not read",
+    ),
+    "stored_null_as_absent": Defect(
+        "recap.project",
+        stored_null_as_absent,
+        "recap.grouping",
+        "recap.stored-events",
+        "recap/stored-null-replaces-absent-keeps",
+        "a stored JSON null tool value read as absent",
+    ),
+    "first_string_even_blank": Defect(
+        "recap.project",
+        first_string_even_blank,
+        "recap.grouping",
+        "recap.stored-events",
+        "recap/stored-blank-first-pointer-falls-back",
+        "a blank string at the first pointer hides the fallback",
+    ),
+    "plan_update_without_input_revision": Defect(
+        "recap.project",
+        plan_update_without_input_revision,
+        "recap.read-coverage",
+        "recap.stored-events",
+        "recap/stored-plan-unreadable-unassigned",
+        "an updated plan event without input_revision_id read as a plan",
+    ),
+    "stored_pending_counts_events": Defect(
+        "recap.project",
+        stored_pending_counts_events,
+        "recap.read-coverage",
+        "recap.stored-events",
+        "recap/stored-pending-id-distance",
+        "pending counts unread stored events, not the id distance",
     ),
     "omits_null_receipt_key": Defect(
         "runrecord.project",

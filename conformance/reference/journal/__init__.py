@@ -19,6 +19,7 @@ from session_contracts.conformance.reference.journal._jsonl import JsonlTape
 from session_contracts.conformance.reference.journal._model import (
     EVENT_DOCUMENT_TYPE,
     EVENT_KINDS,
+    MAX_FINDINGS,
     SESSION_EVENT_SCHEMA_ID,
     STORED_EVENT_DOCUMENT_TYPE,
     EventKind,
@@ -46,6 +47,7 @@ __all__ = [
     "APPLICATION_ID",
     "EVENT_DOCUMENT_TYPE",
     "EVENT_KINDS",
+    "MAX_FINDINGS",
     "SESSION_EVENT_SCHEMA_ID",
     "STORED_EVENT_DOCUMENT_TYPE",
     "EventKind",

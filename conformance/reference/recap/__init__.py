@@ -43,6 +43,8 @@ from session_contracts.conformance.reference.recap._service import (
     envelope_bytes,
     recap_of_stored_events,
 )
+from session_contracts.conformance.reference.recap._stored_file import recap_of_stored_file
+from session_contracts.conformance.reference.recap._stored_read import StoredEventOrder, StoredRead
 
 __all__ = [
     "ACP_METHOD",
@@ -55,6 +57,8 @@ __all__ = [
     "RecapOutcome",
     "RecapService",
     "SourceRecord",
+    "StoredEventOrder",
+    "StoredRead",
     "clamp_limit",
     "coerce_http_params",
     "coerce_params",
@@ -64,6 +68,7 @@ __all__ = [
     "project_stored",
     "query_echo",
     "recap_of_stored_events",
+    "recap_of_stored_file",
     "redact_texts",
     "run_acp",
     "serve",

@@ -32,7 +32,7 @@ import gc
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -52,6 +52,7 @@ from session_contracts.conformance.reference.recap._projection import (
     with_extensions,
 )
 from session_contracts.conformance.reference.recap._query import clamp_limit, query_echo
+from session_contracts.conformance.reference.recap._stored_read import StoredRead
 
 from session_contracts._redaction import RedactionPolicy
 from session_contracts._redaction_policy import default_policy
@@ -244,29 +245,27 @@ class RecapService(ClosedOnExit):
 
 
 def recap_of_stored_events(
-    events: Sequence[Mapping[str, Any]],
+    events: Iterable[Mapping[str, Any]],
     raw_query: Mapping[str, Any],
     *,
     policy: RedactionPolicy | None = None,
 ) -> RecapOutcome:
-    """The recap of Harn ``StoredEvent`` values (checked, in store order) held in memory,
-    read as Harn's in-memory session store reads them (docs/recap.md, "Stored events"):
-    the session's events from ``fromEventId`` (1 when absent) in id order, at most the
-    clamped limit; ``pending`` the session's last id minus the last id read.  A session
-    with no event is missing.  :class:`InvalidDocument` if the query is invalid."""
+    """The recap of Harn ``StoredEvent`` values (checked, in store order), read as Harn's
+    in-memory session store reads them (docs/recap.md section 11): the session's events
+    from ``fromEventId`` (1 when absent) in id order, at most the clamped limit;
+    ``pending`` the session's last id minus the last id read.  A session with no event
+    is missing.  ``events`` is consumed once, holding only what the read keeps.
+    :class:`InvalidDocument` if the query is invalid."""
     query = query_echo(raw_query)
-    session = [event for event in events if event["session_id"] == query["sessionId"]]
-    if not session:
+    read = StoredRead(query["sessionId"], query["fromEventId"], clamp_limit(query["limit"]))
+    for event in events:
+        read.add(event)
+    if read.tail_id is None:
         return unavailable("session_missing")
-    start = query["fromEventId"] if query["fromEventId"] is not None else 1
-    limit = clamp_limit(query["limit"])
-    read = [event for event in session if event["event_id"] >= start][:limit]
-    tail = max(event["event_id"] for event in session)
-    rows_beyond = tail - read[-1]["event_id"] if read else 0
     snapshot = project_stored(
-        read,
+        read.events,
         query,
-        rows_beyond=rows_beyond,
+        rows_beyond=read.rows_beyond,
         policy=policy if policy is not None else default_policy(),
     )
     return _checked(snapshot)
