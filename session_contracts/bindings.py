@@ -13,7 +13,7 @@ from typing import Any
 
 import pydantic
 
-from session_contracts._errors import Finding, InvalidDocument, json_path
+from session_contracts._errors import Finding, InvalidDocument, json_path, json_path_steps
 from session_contracts._json_wire import dumps_wire
 from session_contracts._jsonload import loads_strict
 from session_contracts._validator import (
@@ -97,7 +97,40 @@ def decode(
     findings += validator.validate(doctype, value)
     if findings:
         raise InvalidDocument(sorted(set(findings)))
-    return decode_unchecked(doctype, value)
+    try:
+        return decode_unchecked(doctype, value)
+    except InvalidDocument as exc:
+        if not all(finding.code == "int_type" for finding in exc.findings):
+            raise
+        # The schema pass accepted an integral float such as 1.0 where the contract says
+        # integer (JSON Schema's integer is any number without a fraction; a member that
+        # needs an integer literal, x-jsSafeInteger, never gets here), but the strict
+        # bindings refuse it: the number keeps its value and becomes the integer it is.
+        integral = _integers_at(value, [finding.path for finding in exc.findings])
+        return decode_unchecked(doctype, integral)
+
+
+def _integers_at(document: Any, paths: Sequence[str]) -> Any:
+    """``document`` with the integral float at each of ``paths`` as an integer; every
+    other value (a float in ``extensions`` among them) as given."""
+    for path in paths:
+        steps = json_path_steps(path)
+        if steps is not None:
+            document = _integer_at(document, steps)
+    return document
+
+
+def _integer_at(value: Any, steps: Sequence[str | int]) -> Any:
+    if not steps:
+        return int(value) if isinstance(value, float) and value.is_integer() else value
+    step, rest = steps[0], steps[1:]
+    if isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value):
+        return [_integer_at(item, rest) if i == step else item for i, item in enumerate(value)]
+    if isinstance(value, dict) and isinstance(step, str) and step in value:
+        return {
+            key: _integer_at(item, rest) if key == step else item for key, item in value.items()
+        }
+    return value
 
 
 def decode_unchecked(doctype: str, value: Any) -> pydantic.BaseModel:

@@ -193,3 +193,23 @@ def test_historical_record_with_both_names_is_refused() -> None:
     with pytest.raises(InvalidDocument) as caught:
         decode("run-record.span", span, historical=True)
     assert ("$.parent_id", "alias_conflict") in {(f.path, f.code) for f in caught.value.findings}
+
+
+def test_decode_takes_an_integral_float_where_the_contract_says_integer() -> None:
+    # JSON Schema's integer is any number without a fraction, so `validate` accepts 1.0;
+    # decode must agree with it (the strict bindings alone would answer int_type).
+    import json
+    from pathlib import Path
+
+    import session_contracts as sc
+
+    fixture = (
+        Path(__file__).resolve().parent.parent
+        / "conformance/fixtures/health/a2a-completed-task-stays-completed.case.json"
+    )
+    fact = json.loads(fixture.read_text("utf-8"))["input"]["fact"]
+    fact = {**fact, "schema_version": 1.0, "iteration": 4.0}
+    assert sc.validate("session-health.fact", fact) == []
+    model = sc.decode("session-health.fact", fact)
+    assert (model.schema_version, model.iteration) == (1, 4)  # type: ignore[attr-defined]
+    assert type(model.iteration) is int  # type: ignore[attr-defined]

@@ -324,21 +324,7 @@ def document_roundtrip(case: Any) -> Any:
     try:
         # historical: load a record written before the current contract (its
         # legacy names accepted), then write it as newly persisted records are.
-        try:
-            return encode(decode(doctype, document, historical=historical))
-        except InvalidDocument as exc:
-            if not all(f.code == "int_type" for f in exc.findings):
-                raise
-            floats = [f.path for f in exc.findings]
-        # The schema pass accepted the document (the bindings are only reached
-        # when it finds nothing) but the strict bindings refused an integral float
-        # such as 1.0 where the contract says integer: JSON Schema's integer is a
-        # number without a fraction, so the document is valid, as `validate` says.
-        # A member that requires an integer literal (x-jsSafeInteger) never gets
-        # here: the schema pass refuses it.  The number keeps its value and is
-        # written as the integer it is.
-        integral = _integers_at(document, floats)
-        return encode(decode(doctype, integral, historical=historical))
+        return encode(decode(doctype, document, historical=historical))
     except InvalidDocument as exc:
         rejection = _reject(exc, "$.document")
         if not historical:
@@ -396,28 +382,6 @@ def _holds(value: Any, step: str | int) -> bool:
     if isinstance(step, int):
         return isinstance(value, list) and 0 <= step < len(value)
     return isinstance(value, Mapping) and step in value
-
-
-def _integers_at(document: Any, paths: Sequence[str]) -> Any:
-    """``document`` with the integral float at each of ``paths`` as an integer; every
-    other value (a float in ``extensions`` among them) as given."""
-    for path in paths:
-        steps = json_path_steps(_as_spelled(document, path))
-        if steps is not None:
-            document = _integer_at(document, steps)
-    return document
-
-
-def _integer_at(value: Any, steps: Sequence[str | int]) -> Any:
-    if not steps:
-        integral = isinstance(value, float) and value.is_integer()
-        return int(value) if integral and abs(value) <= MAX_SAFE_INTEGER else value
-    step, rest = steps[0], steps[1:]
-    if not _holds(value, step):
-        return value
-    if isinstance(value, list):
-        return [_integer_at(item, rest) if i == step else item for i, item in enumerate(value)]
-    return {key: _integer_at(item, rest) if key == step else item for key, item in value.items()}
 
 
 def health_reduce(case: Any) -> Any:
