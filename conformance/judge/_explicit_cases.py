@@ -1046,7 +1046,13 @@ _BUILDERS: Mapping[str, Callable[[], list[ExplicitCase]]] = {
     "redaction.canaries": _all(
         _provider_canaries, _from("_redaction_cases", "provider_alone_cases")
     ),
-    "recap.semantics": _all(_recap_pages, _recap_text, _recap_numbers, _golden("recap.project")),
+    "recap.semantics": _all(
+        _recap_pages,
+        _recap_text,
+        _recap_numbers,
+        _golden("recap.project"),
+        _from("_limit_cases", "recap_limit_cases"),
+    ),
     "recap.limit": _recap_pages,
     "recap.hashes": lambda: [*_recap_pages(), *_recap_numbers()],
     "recap.query-aliases": _recap_aliases,

@@ -19,7 +19,7 @@ The variants reach a check through the operation whose rules impose them:
 documents through ``roundtrip.identity`` (kept exactly at the limit, refused
 past it), checkpoint and start requests through ``feedback.semantics``
 (``limit_exceeded`` past a limit), health observation streams through
-``health.semantics``.
+``health.semantics``, the events of a recap journal through ``recap.semantics``.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ __all__ = [
     "feedback_limit_cases",
     "health_limit_cases",
     "limit_variants",
+    "recap_limit_cases",
     "sized_texts",
 ]
 
@@ -58,6 +59,7 @@ class Variant:
     valid: bool
     why: str
     where: Path = ()  # the value changed
+    limit: int = 0  # the byte limit it meets or passes (0: another rule)
 
 
 def _schema_nodes(schemas: Sequence[Any]) -> Iterator[dict[str, Any]]:
@@ -220,7 +222,7 @@ def limit_variants(doctype: str, document: Any) -> list[Variant]:
                 if not within and not _only(doctype, changed, path, "max_utf8_bytes"):
                     continue
                 why = f"{doctype} {path} (x-maxUtf8Bytes {limit}): {what}, {verdict}"
-                variants.append(Variant(changed, within, why, where))
+                variants.append(Variant(changed, within, why, where, limit))
         variants.extend(_enum_variants(doctype, document, where))
     for where in _leaves(document, list):
         variants.extend(_item_variants(doctype, document, where))
@@ -364,3 +366,49 @@ def health_limit_cases() -> list[ExplicitCase]:
         for v in limit_variants("health-observation.stream", stream)
         if v.document.get("session_id") == stream["session_id"]
     ]
+
+
+_LARGE = 65_536
+
+
+def _richest_journal() -> dict[str, Any]:
+    """The recap.project golden fixture whose journal holds the most kinds of events and
+    which the reference projects to an available snapshot: a journal whose every event
+    kind is read, so each member of each event gets its variants."""
+    from session_contracts.conformance.judge._golden import default_fixtures_dir, load_corpus
+    from session_contracts.conformance.reference._producer import HANDLERS
+
+    ranked = sorted(
+        (
+            (-len({event.get("kind") for event in case.input["events"]}), case.name, case.input)
+            for case in load_corpus(default_fixtures_dir()).cases
+            if case.operation == "recap.project" and isinstance(case.input.get("events"), list)
+        ),
+        key=lambda item: item[:2],
+    )
+    for _, _, case_input in ranked:
+        answer = HANDLERS["recap.project"](copy.deepcopy(case_input))
+        if answer.get("state") == "available":
+            return copy.deepcopy(dict(case_input))
+    raise LookupError("no recap.project fixture projects to an available snapshot")
+
+
+def recap_limit_cases() -> list[ExplicitCase]:
+    """Each event of a journal varied in turn (``recap.semantics``: an event past a limit
+    is refused at its path); a member shared by events is varied in the first."""
+    journal = _richest_journal()
+    cases = []
+    varied: dict[tuple[Any, ...], tuple[int, Path]] = {}
+    for index, event in enumerate(journal["events"]):
+        for variant in limit_variants("session-event.event", event):
+            # The envelope is every kind's; a payload member is its kind's. A text limit
+            # of a mebibyte (one definition, many members) is met once: its cases cost
+            # a mebibyte each.
+            kind = event.get("kind") if variant.where[:1] == ("payload",) else None
+            key = ("large",) if variant.limit > _LARGE else (kind, variant.where)
+            if varied.setdefault(key, (index, variant.where)) != (index, variant.where):
+                continue
+            events = [*journal["events"][:index], variant.document, *journal["events"][index + 1 :]]
+            why = f"event {index} of the journal, {variant.why}"
+            cases.append(ExplicitCase("recap.project", {**journal, "events": events}, why))
+    return cases
