@@ -27,6 +27,7 @@ __all__ = [
     "health_streams",
     "provider_responses",
     "recap_cases",
+    "recap_event",
     "recap_stored_cases",
     "reset_streams",
     "roundtrip_inputs",
@@ -614,7 +615,7 @@ _SNAKE = {
 }
 
 
-def _event(
+def recap_event(
     event_id: int,
     session: str,
     run: str | None,
@@ -623,6 +624,7 @@ def _event(
     kind: str,
     payload: dict[str, Any],
 ) -> dict[str, Any]:
+    """A session event of the journal a ``recap.project`` case holds."""
     return {
         "id": event_id,
         "sessionId": session,
@@ -665,7 +667,7 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
 
     def add(session: str, run: str | None, turn: str | None, kind: str, payload: Any) -> None:
         nonlocal next_id
-        events.append(_event(next_id, session, run, turn, None, kind, payload))
+        events.append(recap_event(next_id, session, run, turn, None, kind, payload))
         next_id += 1
 
     for turn_index in range(draw(st.sampled_from([0, 1, 1, 2, 2, 3]))):
@@ -892,7 +894,7 @@ def recap_stored_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, 
         stored.append(
             {
                 **stored_event(
-                    _event(0, "sess-1", None, None, None, "other", {"note": named}),
+                    recap_event(0, "sess-1", None, None, None, "other", {"note": named}),
                     record_hash=f"sha256:{0:064x}",
                     prev_hash=None,
                 ),

@@ -301,8 +301,25 @@ def _expect_result(outcome: CaseOutcome) -> Any:
     return outcome.output
 
 
+def _reference_unless_rejected(outcome: CaseOutcome, trial: Trial, what: str) -> tuple[bool, Any]:
+    """(True, None) when the reference rejects the case, which the producer must do too,
+    with a rejection that agrees (raises otherwise); else (False, the reference's result)."""
+    kind, expected = _reference(trial)
+    if kind != "rejected":
+        return False, expected
+    if outcome.outcome != "rejected":
+        found = ", ".join(f.render() for f in answered_findings(expected)[:6])
+        raise _Failed(f"accepted {what} the reference rejects ({found})")
+    judge_rejection(expected, outcome)
+    return True, None
+
+
 def judge_roundtrip_identity(runner: Runner, trial: Trial) -> None:
-    output = _expect_result(_run(runner, trial))
+    outcome = _run(runner, trial)
+    # A document past one of its limits, or with a value outside its enum, is refused.
+    if _reference_unless_rejected(outcome, trial, "a document")[0]:
+        return
+    output = _expect_result(outcome)
     if not json_equal(output, trial.input["document"]):
         raise _Failed(
             "re-encoded document differs: " + _first_difference(trial.input["document"], output)
@@ -366,12 +383,8 @@ def judge_determinism(runner: Runner, trial: Trial) -> None:
 
 def judge_semantics(runner: Runner, trial: Trial) -> None:
     outcome = _run(runner, trial)
-    kind, expected = _reference(trial)
-    if kind == "rejected":
-        if outcome.outcome != "rejected":
-            found = ", ".join(f.render() for f in answered_findings(expected)[:6])
-            raise _Failed(f"accepted an input the reference rejects ({found})")
-        judge_rejection(expected, outcome)
+    rejected, expected = _reference_unless_rejected(outcome, trial, "an input")
+    if rejected:
         return
     actual = _expect_result(outcome)
     if trial.operation == "feedback.run":

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EXPLICIT_CASES", "ExplicitCase"]
+__all__ = ["BUILTIN_MEMBER_NAMES", "EXPLICIT_CASES", "ExplicitCase"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +72,60 @@ def _unknown_members() -> list[ExplicitCase]:
                     f"{doctype}: an unknown member at {path} is rejected (the contract is closed)",
                 )
             )
+    return cases
+
+
+# Members every object seems to have in some language: JavaScript's Object.prototype
+# (`name in known` is true for each), Python's object attributes (hasattr), and members
+# of arrays, functions and promises a table lookup may find.
+BUILTIN_MEMBER_NAMES = (
+    "__proto__",
+    "constructor",
+    "__class__",
+    "toString",
+    "__dict__",
+    "hasOwnProperty",
+    "__init__",
+    "valueOf",
+    "prototype",
+    "isPrototypeOf",
+    "__module__",
+    "propertyIsEnumerable",
+    "length",
+    "toLocaleString",
+    "__doc__",
+    "__defineGetter__",
+    "then",
+    "__lookupGetter__",
+    "__slots__",
+    "__defineSetter__",
+    "__lookupSetter__",
+    "__getattr__",
+)
+
+
+def _builtin_members() -> list[ExplicitCase]:
+    """A member named like a built-in one at every closed object, the names taken in turn.
+
+    An allow-list that answers yes to a built-in name (JavaScript's ``in`` on a plain
+    object, Python's ``hasattr`` on a model) does so at every object, so one name per
+    object finds it; taking the names in turn puts each at several depths of every
+    contract for as many cases as the ordinary unknown member costs.
+    """
+    from session_contracts.conformance.judge._cases import UNKNOWN_KEY
+
+    cases = []
+    for index, case in enumerate(_unknown_members()):
+        name = BUILTIN_MEMBER_NAMES[index % len(BUILTIN_MEMBER_NAMES)]
+        where = case.input["injected_at"]
+        document = copy.deepcopy(case.input["document"])
+        node = document
+        for part in where:
+            node = node[part]
+        node[name] = node.pop(UNKNOWN_KEY)
+        path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where)
+        why = f"{case.input['doctype']}: a member named {name!r} at {path} is unknown, rejected"
+        cases.append(ExplicitCase(case.operation, {**case.input, "document": document}, why))
     return cases
 
 
@@ -572,10 +627,10 @@ def _provider_canaries() -> list[ExplicitCase]:
 def _journal(
     *rows: tuple[str, str | None, str | None, str, dict[str, Any]], first_id: int = 1
 ) -> list[dict[str, Any]]:
-    from session_contracts.conformance.judge._cases import _event
+    from session_contracts.conformance.judge._cases import recap_event
 
     return [
-        _event(first_id + index, session, run, turn, None, kind, payload)
+        recap_event(first_id + index, session, run, turn, None, kind, payload)
         for index, (session, run, turn, kind, payload) in enumerate(rows)
     ]
 
@@ -934,12 +989,6 @@ def _has_reset(case_input: Mapping[str, Any]) -> bool:
     )
 
 
-def _stored_events() -> list[ExplicitCase]:
-    from session_contracts.conformance.judge._stored_cases import stored_event_cases
-
-    return stored_event_cases()
-
-
 def _is_stored(case_input: Mapping[str, Any]) -> bool:
     return "storedEvents" in case_input
 
@@ -962,38 +1011,61 @@ def _golden(
     return build
 
 
+def _from(module: str, name: str) -> Callable[[], list[ExplicitCase]]:
+    """A builder of another module of this package, imported when it first runs (the
+    generator modules import this one)."""
+
+    def build() -> list[ExplicitCase]:
+        builder = getattr(importlib.import_module(f"{__package__}.{module}"), name)
+        return list(builder())
+
+    return build
+
+
 def _all(*builders: Callable[[], list[ExplicitCase]]) -> Callable[[], list[ExplicitCase]]:
     return lambda: [case for build in builders for case in build()]
 
 
 _BUILDERS: Mapping[str, Callable[[], list[ExplicitCase]]] = {
-    "closed.unknown-field-rejected": _unknown_members,
+    "closed.unknown-field-rejected": _all(_unknown_members, _builtin_members),
+    "roundtrip.identity": _from("_limit_cases", "document_limit_cases"),
     "extensions.verbatim": _extensions,
     "health.semantics": _all(
-        _health_streams, _golden("health.reduce", lambda case: not _has_reset(case))
+        _health_streams,
+        _golden("health.reduce", lambda case: not _has_reset(case)),
+        _from("_limit_cases", "health_limit_cases"),
     ),
     "health.no-zero-rate": _rate_streams,
     "health.transcript-reset": _all(_reset_streams, _golden("health.reduce", _has_reset)),
     "health.a2a-preserves-state": _golden("health.a2a_status_update"),
-    "feedback.semantics": _all(_feedback_runs, _golden("feedback.run")),
+    "feedback.semantics": _all(
+        _feedback_runs, _golden("feedback.run"), _from("_limit_cases", "feedback_limit_cases")
+    ),
     "feedback.usage-never-summed": _usage_runs,
     "runrecord.semantics": _all(_run_projections, _golden("runrecord.project")),
     "runrecord.response-semantics": _all(
         _provider_responses, _golden("runrecord.provider_call_response")
     ),
     "runrecord.reference-when-identical": _provider_responses,
-    "redaction.canaries": _provider_canaries,
+    "redaction.canaries": _all(
+        _provider_canaries, _from("_redaction_cases", "provider_alone_cases")
+    ),
     "recap.semantics": _all(
         _recap_pages,
         _recap_text,
         _recap_numbers,
         _golden("recap.project", lambda case: not _is_stored(case)),
+        _from("_limit_cases", "recap_limit_cases"),
     ),
-    "recap.stored-events": _all(_stored_events, _golden("recap.project", _is_stored)),
+    "recap.stored-events": _all(
+        _from("_stored_cases", "stored_event_cases"), _golden("recap.project", _is_stored)
+    ),
     "recap.limit": _recap_pages,
     "recap.hashes": lambda: [*_recap_pages(), *_recap_numbers()],
     "recap.query-aliases": _recap_aliases,
-    "redaction.recap-canaries": _recap_canaries,
+    "redaction.recap-canaries": _all(
+        _recap_canaries, _from("_redaction_cases", "recap_alone_cases")
+    ),
 }
 
 

@@ -768,6 +768,141 @@ def loop_state_numbers_as_strings(case: Mapping[str, Any]) -> Any:
     return output
 
 
+# -- limits, enums, unknown members and redaction, as outside producers get them wrong -----------
+# Written from the rules (docs/x-keywords.md, docs/redaction.md), not from the cases that
+# catch them: each bends the reference's own validation or policy in one way.
+_LIMIT = re.compile(r"the limit is ([\d,]+) bytes")
+
+
+def _at(instance: Any, path: str) -> Any:
+    from session_contracts._errors import json_path_steps
+
+    node = instance
+    for step in json_path_steps(path) or ():
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
+
+
+def _utf16_units(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+# keep(finding, doctype, instance, validate): whether the bent producer still reports it.
+Keep = Callable[[Any, str, Any, Callable[[str, Any], Any]], bool]
+
+
+def _kept(keep: Keep) -> Callable[[Handler], Handler]:
+    """A handler whose validator drops every finding ``keep`` refuses (one rule bent)."""
+    from session_contracts._validator import DocumentValidator
+
+    validate = DocumentValidator.validate
+
+    def wrap(handler: Handler) -> Handler:
+        def bent(case: Mapping[str, Any]) -> Any:
+            def filtered(self: Any, doctype: str, instance: Any, **options: Any) -> Any:
+                def again(name: str, value: Any) -> Any:
+                    return validate(self, name, value, **options)
+
+                findings = again(doctype, instance)
+                return [f for f in findings if keep(f, doctype, instance, again)]
+
+            with _patched(DocumentValidator, "validate", filtered):
+                return handler(case)
+
+        return bent
+
+    return wrap
+
+
+def _counted_in(count: Callable[[str], int]) -> Keep:
+    def keep(finding: Any, doctype: str, instance: Any, again: Any) -> bool:
+        limit = _LIMIT.search(finding.message)
+        text = _at(instance, finding.path)
+        if finding.code != "max_utf8_bytes" or limit is None or not isinstance(text, str):
+            return True
+        return count(text) > int(limit.group(1).replace(",", ""))
+
+    return keep
+
+
+def _item_limit_ignored(finding: Any, doctype: str, instance: Any, again: Any) -> bool:
+    return bool(finding.code != "max_items")
+
+
+def _enum_case_insensitive(finding: Any, doctype: str, instance: Any, again: Any) -> bool:
+    # allowed.includes(value.toLowerCase()): a value in another case is accepted.
+    from session_contracts._errors import json_path_steps
+
+    value = _at(instance, finding.path)
+    steps = json_path_steps(finding.path)
+    if finding.code != "not_allowed_value" or not isinstance(value, str) or not steps:
+        return True
+    lowered = copy.deepcopy(instance)
+    node = lowered
+    for step in steps[:-1]:
+        node = node[step]
+    node[steps[-1]] = value.lower()
+    return any(f.path == finding.path for f in again(doctype, lowered))
+
+
+# JavaScript's Object.prototype members: `name in known` is true for each of them.
+JS_BUILTIN_MEMBERS = frozenset(
+    {
+        "__proto__",
+        "constructor",
+        "toString",
+        "toLocaleString",
+        "valueOf",
+        "hasOwnProperty",
+        "isPrototypeOf",
+        "propertyIsEnumerable",
+        "__defineGetter__",
+        "__defineSetter__",
+        "__lookupGetter__",
+        "__lookupSetter__",
+    }
+)
+
+
+def accepts_js_builtin_members(case: Mapping[str, Any]) -> Any:
+    # Tests membership with JavaScript's `in`: a member named like Object.prototype's passes.
+    return _accepts_unknown_where(case, lambda path: path.rsplit(".", 1)[-1] in JS_BUILTIN_MEMBERS)
+
+
+def _lacks_pattern(operation: str, kind: str) -> Handler:
+    """The operation under the default policy without the pattern ``kind``."""
+
+    def handler(case: Mapping[str, Any]) -> Any:
+        from session_contracts.conformance.reference.recap import _service
+
+        from session_contracts import _redaction_policy
+
+        broken = _redaction_policy.default_policy().disable(kind)
+        with (
+            _patched(_redaction_policy, "default_policy", lambda: broken),
+            _patched(_service, "default_policy", lambda: broken),
+        ):
+            return HANDLERS[operation](case)
+
+    return handler
+
+
+_BENT = {
+    "counted_in_characters": (_counted_in(len), "a byte limit counted in characters"),
+    "counted_in_utf16_units": (_counted_in(_utf16_units), "a byte limit counted in UTF-16 units"),
+    "item_limit_ignored": (_item_limit_ignored, "maxItems not enforced"),
+    "enum_case_insensitive": (_enum_case_insensitive, "enum and const values matched in any case"),
+}
+# (operation, the check that judges its limits) for each kind of limit.
+_LIMITED = {
+    "document": ("document.roundtrip", "roundtrip.identity"),
+    "feedback": ("feedback.run", "feedback.semantics"),
+}
+
+
 DEFECTS: dict[str, Defect] = {
     "sorts_iterations_ascending": Defect(
         "recap.project",
@@ -1178,6 +1313,82 @@ DEFECTS: dict[str, Defect] = {
         "LOOP_STATE numbers left as strings",
     ),
 }
+
+
+def _bent_defects() -> dict[str, Defect]:
+    """One producer per (kind of limit, way of bending it), and per pattern of the default
+    catalog a producer without it, for each operation that redacts."""
+    from session_contracts._redaction_policy import default_policy
+
+    bent: dict[str, Defect] = {}
+    limits, phases = "feedback.list-and-entry-limits", "feedback.phases"
+    label = "documents/feedback-progress-artifact-label-257-bytes-rejected"
+    pairs = [
+        ("document", "counted_in_characters", limits, label),
+        ("document", "counted_in_utf16_units", limits, label),
+        (
+            "document",
+            "item_limit_ignored",
+            limits,
+            "documents/feedback-progress-nine-tests-rejected",
+        ),
+        (
+            "document",
+            "enum_case_insensitive",
+            phases,
+            "documents/feedback-progress-phase-case-rejected",
+        ),
+        (
+            "feedback",
+            "counted_in_characters",
+            limits,
+            "feedback/progress-artifact-label-257-bytes-rejected",
+        ),
+        (
+            "feedback",
+            "counted_in_utf16_units",
+            limits,
+            "feedback/progress-artifact-label-257-bytes-rejected",
+        ),
+        ("feedback", "enum_case_insensitive", phases, "feedback/progress-phase-case-rejected"),
+    ]
+    for kind, how, rule, fixture in pairs:
+        keep, what = _BENT[how]
+        operation, check = _LIMITED[kind]
+        handler = _kept(keep)(HANDLERS[operation])
+        bent[f"{kind}_{how}"] = Defect(operation, handler, rule, check, fixture, f"{kind}: {what}")
+    bent["accepts_js_builtin_members"] = Defect(
+        "document.roundtrip",
+        accepts_js_builtin_members,
+        "recap.reject-unknown-fields",
+        "closed.unknown-field-rejected",
+        "documents/recap-snapshot-builtin-member-rejected",
+        "unknown members named like JavaScript's Object.prototype members accepted",
+    )
+    redacting = (
+        (
+            "provider",
+            "runrecord.provider_call_response",
+            "runrecord.redaction",
+            "redaction.canaries",
+        ),
+        ("recap", "recap.project", "recap.redaction", "redaction.recap-canaries"),
+    )
+    for prefix, operation, rule, check in redacting:
+        area = "runrecord" if prefix == "provider" else "recap"
+        for kind in default_policy().kinds:
+            bent[f"{prefix}_lacks_{kind}"] = Defect(
+                operation,
+                _lacks_pattern(operation, kind),
+                rule,
+                check,
+                f"{area}/each-pattern-alone-redacted",
+                f"the default catalog without its {kind} pattern",
+            )
+    return bent
+
+
+DEFECTS.update(_bent_defects())
 
 CONTRACTS = ["session-health", "session-feedback", "session-recap", "run-record"]
 
