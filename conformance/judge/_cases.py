@@ -25,6 +25,7 @@ __all__ = [
     "extension_values",
     "feedback_steps",
     "health_streams",
+    "journal_event",
     "provider_responses",
     "recap_cases",
     "reset_streams",
@@ -613,7 +614,7 @@ _SNAKE = {
 }
 
 
-def _event(
+def journal_event(
     event_id: int,
     session: str,
     run: str | None,
@@ -664,7 +665,7 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
 
     def add(session: str, run: str | None, turn: str | None, kind: str, payload: Any) -> None:
         nonlocal next_id
-        events.append(_event(next_id, session, run, turn, None, kind, payload))
+        events.append(journal_event(next_id, session, run, turn, None, kind, payload))
         next_id += 1
 
     for turn_index in range(draw(st.sampled_from([0, 1, 1, 2, 2, 3]))):
