@@ -37,6 +37,7 @@ from session_contracts._harn_canonical import harn_canonical_bytes
 
 __all__ = [
     "KEY_CHARACTERS",
+    "NAMED_NUMBERS",
     "hash_cases",
     "number_forms",
     "numbers_where_forms_differ",
@@ -110,7 +111,7 @@ def _thresholds() -> Iterator[float]:
         yield from (power, 1.5 * power, -power)
 
 
-_NAMED_NUMBERS: tuple[float | int, ...] = (
+NAMED_NUMBERS: tuple[float | int, ...] = (
     1.0,
     -0.0,
     0.0,
@@ -133,7 +134,7 @@ _NAMED_NUMBERS: tuple[float | int, ...] = (
 def numbers_where_forms_differ() -> list[float | int]:
     """The named numbers (the extremes and shortest round-trip digits each form must
     get right too) and every threshold number whose forms do not all agree, each once."""
-    chosen: list[float | int] = list(_NAMED_NUMBERS)
+    chosen: list[float | int] = list(NAMED_NUMBERS)
     for number in _thresholds():
         texts = set(number_forms(number).values())
         if len(texts) > 1 and repr(number) not in {repr(n) for n in chosen}:
