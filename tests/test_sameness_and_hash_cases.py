@@ -101,3 +101,14 @@ def test_every_hash_case_is_a_valid_available_recap() -> None:
     # A case the reference refuses would judge nothing (recap.hashes skips it).
     for case in _hash_cases.hash_cases():
         assert HANDLERS["recap.project"](case.input)["state"] == "available", case.why
+
+
+def test_each_exchange_path_joins_by_call_id_across_the_turn_only() -> None:
+    # Seed 002: "A recap groups visible prompts, assistant text, tool exchanges, plans,
+    # progress, and terminal facts by prompt turn and agent-loop iteration."
+    exchanges = []
+    for case in _sameness_cases.exchange_cases():
+        turns = HANDLERS["recap.project"](case.input)["snapshot"]["turns"]
+        tools = [t for turn in turns for it in turn["iterations"] for t in it["tools"]]
+        exchanges.append(len(tools))
+    assert exchanges == [1, 1, 1, 2]

@@ -994,7 +994,13 @@ _BUILDERS: Mapping[str, Callable[[], list[ExplicitCase]]] = {
         _provider_responses, _from("_sameness_cases", "tool_call_cases")
     ),
     "redaction.canaries": _provider_canaries,
-    "recap.semantics": _all(_recap_pages, _recap_text, _recap_numbers, _golden("recap.project")),
+    "recap.semantics": _all(
+        _recap_pages,
+        _recap_text,
+        _recap_numbers,
+        _from("_sameness_cases", "exchange_cases"),
+        _golden("recap.project"),
+    ),
     "recap.limit": _recap_pages,
     "recap.hashes": _all(_recap_pages, _recap_numbers, _from("_hash_cases", "hash_cases")),
     "recap.query-aliases": _recap_aliases,

@@ -29,11 +29,13 @@ from collections.abc import Iterator, Mapping
 from importlib import resources
 from typing import Any
 
+from session_contracts.conformance.judge._cases import journal_event
 from session_contracts.conformance.judge._explicit_cases import ExplicitCase, completed_call
 
 __all__ = [
     "NO_OTHER_VALUE",
     "diagnostic_cases",
+    "exchange_cases",
     "feedback_state_cases",
     "health_state_cases",
     "object_members",
@@ -516,3 +518,73 @@ def tool_call_cases() -> list[ExplicitCase]:
         )
     )
     return cases
+
+
+# -- recaps: a tool call and its result joined by call id -----------------------------------------
+def _recap_rows(*rows: tuple[str, str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        journal_event(index + 1, "sess-join", "run-1", turn, None, kind, payload)
+        for index, (turn, kind, payload) in enumerate(rows)
+    ]
+
+
+def _loop(turn: str, label: str, iteration: int) -> tuple[str, str, dict[str, Any]]:
+    return turn, "loop_checkpoint", {"checkpoint": f"iteration_{label}", "iteration": iteration}
+
+
+def _tool(
+    turn: str, kind: str, call_id: str, tool: str = "read"
+) -> tuple[str, str, dict[str, Any]]:
+    if kind == "tool_call":
+        return turn, kind, {"callId": call_id, "toolName": tool, "input": {"path": "a.py"}}
+    result = {"callId": call_id, "toolName": tool, "isError": False, "output": "ok"}
+    return turn, kind, {**result, "verification": None}
+
+
+def exchange_cases() -> list[ExplicitCase]:
+    """A call and its result joined by call id across the whole turn, in either order,
+    whichever iteration holds each; the same id in another turn is another exchange
+    (seed 002: a recap groups tool exchanges by prompt turn; docs/recap.md 4.4)."""
+    rule = "seed 002: a recap groups tool exchanges by prompt turn and agent-loop iteration; "
+    rule += "docs/recap.md 4.4: exchanges are joined by tool call id across the whole turn"
+    prompt = ("turn-1", "message", {"role": "user", "visibility": None, "text": "go"})
+    paths = {
+        "a result in a later iteration than its call joins the call's exchange": (
+            _loop("turn-1", "start", 1),
+            _tool("turn-1", "tool_call", "c1"),
+            _loop("turn-1", "end", 1),
+            _loop("turn-1", "start", 2),
+            _tool("turn-1", "tool_result", "c1"),
+            _loop("turn-1", "end", 2),
+        ),
+        "a result before its call creates the exchange; the call merges in": (
+            _loop("turn-1", "start", 1),
+            _tool("turn-1", "tool_result", "c1"),
+            _tool("turn-1", "tool_call", "c1"),
+            _loop("turn-1", "end", 1),
+        ),
+        "a second call with the same id merges into the same exchange": (
+            _loop("turn-1", "start", 1),
+            _tool("turn-1", "tool_call", "c1"),
+            _tool("turn-1", "tool_call", "c1", tool="write"),
+            _tool("turn-1", "tool_result", "c1"),
+            _loop("turn-1", "end", 1),
+        ),
+        "the same call id in another turn is another exchange": (
+            _loop("turn-1", "start", 1),
+            _tool("turn-1", "tool_call", "c1"),
+            _loop("turn-1", "end", 1),
+            ("turn-2", "message", {"role": "user", "visibility": None, "text": "again"}),
+            _loop("turn-2", "start", 1),
+            _tool("turn-2", "tool_result", "c1"),
+            _loop("turn-2", "end", 1),
+        ),
+    }
+    return [
+        ExplicitCase(
+            "recap.project",
+            {"events": _recap_rows(prompt, *rows), "query": {"sessionId": "sess-join"}},
+            f"{what} ({rule})",
+        )
+        for what, rows in paths.items()
+    ]

@@ -1401,6 +1401,20 @@ def _sameness_family() -> dict[str, Defect]:
     return family
 
 
+def exchanges_joined_within_an_iteration(case: Mapping[str, Any]) -> Any:
+    # Looks for a result's call in the current iteration only, not the whole turn:
+    # a result in a later iteration opens an exchange of its own.
+    from session_contracts.conformance.reference.recap import _projection
+
+    def find_tool(turn: Any, call_id: str) -> Any:
+        segment = turn.segments.get(turn.current)
+        tools = segment.fact["tools"] if segment is not None else []
+        return next(((segment, t) for t in tools if t["toolCallId"] == call_id), None)
+
+    with _patched(_projection.TurnState, "find_tool", find_tool):
+        return _rehash(HANDLERS["recap.project"](case))
+
+
 DEFECTS.update(
     {
         "projection_hash_rfc8785": Defect(
@@ -1554,6 +1568,14 @@ DEFECTS.update(
             "runrecord.reference-when-identical",
             "runrecord/native-call-extra-member-inline",
             "native calls compared on the parse's members only: an extra member is ignored",
+        ),
+        "exchanges_joined_within_an_iteration": Defect(
+            "recap.project",
+            exchanges_joined_within_an_iteration,
+            "recap.grouping",
+            "recap.semantics",
+            "recap/tool-exchange-joined-across-the-turn",
+            "a tool result joined to its call only within one iteration, not the whole turn",
         ),
         **_sameness_family(),
     }
