@@ -24,7 +24,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BUILTIN_MEMBER_NAMES", "EXPLICIT_CASES", "ExplicitCase"]
+__all__ = [
+    "BUILTIN_MEMBER_NAMES",
+    "EXPLICIT_CASES",
+    "ExplicitCase",
+    "attribute_event",
+    "completed_call",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +161,7 @@ def _extensions() -> list[ExplicitCase]:
 
 
 # -- health ---------------------------------------------------------------------------------------
-def _call(
+def completed_call(
     call_id: str,
     success: bool = True,
     *,
@@ -166,6 +172,8 @@ def _call(
     diagnostics: tuple[str, int] | None = None,
     verified: bool = False,
 ) -> dict[str, Any]:
+    """A tool_call_completed observation; telemetry only when a command, an exit code, a
+    diagnostic collection or a verification is given."""
     telemetry: dict[str, Any] | None = None
     if command is not None or exit_code is not None or diagnostics is not None or verified:
         verification = None
@@ -212,8 +220,8 @@ def _reset_streams() -> list[ExplicitCase]:
     """The seed's reset rule, which Harn's runtime does not have: judged by the
     recommended ``health.transcript-reset`` only."""
     trend = [
-        _call("c1", diagnostics=("fp-a", 5)),
-        _call("c2", diagnostics=("fp-b", 3)),  # improving
+        completed_call("c1", diagnostics=("fp-a", 5)),
+        completed_call("c2", diagnostics=("fp-b", 3)),  # improving
     ]
     return [
         _health(
@@ -221,39 +229,39 @@ def _reset_streams() -> list[ExplicitCase]:
             "(session gauges); only the rolling population restarts",
             _started(1),
             *trend,
-            _call("c3", edit=True),
+            completed_call("c3", edit=True),
             _terminal("policy_budget"),
             _RESET,
             _finished(),
             _started(2),
-            _call("c1", success=False),
+            completed_call("c1", success=False),
             _finished(),
         ),
         _health(
             "a reset in the middle of an iteration does not forget the calls it already "
             "counted: the same call id completing again after it counts nothing",
             _started(1),
-            _call("c1"),
-            _call("c2", success=False),
+            completed_call("c1"),
+            completed_call("c2", success=False),
             _RESET,
-            _call("c1", success=False),
-            _call("c2"),
+            completed_call("c1", success=False),
+            completed_call("c2"),
             _finished(),
         ),
         _health(
             "a command id counted before a reset is still a repeat after it (exit and "
             "verification not counted again)",
             _started(1),
-            _call("c1", command="cmd-1", exit_code=1, verified=True),
-            _call("c2", edit=True),
+            completed_call("c1", command="cmd-1", exit_code=1, verified=True),
+            completed_call("c2", edit=True),
             _RESET,
-            _call("c3", command="cmd-1", exit_code=0, verified=True),
+            completed_call("c3", command="cmd-1", exit_code=0, verified=True),
             _finished(),
         ),
         _health(
             "a reset empties the rolling population: its rates are null until a call counts again",
             _started(1),
-            _call("c1", command="cmd-1", exit_code=0),
+            completed_call("c1", command="cmd-1", exit_code=0),
             _RESET,
             _finished(),
             _started(2),
@@ -275,29 +283,29 @@ def _health_streams() -> list[ExplicitCase]:
             "the same call id counts again in a later iteration; a streaming parse candidate "
             "never counts and does not use up its id",
             _started(1),
-            _call("c1", candidate=True),
-            _call("c1"),
+            completed_call("c1", candidate=True),
+            completed_call("c1"),
             _finished(),
             _started(2),
-            _call("c1", success=False),
+            completed_call("c1", success=False),
             _finished(),
         ),
         _health(
             "an oscillation: back to the set two collections ago, unlike the one between",
             _started(1),
-            _call("c1", diagnostics=("fp-a", 2)),
-            _call("c2", diagnostics=("fp-b", 5)),
-            _call("c3", diagnostics=("fp-a", 2)),
+            completed_call("c1", diagnostics=("fp-a", 2)),
+            completed_call("c2", diagnostics=("fp-b", 5)),
+            completed_call("c3", diagnostics=("fp-a", 2)),
             _finished(),
         ),
         _health(
             "calls resolving after the terminal outcome (closeout) each emit a fact, once",
             _started(1),
-            _call("c1"),
+            completed_call("c1"),
             _finished(),
             _terminal("natural"),
-            _call("c2", success=False),
-            _call("c2"),
+            completed_call("c2", success=False),
+            completed_call("c2"),
             {"kind": "tool_call_abandoned", "call_id": "c3"},
             _terminal("natural"),
         ),
@@ -308,7 +316,7 @@ def _health_streams() -> list[ExplicitCase]:
             {"kind": "historical_messages_loaded", "count": 40},
             _finished(wall=None, prose=None),
             _started(2),
-            _call("c1"),
+            completed_call("c1"),
             _finished(wall=0, prose=0),
         ),
     ]
@@ -325,10 +333,10 @@ def _rate_streams() -> list[ExplicitCase]:
             "only streaming parse candidates and calls without an exit code: the success "
             "rate of the first iteration and every exit rate are null",
             _started(1),
-            _call("c1", candidate=True),
+            completed_call("c1", candidate=True),
             _finished(),
             _started(2),
-            _call("c2"),
+            completed_call("c2"),
             _finished(),
         ),
         _health("a terminal outcome before any iteration", _terminal("runtime_error")),
@@ -1011,19 +1019,18 @@ def _golden(
     return build
 
 
-def _from(module: str, name: str) -> Callable[[], list[ExplicitCase]]:
-    """A builder of another module of this package, imported when it first runs (the
-    generator modules import this one)."""
-
-    def build() -> list[ExplicitCase]:
-        builder = getattr(importlib.import_module(f"{__package__}.{module}"), name)
-        return list(builder())
-
-    return build
-
-
 def _all(*builders: Callable[[], list[ExplicitCase]]) -> Callable[[], list[ExplicitCase]]:
     return lambda: [case for build in builders for case in build()]
+
+
+def _from(module: str, *names: str) -> Callable[[], list[ExplicitCase]]:
+    """Builders of a sibling module, imported on first use (it imports this one)."""
+
+    def build() -> list[ExplicitCase]:
+        loaded = importlib.import_module(f"{__package__}.{module}")
+        return [case for name in names for case in getattr(loaded, name)()]
+
+    return build
 
 
 _BUILDERS: Mapping[str, Callable[[], list[ExplicitCase]]] = {
@@ -1034,19 +1041,25 @@ _BUILDERS: Mapping[str, Callable[[], list[ExplicitCase]]] = {
         _health_streams,
         _golden("health.reduce", lambda case: not _has_reset(case)),
         _from("_limit_cases", "health_limit_cases"),
+        _from("_sameness_cases", "diagnostic_cases", "health_state_cases"),
     ),
     "health.no-zero-rate": _rate_streams,
     "health.transcript-reset": _all(_reset_streams, _golden("health.reduce", _has_reset)),
     "health.a2a-preserves-state": _golden("health.a2a_status_update"),
     "feedback.semantics": _all(
-        _feedback_runs, _golden("feedback.run"), _from("_limit_cases", "feedback_limit_cases")
+        _feedback_runs,
+        _golden("feedback.run"),
+        _from("_limit_cases", "feedback_limit_cases"),
+        _from("_sameness_cases", "usage_sample_cases", "replay_cases", "feedback_state_cases"),
     ),
     "feedback.usage-never-summed": _usage_runs,
     "runrecord.semantics": _all(_run_projections, _golden("runrecord.project")),
     "runrecord.response-semantics": _all(
         _provider_responses, _golden("runrecord.provider_call_response")
     ),
-    "runrecord.reference-when-identical": _provider_responses,
+    "runrecord.reference-when-identical": _all(
+        _provider_responses, _from("_sameness_cases", "tool_call_cases")
+    ),
     "redaction.canaries": _all(
         _provider_canaries, _from("_redaction_cases", "provider_alone_cases")
     ),
@@ -1056,12 +1069,13 @@ _BUILDERS: Mapping[str, Callable[[], list[ExplicitCase]]] = {
         _recap_numbers,
         _golden("recap.project", lambda case: not _is_stored(case)),
         _from("_limit_cases", "recap_limit_cases"),
+        _from("_sameness_cases", "exchange_cases"),
     ),
     "recap.stored-events": _all(
         _from("_stored_cases", "stored_event_cases"), _golden("recap.project", _is_stored)
     ),
     "recap.limit": _recap_pages,
-    "recap.hashes": lambda: [*_recap_pages(), *_recap_numbers()],
+    "recap.hashes": _all(_recap_pages, _recap_numbers, _from("_hash_cases", "hash_cases")),
     "recap.query-aliases": _recap_aliases,
     "redaction.recap-canaries": _all(
         _recap_canaries, _from("_redaction_cases", "recap_alone_cases")

@@ -105,7 +105,7 @@ def keeps_sensitive_tool_arguments(case: Mapping[str, Any]) -> Any:
 
 @contextlib.contextmanager
 def _patched(module: Any, name: str, value: Any) -> Iterator[None]:
-    saved = getattr(module, name)
+    saved = vars(module)[name]  # a class's descriptor itself, not what it binds
     setattr(module, name, value)
     try:
         yield
@@ -1389,6 +1389,568 @@ def _bent_defects() -> dict[str, Defect]:
 
 
 DEFECTS.update(_bent_defects())
+
+
+# -- hashes, sameness rules and state paths (conformance/judge/_hash_cases.py, _sameness_cases.py)
+# Each defect breaks one rule and is otherwise consistent: a producer that hashes
+# its own way rehashes everything it emits, so only the hash rule is wrong.
+def _encode(value: Any, order: Callable[[str], Any], scalar: Callable[[Any], bytes]) -> bytes:
+    """Canonical-looking JSON: keys sorted by ``order``, every other value by ``scalar``."""
+    if isinstance(value, dict):
+        members = sorted(value.items(), key=lambda item: order(item[0]))
+        inner = b",".join(scalar(k) + b":" + _encode(v, order, scalar) for k, v in members)
+        return b"{" + inner + b"}"
+    if isinstance(value, list):
+        return b"[" + b",".join(_encode(item, order, scalar) for item in value) + b"]"
+    return scalar(value)
+
+
+def _harn_scalar(value: Any) -> bytes:
+    from session_contracts._harn_canonical import harn_canonical_bytes
+
+    return harn_canonical_bytes(value)
+
+
+def _rfc8785_scalar(value: Any) -> bytes:
+    from session_contracts._canonical import canonical_bytes
+
+    return canonical_bytes(value)
+
+
+def _code_points(key: str) -> str:
+    return key
+
+
+def _utf16_units(key: str) -> bytes:
+    return key.encode("utf-16-be")
+
+
+def _sha256(data: bytes) -> str:
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _projection_hashed_by(order: Callable[[str], Any], scalar: Callable[[Any], bytes]) -> Handler:
+    def handler(case: Mapping[str, Any]) -> Any:
+        from session_contracts._snapshot_hashes import projection_hash_input
+
+        output = HANDLERS["recap.project"](case)
+        snapshot = _snapshot(output)
+        if snapshot is not None:
+            body = _encode(projection_hash_input(snapshot), order, scalar)
+            snapshot["projectionHash"] = _sha256(body)
+        return output
+
+    return handler
+
+
+def _python_repr_floats(value: Any) -> bytes:
+    # Python's repr: 1e-05 and 1e-07 where Harn writes 0.00001 and 1e-7.
+    return repr(value).encode() if isinstance(value, float) else _harn_scalar(value)
+
+
+def _integral_floats_as_integers(value: Any) -> bytes:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value)).encode()
+    return _harn_scalar(value)
+
+
+def _ascii_escapes(value: Any) -> bytes:
+    import json
+
+    return json.dumps(value).encode() if isinstance(value, str) else _harn_scalar(value)
+
+
+def projection_hash_rfc8785(case: Mapping[str, Any]) -> Any:
+    # Hashes the projection in RFC 8785 (UTF-16 key order, ECMAScript numbers).
+    from session_contracts._canonical import content_hash
+    from session_contracts._errors import InvalidDocument
+    from session_contracts._snapshot_hashes import projection_hash_input
+
+    output = HANDLERS["recap.project"](case)
+    snapshot = _snapshot(output)
+    if snapshot is not None:
+        with contextlib.suppress(InvalidDocument):  # RFC 8785 has no form for it: kept
+            snapshot["projectionHash"] = content_hash(projection_hash_input(snapshot))
+    return output
+
+
+def record_hash_code_point_order(case: Mapping[str, Any]) -> Any:
+    # RFC 8785 record hashes with keys sorted by code point, not UTF-16 code units;
+    # contentHash and projectionHash recomputed over them.
+    from session_contracts._snapshot_hashes import content_hash_of_source
+
+    output = HANDLERS["recap.project"](case)
+    snapshot = _snapshot(output)
+    events = {e.get("id"): e for e in case.get("events", ()) if isinstance(e, dict)}
+    if snapshot is None:
+        return output
+    for source in snapshot["source"]["events"]:
+        event = events.get(source["eventId"])
+        if event is not None:
+            source["recordHash"] = _sha256(_encode(event, _code_points, _rfc8785_scalar))
+    snapshot["contentHash"] = content_hash_of_source(snapshot["source"])
+    return _rehash(output)
+
+
+def _usage_same_by(key: Callable[[Mapping[str, Any]], Any]) -> Handler:
+    """Same-time usage samples compared by ``key`` of the two samples, not by every member."""
+
+    def handler(case: Mapping[str, Any]) -> Any:
+        import orjson
+        from session_contracts.conformance.reference.feedback import _rules
+
+        reference = _rules.usage_rejection
+
+        def rejection(request_id: str, sample: Any, usage: Any, now_ms: int) -> Any:
+            new = key(orjson.loads(sample.canonical))
+            if usage.latest_observed_at_unix_ms == sample.observed_at_unix_ms and all(
+                key(orjson.loads(held)) == new for held in usage.samples_at_latest
+            ):
+                usage = replace(usage, samples_at_latest=frozenset({sample.canonical}))
+            return reference(request_id, sample, usage, now_ms)
+
+        with _patched(_rules, "usage_rejection", rejection):
+            return HANDLERS["feedback.run"](case)
+
+    return handler
+
+
+def _without(member: str) -> Callable[[Mapping[str, Any]], Any]:
+    return lambda value: {k: v for k, v in value.items() if k != member}
+
+
+def _token_counts(usage: Mapping[str, Any]) -> Any:
+    return tuple(usage.get(field) for field in _COUNTERS)
+
+
+def usage_compared_as_text(case: Mapping[str, Any]) -> Any:
+    # Keeps each usage sample as the text it was sent in and compares texts: the same
+    # sample with its members in another order is a conflicting sample.
+    import json
+
+    from session_contracts.conformance.reference.feedback import _rules
+
+    sample_type = _rules.UsageSample
+    reference = sample_type.__dict__["from_json"]
+
+    def from_json(cls: Any, usage: Mapping[str, Any]) -> Any:
+        text = json.dumps(usage, separators=(",", ":"), ensure_ascii=False)
+        return replace(reference.__func__(cls, usage), canonical=text.encode())
+
+    with _patched(sample_type, "from_json", classmethod(from_json)):
+        return HANDLERS["feedback.run"](case)
+
+
+def request_body_compared_as_text(case: Mapping[str, Any]) -> Any:
+    # Hashes a request's body as sent, not its canonical form: a retry with its
+    # members in another order is a request_conflict, not a replay.
+    import hashlib
+    import json
+
+    from session_contracts.conformance.reference.feedback import _rules
+
+    def request_hash(operation: str, request: Mapping[str, Any]) -> str:
+        body = json.dumps(request, separators=(",", ":"), ensure_ascii=False).encode()
+        return hashlib.sha256(operation.encode() + b"\n" + body).hexdigest()
+
+    with _patched(_rules, "request_body_hash", request_hash):
+        return HANDLERS["feedback.run"](case)
+
+
+def _renamed_requests(
+    case: Mapping[str, Any], renamed: Callable[[int, dict[str, Any]], bool]
+) -> Any:
+    """The reference run with the request_id of each step for which ``renamed`` holds made
+    unique: that request is processed as new instead of replayed."""
+    steps = _steps(case)
+    for index, step in enumerate(steps):
+        request = step.get("request")
+        if isinstance(request, dict) and renamed(index, step):
+            request["request_id"] = f"{request.get('request_id')}~{index}"
+    return _feedback(case, steps)
+
+
+def start_retry_is_a_new_start(case: Mapping[str, Any]) -> Any:
+    # Checks that the session does not exist before the replay rule: a retried
+    # start is session_version_conflict instead of its replayed receipt.
+    started: set[Any] = set()
+
+    def renamed(index: int, step: dict[str, Any]) -> bool:
+        if step.get("call") != "start":
+            return False
+        key = (step["request"].get("session_id"), step["request"].get("request_id"))
+        seen = key in started
+        started.add(key)
+        return seen
+
+    return _renamed_requests(case, renamed)
+
+
+def replays_only_the_latest_request(case: Mapping[str, Any]) -> Any:
+    # Remembers only the session's latest request for replay: a retry of an
+    # earlier one after a later checkpoint is processed as new.
+    latest: dict[Any, Any] = {}
+
+    def renamed(index: int, step: dict[str, Any]) -> bool:
+        if step.get("call") != "checkpoint":
+            return False
+        session, request_id = step["request"].get("session_id"), step["request"].get("request_id")
+        earlier = (
+            session in latest
+            and latest[session] != request_id
+            and any(
+                s.get("call") == "checkpoint"
+                and s["request"].get("request_id") == request_id
+                and s["request"].get("session_id") == session
+                for s in case["steps"][:index]
+                if isinstance(s.get("request"), dict)
+            )
+        )
+        latest[session] = request_id
+        return earlier
+
+    return _renamed_requests(case, renamed)
+
+
+def _trend_with_identity(same: Callable[[Any, Any], bool]) -> Handler:
+    def trend(reference: Any, held: Any, latest: Any, current: Any) -> Any:
+        if len(held) == 2 and same(held[0], latest) and not same(held[-1], latest):
+            return "oscillating"
+        return reference(held[-1:], latest, current)  # the counts decide
+
+    return _patched_trend(trend)
+
+
+def _same_sets_but(ignored: str, members: tuple[str, ...]) -> Callable[[Any, Any], bool]:
+    """Two diagnostic sets compared on every schema member but ``ignored``."""
+    attributes = {"set_fingerprint": "fingerprint"}  # the schema member -> DiagnosticSet's
+    kept = [attributes.get(member, member) for member in members if member != ignored]
+    return lambda a, b: all(getattr(a, name) == getattr(b, name) for name in kept)
+
+
+def _reduce_patched(transitions: Mapping[str, Callable[[Any, Any, Any], Any]]) -> Handler:
+    """The reference reducer with some transitions wrapped: each gets the reference's."""
+
+    def handler(case: Mapping[str, Any]) -> Any:
+        from session_contracts.conformance.reference.health import _reducer
+
+        def wrapped(kind: str) -> Any:
+            return lambda state, observation: transitions[kind](_reducer.step, state, observation)
+
+        return _reduce_with(case, {kind: wrapped(kind) for kind in transitions})
+
+    return handler
+
+
+def _history_reopens_turn(step: Any, state: Any, observation: Any) -> Any:
+    # Loading history starts a fresh transcript view: the turn is open again, so
+    # a call resolved after the snapshot publishes nothing.
+    return replace(state, turn_closed=False), ()
+
+
+def _history_republishes(step: Any, state: Any, observation: Any) -> Any:
+    # Loading history after a snapshot publishes the fact again.
+    from session_contracts.conformance.reference.health import _reducer
+
+    return state, ((_reducer.fact_of(state),) if state.turn_closed else ())
+
+
+def _restart_continues(step: Any, state: Any, observation: Any) -> Any:
+    # An iteration started again under the current number continues it.
+    if observation.get("iteration") == state.iteration and state.iteration is not None:
+        return replace(state, turn_closed=False), ()
+    return step(state, observation)
+
+
+def _highest_iteration(step: Any, state: Any, observation: Any) -> Any:
+    # Names the highest iteration started, not the latest.
+    current = state.iteration
+    state, emitted = step(state, observation)
+    if current is not None and current > state.iteration:
+        state = replace(state, iteration=current)
+    return state, emitted
+
+
+def _empty_collection_unmeasured(case: Mapping[str, Any]) -> Any:
+    # An empty collection (count 0) is read as no measurement.
+    observations = copy.deepcopy(list(case["observations"]))
+    for observation in observations:
+        telemetry = observation.get("telemetry") if isinstance(observation, dict) else None
+        verification = telemetry.get("verification") if isinstance(telemetry, dict) else None
+        measured = verification.get("diagnostics") if isinstance(verification, dict) else None
+        if isinstance(verification, dict) and isinstance(measured, dict) and not measured["count"]:
+            verification["diagnostics"] = None
+    return HANDLERS["health.reduce"](dict(case, observations=observations))
+
+
+def _repeated_set_keeps_trend(reference: Any, held: Any, latest: Any, current: Any) -> Any:
+    # A collection equal to the latest one held is no change: the trend stays as it was.
+    return current if held and held[-1] == latest else reference(held, latest, current)
+
+
+def _parse_compared_with(equal: Callable[[Any, Any], bool]) -> Handler:
+    def handler(case: Mapping[str, Any]) -> Any:
+        from session_contracts.conformance.reference.runrecord import _responses
+
+        with _patched(_responses, "json_equal", equal):
+            return HANDLERS["runrecord.provider_call_response"](case)
+
+    return handler
+
+
+def _as_text(a: Any, b: Any) -> bool:
+    import json
+
+    return json.dumps(a) == json.dumps(b)
+
+
+def _calls_without(
+    members: Callable[[Mapping[str, Any]], Mapping[str, Any]],
+) -> Callable[..., bool]:
+    from session_contracts._xkeywords import json_equal
+
+    def equal(parse: Any, native: Any) -> bool:
+        def view(calls: Any) -> Any:
+            return [members(c) if isinstance(c, dict) else c for c in calls]
+
+        return json_equal(view(parse), view(native))
+
+    return equal
+
+
+def _only_parse_members(call: Mapping[str, Any]) -> Mapping[str, Any]:
+    from session_contracts.conformance.judge._sameness_cases import object_members
+
+    kept = object_members("run-record.schema.json", "ParsedToolCall")
+    return {k: v for k, v in call.items() if k in kept}
+
+
+def _sameness_family() -> dict[str, Defect]:
+    """One defect per member each sameness rule compares (from the schema object), for the
+    members a one-member difference can reach; every defect of a family ignores one."""
+    from session_contracts.conformance.judge._sameness_cases import (
+        object_members,
+        tool_call_normalizations,
+    )
+
+    family: dict[str, Defect] = {}
+    for member in object_members("session-feedback.schema.json", "Usage"):
+        if member in ("observed_at_unix_ms", "scope"):  # the pairing key; a const
+            continue
+        family[f"same_sample_ignores_{member}"] = Defect(
+            "feedback.run",
+            _usage_same_by(_without(member)),
+            "feedback.older-and-conflicting-rejected",
+            "feedback.semantics",
+            "feedback/usage-same-sample-one-member",
+            f"two same-time usage samples that differ only in {member} are one sample",
+        )
+    measured = object_members("health-observation.schema.json", "DiagnosticMeasurement")
+    for member in measured:
+        family[f"diagnostic_set_ignores_{member}"] = Defect(
+            "health.reduce",
+            _trend_with_identity(_same_sets_but(member, measured)),
+            "health.trend-oscillating",
+            "health.semantics",
+            "health/diagnostic-set-one-member",
+            f"two diagnostic sets that differ only in {member} are one set (oscillation)",
+        )
+    for member, spellings in tool_call_normalizations().items():
+        if not spellings:  # nothing normalizes this member: ignoring it cannot show
+            continue
+        family[f"identical_parse_ignores_{member}"] = Defect(
+            "runrecord.provider_call_response",
+            _parse_compared_with(_calls_without(_without(member))),
+            "runrecord.parsed-ref-when-identical",
+            "runrecord.reference-when-identical",
+            f"runrecord/native-call-{member}-normalized-inline",
+            f"a parse that differs from tool_calls only in {member} stored as a reference",
+        )
+    return family
+
+
+def exchanges_joined_within_an_iteration(case: Mapping[str, Any]) -> Any:
+    # Looks for a result's call in the current iteration only, not the whole turn:
+    # a result in a later iteration opens an exchange of its own.
+    from session_contracts.conformance.reference.recap import _projection
+
+    def find_tool(turn: Any, call_id: str) -> Any:
+        segment = turn.segments.get(turn.current)
+        tools = segment.fact["tools"] if segment is not None else []
+        return next(((segment, t) for t in tools if t["toolCallId"] == call_id), None)
+
+    with _patched(_projection.TurnState, "find_tool", find_tool):
+        return _rehash(HANDLERS["recap.project"](case))
+
+
+DEFECTS.update(
+    {
+        "projection_hash_rfc8785": Defect(
+            "recap.project",
+            projection_hash_rfc8785,
+            "recap.projection-hash",
+            "recap.hashes",
+            "recap/hash-forms-keys-strings-numbers",
+            "projectionHash in RFC 8785, not Harn's canonical JSON",
+        ),
+        "projection_hash_utf16_key_order": Defect(
+            "recap.project",
+            _projection_hashed_by(_utf16_units, _harn_scalar),
+            "recap.projection-hash",
+            "recap.hashes",
+            "recap/hash-forms-keys-strings-numbers",
+            "projectionHash keys sorted by UTF-16 code units, not UTF-8 bytes",
+        ),
+        "projection_hash_python_float_repr": Defect(
+            "recap.project",
+            _projection_hashed_by(_code_points, _python_repr_floats),
+            "recap.projection-hash",
+            "recap.hashes",
+            "recap/hash-forms-keys-strings-numbers",
+            "projectionHash floats written with Python's repr (1e-05, 1e-07)",
+        ),
+        "projection_hash_integral_floats_as_integers": Defect(
+            "recap.project",
+            _projection_hashed_by(_code_points, _integral_floats_as_integers),
+            "recap.projection-hash",
+            "recap.hashes",
+            "recap/hash-forms-keys-strings-numbers",
+            "projectionHash writes integral floats as integers (the snapshot keeps 1.0)",
+        ),
+        "projection_hash_ascii_escapes": Defect(
+            "recap.project",
+            _projection_hashed_by(_code_points, _ascii_escapes),
+            "recap.projection-hash",
+            "recap.hashes",
+            "recap/hash-forms-keys-strings-numbers",
+            "projectionHash escapes non-ASCII characters as \\u",
+        ),
+        "record_hash_code_point_order": Defect(
+            "recap.project",
+            record_hash_code_point_order,
+            "recap.source-events",
+            "recap.hashes",
+            "recap/hash-forms-keys-strings-numbers",
+            "recordHash keys sorted by code point, not UTF-16 code units (RFC 8785)",
+        ),
+        "same_sample_by_token_counts": Defect(
+            "feedback.run",
+            _usage_same_by(_token_counts),
+            "feedback.older-and-conflicting-rejected",
+            "feedback.semantics",
+            "feedback/usage-same-sample-one-member",
+            "same-time usage samples compared by their token counts only",
+        ),
+        "usage_compared_as_text": Defect(
+            "feedback.run",
+            usage_compared_as_text,
+            "feedback.older-and-conflicting-rejected",
+            "feedback.semantics",
+            "feedback/usage-same-sample-one-member",
+            "same-time usage samples compared as sent text (key order matters)",
+        ),
+        "request_body_compared_as_text": Defect(
+            "feedback.run",
+            request_body_compared_as_text,
+            "feedback.duplicate-replay",
+            "feedback.semantics",
+            "feedback/replay-same-body-one-member",
+            "a retried request's body compared as sent text (key order matters)",
+        ),
+        "start_retry_is_a_new_start": Defect(
+            "feedback.run",
+            start_retry_is_a_new_start,
+            "feedback.duplicate-replay",
+            "feedback.semantics",
+            "feedback/start-retried-and-earlier-checkpoint-retried",
+            "a retried start is a version conflict, not a replay",
+        ),
+        "replays_only_the_latest_request": Defect(
+            "feedback.run",
+            replays_only_the_latest_request,
+            "feedback.duplicate-replay",
+            "feedback.semantics",
+            "feedback/start-retried-and-earlier-checkpoint-retried",
+            "only the latest request replays; an earlier one retried is processed anew",
+        ),
+        "history_reopens_turn": Defect(
+            "health.reduce",
+            _reduce_patched({"historical_messages_loaded": _history_reopens_turn}),
+            "health.late-resolution-updates-fact",
+            "health.semantics",
+            "health/history-after-snapshot",
+            "history loaded after a snapshot reopens the turn: a late call publishes nothing",
+        ),
+        "history_republishes_fact": Defect(
+            "health.reduce",
+            _reduce_patched({"historical_messages_loaded": _history_republishes}),
+            "health.history-invents-nothing",
+            "health.semantics",
+            "health/history-after-snapshot",
+            "history loaded after a snapshot publishes the fact again",
+        ),
+        "restarted_iteration_continues": Defect(
+            "health.reduce",
+            _reduce_patched({"iteration_started": _restart_continues}),
+            "health.turn-view",
+            "health.semantics",
+            "health/iteration-restarted-and-out-of-order",
+            "an iteration started again under its number keeps its turn population",
+        ),
+        "fact_names_highest_iteration": Defect(
+            "health.reduce",
+            _reduce_patched({"iteration_started": _highest_iteration}),
+            "health.fact-members",
+            "health.semantics",
+            "health/iteration-restarted-and-out-of-order",
+            "the fact names the highest iteration started, not the latest",
+        ),
+        "empty_collection_unmeasured": Defect(
+            "health.reduce",
+            _empty_collection_unmeasured,
+            "health.complete-collection-required",
+            "health.semantics",
+            "health/diagnostic-empty-and-repeated-sets",
+            "an empty diagnostic collection (count 0) read as no measurement",
+        ),
+        "repeated_set_keeps_trend": Defect(
+            "health.reduce",
+            _patched_trend(_repeated_set_keeps_trend),
+            "health.trend-cardinality",
+            "health.semantics",
+            "health/diagnostic-empty-and-repeated-sets",
+            "a diagnostic set equal to the latest one leaves the trend as it was, not flat",
+        ),
+        "identical_parse_compared_as_text": Defect(
+            "runrecord.provider_call_response",
+            _parse_compared_with(_as_text),
+            "runrecord.parsed-ref-when-identical",
+            "runrecord.reference-when-identical",
+            "runrecord/native-calls-reordered-identical",
+            "the parse compared with tool_calls as text: key order matters",
+        ),
+        "identical_parse_ignores_extra_native_members": Defect(
+            "runrecord.provider_call_response",
+            _parse_compared_with(_calls_without(_only_parse_members)),
+            "runrecord.parsed-ref-when-identical",
+            "runrecord.reference-when-identical",
+            "runrecord/native-call-extra-member-inline",
+            "native calls compared on the parse's members only: an extra member is ignored",
+        ),
+        "exchanges_joined_within_an_iteration": Defect(
+            "recap.project",
+            exchanges_joined_within_an_iteration,
+            "recap.grouping",
+            "recap.semantics",
+            "recap/tool-exchange-joined-across-the-turn",
+            "a tool result joined to its call only within one iteration, not the whole turn",
+        ),
+        **_sameness_family(),
+    }
+)
+
 
 CONTRACTS = ["session-health", "session-feedback", "session-recap", "run-record"]
 

@@ -59,6 +59,8 @@ __all__ = [
     "parse_checkpoint",
     "parse_start",
     "receipt",
+    "request_body_hash",
+    "usage_rejection",
 ]
 
 CONTRACT_VERSION: Final = 1
@@ -344,7 +346,7 @@ def _schema_rejection(
     )
 
 
-def _request_hash(operation: str, request: Mapping[str, Any]) -> str | Rejection:
+def request_body_hash(operation: str, request: Mapping[str, Any]) -> str | Rejection:
     # The operation is part of the hash, so a start and a checkpoint that share
     # a request_id never count as the same body.
     try:
@@ -363,7 +365,7 @@ def parse_start(
     if rejection is not None:
         return rejection
     assert isinstance(request, Mapping)
-    request_hash = _request_hash(_START_OPERATION, request)
+    request_hash = request_body_hash(_START_OPERATION, request)
     if isinstance(request_hash, Rejection):
         return request_hash
     return StartRequest(
@@ -382,7 +384,7 @@ def parse_checkpoint(
     if rejection is not None:
         return rejection
     assert isinstance(request, Mapping)
-    request_hash = _request_hash(_CHECKPOINT_OPERATION, request)
+    request_hash = request_body_hash(_CHECKPOINT_OPERATION, request)
     if isinstance(request_hash, Rejection):
         return request_hash
     usage = request.get("usage")
@@ -461,7 +463,7 @@ def decide_start(request: StartRequest, prior: StartPrior, *, now_ms: int) -> De
     return Accept(session_version=0, reported_at_unix_ms=now_ms)
 
 
-def _usage_rejection(
+def usage_rejection(
     request_id: str, sample: UsageSample, usage: UsagePrior, now_ms: int
 ) -> Rejection | None:
     observed = sample.observed_at_unix_ms
@@ -534,7 +536,7 @@ def decide_checkpoint(
             f"version {prior.session_version}",
         )
     if request.usage_sample is not None:
-        rejection = _usage_rejection(request.request_id, request.usage_sample, prior.usage, now_ms)
+        rejection = usage_rejection(request.request_id, request.usage_sample, prior.usage, now_ms)
         if rejection is not None:
             return rejection
     return Accept(session_version=prior.session_version + 1, reported_at_unix_ms=now_ms)

@@ -43,6 +43,7 @@ __all__ = [
     "a2a_status_update",
     "acp_notification",
     "diagnostic_trend",
+    "fact_of",
     "initial_state",
     "reduce",
     "step",
@@ -231,7 +232,7 @@ def _measurements(counts: Counts, state: HealthState) -> dict[str, Any]:
     }
 
 
-def _fact(state: HealthState) -> Fact:
+def fact_of(state: HealthState) -> Fact:
     return {
         "schema_version": SCHEMA_VERSION,
         "session_id": state.session_id,
@@ -283,7 +284,7 @@ def _iteration_finished(state: HealthState, observation: Observation) -> Transit
         turn=state.turn.with_finish(elapsed_ms, prose),
         rolling=state.rolling.with_finish(elapsed_ms, prose),
     )
-    return state, (_fact(state),)
+    return state, (fact_of(state),)
 
 
 def _count_call(
@@ -330,7 +331,7 @@ def _count_call(
         diagnostic_trend=trend,
     )
     # Resolved after the iteration's snapshot (closeout included): publish the update.
-    return state, ((_fact(state),) if state.turn_closed else ())
+    return state, ((fact_of(state),) if state.turn_closed else ())
 
 
 def _tool_call_completed(state: HealthState, observation: Observation) -> Transition:
@@ -352,7 +353,7 @@ def _tool_call_abandoned(state: HealthState, observation: Observation) -> Transi
 
 def _terminal_outcome(state: HealthState, observation: Observation) -> Transition:
     state = replace(state, turn_closed=True, last_stop_class=observation["stop_class"])
-    return state, (_fact(state),)
+    return state, (fact_of(state),)
 
 
 def _transcript_reset(state: HealthState, observation: Observation) -> Transition:

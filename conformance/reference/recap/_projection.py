@@ -51,6 +51,7 @@ __all__ = [
     "SNAPSHOT_DOCUMENT_TYPE",
     "VERIFICATION_SCHEMA",
     "SourceRecord",
+    "TurnState",
     "project",
     "project_stored",
     "with_extensions",
@@ -149,7 +150,7 @@ class _Segment:
         }
 
 
-class _Turn:
+class TurnState:
     __slots__ = ("current", "fact", "segments")
 
     def __init__(self, run_id: str, turn_id: str) -> None:
@@ -190,10 +191,10 @@ class _Projector:
         self.run_filter: str | None = query["runId"]
         self.turn_filter: str | None = query["turnId"]
         self.redact = redactor
-        self.turns: dict[tuple[str, str], _Turn] = {}
+        self.turns: dict[tuple[str, str], TurnState] = {}
         self.matched = 0
         self.unassigned = 0
-        self.absorbers: dict[str, Callable[[_Turn, int, Mapping[str, Any]], None]] = {
+        self.absorbers: dict[str, Callable[[TurnState, int, Mapping[str, Any]], None]] = {
             "loop_checkpoint": self.checkpoint,
             "message": self.message,
             "tool_call": self.tool_call,
@@ -217,13 +218,13 @@ class _Projector:
         key = (run_id, turn_id)
         turn = self.turns.get(key)
         if turn is None:
-            turn = self.turns[key] = _Turn(run_id, turn_id)
+            turn = self.turns[key] = TurnState(run_id, turn_id)
         turn.fact["sourceEventIds"].append(event_id)
         self.absorbers[kind](turn, event_id, event)
 
     # -- placement
 
-    def current_segment(self, turn: _Turn) -> _Segment:
+    def current_segment(self, turn: TurnState) -> _Segment:
         """The open iteration, or the null segment (a fact placed there counts unassigned)."""
         if turn.current is None:
             self.unassigned += 1
@@ -235,7 +236,7 @@ class _Projector:
 
     # -- one method per recap kind
 
-    def checkpoint(self, turn: _Turn, event_id: int, event: Mapping[str, Any]) -> None:
+    def checkpoint(self, turn: TurnState, event_id: int, event: Mapping[str, Any]) -> None:
         label, iteration = self.facts.checkpoint(event)
         if iteration is None:
             self.unassigned += 1
@@ -254,7 +255,7 @@ class _Projector:
         else:
             self.unassigned += 1
 
-    def message(self, turn: _Turn, event_id: int, event: Mapping[str, Any]) -> None:
+    def message(self, turn: TurnState, event_id: int, event: Mapping[str, Any]) -> None:
         role, visibility, text = self.facts.message(event)
         if text is None:
             return
@@ -268,7 +269,7 @@ class _Projector:
             )
             self.mark(segment, event_id)
 
-    def tool_call(self, turn: _Turn, event_id: int, event: Mapping[str, Any]) -> None:
+    def tool_call(self, turn: TurnState, event_id: int, event: Mapping[str, Any]) -> None:
         # The segment is chosen before the call id is checked, as Harn does:
         # a call without an id outside an iteration counts twice.
         segment = self.current_segment(turn)
@@ -290,7 +291,7 @@ class _Projector:
         _upsert(turn, segment, incoming)
         self.mark(segment, event_id)
 
-    def tool_result(self, turn: _Turn, event_id: int, event: Mapping[str, Any]) -> None:
+    def tool_result(self, turn: TurnState, event_id: int, event: Mapping[str, Any]) -> None:
         call_id, tool_name, failed, value, verification = self.facts.tool_result(event)
         if call_id is None:
             self.unassigned += 1
@@ -321,7 +322,7 @@ class _Projector:
             "sourceEventId": event_id,
         }
 
-    def plan(self, turn: _Turn, event_id: int, event: Mapping[str, Any]) -> None:
+    def plan(self, turn: TurnState, event_id: int, event: Mapping[str, Any]) -> None:
         plan = self.facts.plan(event)
         if plan is None:
             self.unassigned += 1  # not a plan document the recap can read
@@ -345,7 +346,7 @@ class _Projector:
         segment.fact["plans"].append(fact)
         self.mark(segment, event_id)
 
-    def progress(self, turn: _Turn, event_id: int, event: Mapping[str, Any]) -> None:
+    def progress(self, turn: TurnState, event_id: int, event: Mapping[str, Any]) -> None:
         report = self.facts.progress(event)
         if report is None:
             self.unassigned += 1  # one invalid entry makes the whole report unplaceable
@@ -369,7 +370,7 @@ class _Projector:
         )
         self.mark(segment, event_id)
 
-    def terminal(self, turn: _Turn, event_id: int, event: Mapping[str, Any]) -> None:
+    def terminal(self, turn: TurnState, event_id: int, event: Mapping[str, Any]) -> None:
         values = dict(zip(_TERMINAL_MEMBERS, self.facts.terminal(event), strict=True))
         complete = values["kind"] is not None and values["owner"] is not None
         fact: dict[str, Any] = {"state": "complete" if complete else "incomplete"}
@@ -413,7 +414,7 @@ class _Projector:
         return [turn.fact for turn in self.turns.values()]
 
 
-def _upsert(turn: _Turn, segment: _Segment, incoming: dict[str, Any]) -> None:
+def _upsert(turn: TurnState, segment: _Segment, incoming: dict[str, Any]) -> None:
     """Merge an observed call or result into the turn's exchange with its id, or add it."""
     found = turn.find_tool(incoming["toolCallId"])
     if found is None:
