@@ -1,4 +1,5 @@
-"""Reports of a certification run: terminal, JSON, JUnit XML, badge, baseline.
+"""Reports of a certification run: terminal, JSON, JUnit XML, badge, baseline (the HTML
+page, built from the JSON report's body, is ``_report_html``).
 
 Every message goes through the redaction policy before it is written: a
 report must never repeat a canary or any other secret a producer leaked.
@@ -29,6 +30,7 @@ __all__ = [
     "github_annotations",
     "junit_xml",
     "read_baseline",
+    "report_body",
     "report_json",
     "scrub",
     "write_baseline",
@@ -138,7 +140,12 @@ def compare_baseline(
     return verdicts
 
 
-def report_json(
+def report_json(body: Mapping[str, Any]) -> bytes:
+    """The JSON report (schemas/certification-report.schema.json) of :func:`report_body`."""
+    return orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def report_body(
     results: Sequence[CheckResult],
     *,
     producer: Mapping[str, Any],
@@ -146,9 +153,10 @@ def report_json(
     summary: Mapping[str, Any],
     reproduce: Mapping[str, str],
     baseline: Sequence[BaselineVerdict],
-) -> bytes:
+) -> dict[str, Any]:
+    """The JSON report's body, which the HTML page is built from too."""
     states = {verdict.check_id: verdict.state for verdict in baseline}
-    body = {
+    return {
         "report_version": 1,
         "producer": dict(producer),
         "settings": dict(settings),
@@ -172,7 +180,6 @@ def report_json(
             for r in results
         ],
     }
-    return orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n"
 
 
 def _evidence_json(evidence: Evidence) -> dict[str, int]:

@@ -1,0 +1,293 @@
+"""The HTML page of ``certify --report-html`` and ``golden check --report-html``.
+
+The pages are built in-process from real runs (``run_check`` and golden's
+``judge`` over single-defect producers, as tests/test_defects.py runs them),
+and parsed to prove what they hold and that producer text stays text.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from session_contracts.conformance.judge._certify import (
+    CheckResult,
+    in_process_runner,
+    is_certified,
+    run_check,
+)
+from session_contracts.conformance.judge._checks import check_by_id
+from session_contracts.conformance.judge._golden import (
+    FixtureResult,
+    default_fixtures_dir,
+    judge,
+    load_corpus,
+)
+from session_contracts.conformance.judge._report import report_body, total_evidence
+from session_contracts.conformance.judge._report_html import certify_html, golden_html
+from session_contracts.conformance.protocol import Handler
+from session_contracts.conformance.reference._producer import HANDLERS
+
+from session_contracts.cli import main
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "producers"))
+import defects
+
+# Producer-controlled text that would be markup if it were not escaped: it closes
+# the <pre> it lands in, opens a script, and carries both quotes and an ampersand.
+PLANTED = "</pre><script>window.__planted.push(1)</script><b>\"q\" 'a' & b</b>"
+CHECKS = ("recap.semantics", "recap.hashes", "health.no-zero-rate")
+SETTINGS = {"examples": 2, "seed": 0, "fail_on": "required", "timeout": 10.0}
+
+
+def _planting_recap(case_input: Mapping[str, Any]) -> Any:
+    """The reference's recap with the planted text as a member name and value of the
+    snapshot's extensions: a wrong answer whose difference is producer text."""
+    output = HANDLERS["recap.project"](case_input)
+    if isinstance(output, dict) and isinstance(output.get("snapshot"), dict):
+        output["snapshot"]["extensions"] = {PLANTED: PLANTED}
+    return output
+
+
+def _certify_page(
+    handlers: Mapping[str, Handler], command: str, failures: Path
+) -> tuple[bytes, list[CheckResult]]:
+    """A certify run of CHECKS in-process and its page, as ``certify`` builds it."""
+    runner = in_process_runner(handlers)
+    results = []
+    for check_id in CHECKS:
+        check = check_by_id(check_id)
+        assert check is not None
+        results.append(
+            run_check(
+                check,
+                runner,
+                contracts=tuple(defects.CONTRACTS),
+                operations=tuple(sorted(HANDLERS)),
+                examples=int(SETTINGS["examples"]),
+                seed=int(SETTINGS["seed"]),
+                failures_dir=failures,
+            )
+        )
+    counts = {s: sum(r.status == s for r in results) for s in ("passed", "failed", "errored")}
+    summary = {
+        **counts,
+        "partial": 0,
+        "skipped": 0,
+        "cases": sum(r.cases for r in results),
+        "evidence": total_evidence(results),
+        "producer_restarts": 0,
+        "certified": is_certified(results, "required"),
+        "harness_looks_broken": False,
+    }
+    producer = {
+        "command": command,
+        "implementation": {"name": "planted", "version": "1", "language": "python"},
+        "contracts": list(defects.CONTRACTS),
+        "operations": sorted(HANDLERS),
+    }
+    reproduce = {
+        r.check.id: f"session-contracts certify --producer {command!r} --replay {r.saved_to}"
+        for r in results
+        if r.saved_to
+    }
+    body = report_body(
+        results,
+        producer=producer,
+        settings={**SETTINGS, "checks": list(CHECKS)},
+        summary=summary,
+        reproduce=reproduce,
+        baseline=[],
+    )
+    return certify_html(body, results), results
+
+
+@pytest.fixture(scope="module")
+def planted_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, list[CheckResult]]:
+    handlers = {**HANDLERS, "recap.project": _planting_recap}
+    return _certify_page(handlers, f"python planted.py {PLANTED}", tmp_path_factory.mktemp("f"))
+
+
+class _Page(html.parser.HTMLParser):
+    """The page's start tags, element ids and text, as a browser's parser reads them."""
+
+    def __init__(self, page: bytes) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.ids: set[str] = set()
+        self.texts: list[str] = []
+        self.feed(page.decode("utf-8"))
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.ids.update(value or "" for name, value in attrs if name == "id")
+
+    def handle_data(self, data: str) -> None:
+        self.texts.append(data)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.texts)
+
+
+def test_a_failure_keeps_the_smallest_case_and_both_answers(tmp_path: Path) -> None:
+    check = check_by_id("recap.semantics")
+    assert check is not None
+    result = run_check(
+        check,
+        in_process_runner(defects.handlers_for("keeps_text_untrimmed")),
+        contracts=tuple(defects.CONTRACTS),
+        operations=tuple(sorted(HANDLERS)),
+        examples=2,
+        seed=0,
+        failures_dir=tmp_path,
+    )
+    assert result.status == "failed"
+    assert result.trial is not None
+    assert result.answer is not None
+    assert result.reference_answer is not None
+    assert result.answer["outcome"] == result.reference_answer["outcome"] == "result"
+    assert result.answer != result.reference_answer
+    # The reference's answer is the one to the case that failed, not to another.
+    assert result.reference_answer["output"] == HANDLERS["recap.project"](result.trial.input)
+
+
+def test_the_certify_page_holds_the_summary_every_check_and_each_failure(
+    planted_page: tuple[bytes, list[CheckResult]],
+) -> None:
+    page, results = planted_page
+    parsed = _Page(page)
+    statuses = {r.check.id: r.status for r in results}
+    assert statuses["recap.semantics"] == "failed", statuses
+    assert "NOT CERTIFIED" in parsed.text
+    for result in results:
+        assert result.check.id in parsed.text
+        assert f"{result.evidence.agreed}/{result.evidence.judged}" in parsed.text
+    failed = next(r for r in results if r.status == "failed")
+    assert "check-recap.semantics" in parsed.ids
+    assert "Difference from the reference, at JSON paths" in parsed.text
+    assert "$.output.snapshot.extensions" in parsed.text  # the difference's JSON path
+    assert "session-contracts certify --producer" in parsed.text
+    assert f"--replay {failed.saved_to}" in parsed.text
+    assert "The smallest case (recap.project" in parsed.text
+    assert "The producer's answer" in parsed.text
+    assert "The reference's answer" in parsed.text
+
+
+def test_producer_text_is_shown_as_text_never_as_markup(
+    planted_page: tuple[bytes, list[CheckResult]],
+) -> None:
+    page, _ = planted_page
+    parsed = _Page(page)
+    assert "script" not in parsed.tags
+    assert "b" not in parsed.tags
+    assert "</script>" not in page.decode()
+    assert "<b>" not in page.decode()
+    assert f"python planted.py {PLANTED}" in parsed.text  # the command, verbatim
+    assert json.dumps(PLANTED)[1:-1] in parsed.text  # inside the JSON of the answer
+    # The only script-like words are the planted ones, escaped.
+    assert page.decode().count("&lt;script&gt;") >= 3
+
+
+def test_the_same_results_give_the_same_bytes(tmp_path: Path) -> None:
+    handlers = defects.handlers_for("keeps_text_untrimmed")
+    first, _ = _certify_page(handlers, "python defects.py keeps_text_untrimmed", tmp_path)
+    second, _ = _certify_page(handlers, "python defects.py keeps_text_untrimmed", tmp_path)
+    assert first == second
+
+
+def _golden_page(handlers: Mapping[str, Handler], pattern: str) -> tuple[bytes, list[Any]]:
+    corpus = load_corpus(default_fixtures_dir())
+    runner = in_process_runner(handlers)
+    from session_contracts.conformance.judge._certify import Trial
+
+    cases = [c for c in corpus.cases if c.name.startswith(pattern)]
+    results = [judge(c, runner(Trial(c.operation, c.input)), root=corpus.root) for c in cases]
+    summary = {
+        "fixtures": len(cases),
+        **{s: sum(r.status == s for r in results) for s in ("passed", "failed", "errored")},
+        "skipped": 0,
+        "not_declared": {},
+        "ok": all(r.status == "passed" for r in results),
+    }
+    report = {
+        "producer": {"command": "python defects.py", "implementation": {"name": "defects"}},
+        "fixtures_dir": str(corpus.root),
+        "summary": summary,
+    }
+    return golden_html(report, results, {c.name: c.input for c in cases}), results
+
+
+def test_the_golden_page_holds_each_fixture_and_each_failure_in_full() -> None:
+    defect = defects.DEFECTS["keeps_text_untrimmed"]
+    page, results = _golden_page(defects.handlers_for("keeps_text_untrimmed"), "recap/text-")
+    parsed = _Page(page)
+    failed: list[FixtureResult] = [r for r in results if r.status == "failed"]
+    assert defect.fixture in {r.case for r in failed}
+    assert "FAILED" in parsed.text
+    for result in results:
+        assert result.case in parsed.text
+    for result in failed:
+        assert f"fixture-{result.case}" in parsed.ids
+        assert result.expected is not None
+        assert result.actual is not None
+        assert result.differences[0].path in parsed.text
+    assert "The fixture's input" in parsed.text
+    assert "The expected answer" in parsed.text
+    assert "The producer's answer" in parsed.text
+
+
+def test_certify_and_golden_write_the_page_beside_the_other_reports(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo)
+    producer = f"{sys.executable} tests/producers/defects.py keeps_text_untrimmed"
+    html_file, json_file = tmp_path / "certify.html", tmp_path / "certify.json"
+    status = main(
+        [
+            "certify",
+            "--producer",
+            producer,
+            "--check",
+            "recap.semantics",
+            "--examples",
+            "1",
+            "--failures-dir",
+            str(tmp_path / "failures"),
+            "--report-html",
+            str(html_file),
+            "--report-json",
+            str(json_file),
+        ]
+    )
+    assert status == 1
+    parsed = _Page(html_file.read_bytes())
+    report = json.loads(json_file.read_text(encoding="utf-8"))
+    assert "NOT CERTIFIED" in parsed.text
+    assert producer in parsed.text
+    assert report["checks"][0]["reproduce"] in parsed.text
+
+    golden_file = tmp_path / "golden.html"
+    status = main(
+        [
+            "golden",
+            "check",
+            "--producer",
+            producer,
+            "--case",
+            "recap/text-trimmed-*",
+            "--report-html",
+            str(golden_file),
+            "--junit",
+            str(tmp_path / "golden.xml"),
+        ]
+    )
+    assert status == 1
+    assert "recap/text-trimmed-tool-ids" in _Page(golden_file.read_bytes()).text
+    assert (tmp_path / "golden.xml").is_file()
