@@ -2,15 +2,21 @@
 
 The pages are built in-process from real runs (``run_check`` and golden's
 ``judge`` over single-defect producers, as tests/test_defects.py runs them),
-and parsed to prove what they hold and that producer text stays text.
+parsed to prove what they hold and that producer text stays text, and opened in
+headless Chromium (tools/browser/inspect-page.js, playwright-core) to prove what
+a person sees.  The browser test skips where Chromium or the Node toolchain is
+missing, and fails instead under CI=true (.ci/run installs both).
 """
 
 from __future__ import annotations
 
 import html.parser
 import json
+import os
+import shutil
+import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +44,9 @@ from session_contracts.cli import main
 sys.path.insert(0, str(Path(__file__).resolve().parent / "producers"))
 import defects
 
+TESTS = Path(__file__).resolve().parent
+BROWSER = TESTS.parent / "tools" / "browser"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 # Producer-controlled text that would be markup if it were not escaped: it closes
 # the <pre> it lands in, opens a script, and carries both quotes and an ampersand.
 PLANTED = "</pre><script>window.__planted.push(1)</script><b>\"q\" 'a' & b</b>"
@@ -291,3 +300,84 @@ def test_certify_and_golden_write_the_page_beside_the_other_reports(
     assert status == 1
     assert "recap/text-trimmed-tool-ids" in _Page(golden_file.read_bytes()).text
     assert (tmp_path / "golden.xml").is_file()
+
+
+# -- what a person sees -------------------------------------------------------------------------
+
+
+def _browser_or_skip() -> None:
+    missing = []
+    if not Path(CHROMIUM).is_file():
+        missing.append(f"Chromium ({CHROMIUM})")
+    if shutil.which("node") is None:
+        missing.append("node")
+    if not (BROWSER / "node_modules" / "playwright-core").is_dir():
+        missing.append("playwright-core (npm ci in tools/browser)")
+    if not missing:
+        return
+    message = f"{', '.join(missing)} not installed (see .ci/run for the install steps)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true and {message}")
+    pytest.skip(message)
+
+
+def _inspect(page: Path, screenshot: Path, selectors: Sequence[str]) -> dict[str, Any]:
+    done = subprocess.run(
+        ["node", str(BROWSER / "inspect-page.js"), str(page), str(screenshot), *selectors],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "CHROMIUM": CHROMIUM},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return seen
+
+
+def test_a_person_sees_the_verdict_the_failing_check_and_its_difference(
+    planted_page: tuple[bytes, list[CheckResult]], tmp_path: Path
+) -> None:
+    _browser_or_skip()
+    page_file, screenshot = tmp_path / "certify.html", tmp_path / "certify.png"
+    page_file.write_bytes(planted_page[0])
+    selectors = [
+        "#verdict",
+        "#summary",
+        "#producer",
+        '[id="check-recap.semantics"]',
+        '[id="check-recap.semantics"] .differences',
+        ".reproduce",
+    ]
+    seen = _inspect(page_file, screenshot, selectors)
+    assert all(seen["seen"][s]["visible"] for s in selectors), seen["seen"]
+    assert seen["seen"]["#verdict"]["text"] == "NOT CERTIFIED"
+    assert "failed" in seen["seen"]['[id="check-recap.semantics"]']["text"]
+    difference = seen["seen"]['[id="check-recap.semantics"] .differences']["text"]
+    assert "$.output.snapshot.extensions" in difference
+    assert seen["seen"]["#producer"]["text"] == f"python planted.py {PLANTED}"
+    # The planted script is text: none ran, the page has no script, nothing was fetched.
+    assert (seen["scripts"], seen["planted"]) == (0, 0)
+    assert seen["consoleErrors"] == []
+    assert seen["pageErrors"] == []
+    assert seen["otherRequests"] == []
+    png = screenshot.read_bytes()
+    assert len(png) > 1000
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_a_person_sees_a_failing_fixture_and_its_difference(tmp_path: Path) -> None:
+    _browser_or_skip()
+    page, results = _golden_page(defects.handlers_for("keeps_text_untrimmed"), "recap/text-")
+    first = next(r for r in results if r.status == "failed")
+    page_file, screenshot = tmp_path / "golden.html", tmp_path / "golden.png"
+    page_file.write_bytes(page)
+    article = f'[id="fixture-{first.case}"]'
+    selectors = ["#verdict", "#summary", article, f"{article} .differences"]
+    seen = _inspect(page_file, screenshot, selectors)
+    assert all(seen["seen"][s]["visible"] for s in selectors), seen["seen"]
+    assert seen["seen"]["#verdict"]["text"] == "FAILED"
+    assert first.differences[0].path in seen["seen"][f"{article} .differences"]["text"]
+    assert seen["consoleErrors"] == []
+    assert seen["pageErrors"] == []
+    assert screenshot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
