@@ -258,24 +258,12 @@ def test_certify_and_golden_write_the_page_beside_the_other_reports(
     monkeypatch.chdir(repo)
     producer = f"{sys.executable} tests/producers/defects.py keeps_text_untrimmed"
     html_file, json_file = tmp_path / "certify.html", tmp_path / "certify.json"
-    status = main(
-        [
-            "certify",
-            "--producer",
-            producer,
-            "--check",
-            "recap.semantics",
-            "--examples",
-            "1",
-            "--failures-dir",
-            str(tmp_path / "failures"),
-            "--report-html",
-            str(html_file),
-            "--report-json",
-            str(json_file),
-        ]
-    )
-    assert status == 1
+    certify = ["certify", "--producer", producer, "--check", "recap.semantics"]
+    certify += ["--examples", "1", "--failures-dir", str(tmp_path / "failures")]
+    assert main([*certify, "--report-html", str(html_file), "--report-json", str(json_file)]) == 1
+    # Another run of the same cases: the same bytes (no clock time on the page).
+    assert main([*certify, "--report-html", str(tmp_path / "again.html")]) == 1
+    assert (tmp_path / "again.html").read_bytes() == html_file.read_bytes()
     parsed = _Page(html_file.read_bytes())
     report = json.loads(json_file.read_text(encoding="utf-8"))
     assert "NOT CERTIFIED" in parsed.text
@@ -300,6 +288,16 @@ def test_certify_and_golden_write_the_page_beside_the_other_reports(
     assert status == 1
     assert "recap/text-trimmed-tool-ids" in _Page(golden_file.read_bytes()).text
     assert (tmp_path / "golden.xml").is_file()
+
+
+def test_a_folder_as_the_page_path_is_refused_before_any_case_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    producer = f"{sys.executable} -c 'raise SystemExit(3)'"  # never started
+    for args in (["certify", "--producer", producer], ["golden", "check", "--producer", producer]):
+        assert main([*args, "--report-html", str(tmp_path)]) == 2
+        err = capsys.readouterr().err
+        assert f"cannot write --report-html {tmp_path}: it is a folder [io_error]" in err
 
 
 # -- what a person sees -------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from session_contracts.conformance.judge._checks import CHECKS, Check, check_by_
 from session_contracts.conformance.judge._report import (
     BaselineVerdict,
     badge,
+    check_report_paths,
     compare_baseline,
     github_annotations,
     junit_xml,
@@ -307,6 +308,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     _check_options(args)
     if args.replay:
         return _replay(args, console)
+    check_report_paths(
+        {
+            "--report-json": args.report_json,
+            "--junit": args.junit,
+            "--badge": args.badge,
+            "--report-html": args.report_html,
+        }
+    )
     if args.update_baseline and not args.baseline:
         raise UsageError([Finding("$", "usage", "--update-baseline needs --baseline FILE", "")])
     checks = _selected(args)

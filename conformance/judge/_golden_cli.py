@@ -34,6 +34,7 @@ from session_contracts.conformance.judge._golden import (
     undeclared_reason,
     write_atomically,
 )
+from session_contracts.conformance.judge._report import check_report_paths
 from session_contracts.conformance.judge._report_html import golden_html
 from session_contracts.conformance.judge._runner import (
     CaseOutcome,
@@ -304,6 +305,14 @@ def badge(counts: Counter[str]) -> bytes:
 
 
 def _check(args: argparse.Namespace, out: TextIO) -> int:
+    check_report_paths(
+        {
+            "--junit": args.junit,
+            "--report-json": args.report_json,
+            "--badge": args.badge,
+            "--report-html": args.report_html,
+        }
+    )
     corpus = _corpus(args)
     fmt = args.format
     annotate = annotations_wanted(args.annotations)

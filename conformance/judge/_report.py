@@ -26,6 +26,7 @@ __all__ = [
     "BaselineEntry",
     "BaselineVerdict",
     "badge",
+    "check_report_paths",
     "compare_baseline",
     "github_annotations",
     "junit_xml",
@@ -35,6 +36,31 @@ __all__ = [
     "scrub",
     "write_baseline",
 ]
+
+
+def check_report_paths(paths: Mapping[str, str | None]) -> None:
+    """Refuse, before any case runs, a report path (by its option) that is a folder or
+    whose folder is missing: otherwise the run would end in an error after all its cases."""
+    for option, path in paths.items():
+        if not path:
+            continue
+        target = Path(path)
+        if target.is_dir():
+            problem = "it is a folder"
+        elif not target.parent.is_dir():
+            problem = f"there is no folder {target.parent}"
+        else:
+            continue
+        raise UsageError(
+            [
+                Finding(
+                    "$",
+                    "io_error",
+                    f"cannot write {option} {path}: {problem}",
+                    "pass a file path in an existing folder you may write to",
+                )
+            ]
+        )
 
 
 def scrub(text: str) -> str:
