@@ -10,6 +10,7 @@ missing, and fails instead under CI=true (.ci/run installs both).
 
 from __future__ import annotations
 
+import html
 import html.parser
 import json
 import os
@@ -39,10 +40,12 @@ from session_contracts.conformance.judge._report_html import certify_html, golde
 from session_contracts.conformance.protocol import Handler
 from session_contracts.conformance.reference._producer import HANDLERS
 
+from session_contracts._redaction import canary_secrets
 from session_contracts.cli import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "producers"))
 import defects
+import faulty
 
 TESTS = Path(__file__).resolve().parent
 BROWSER = TESTS.parent / "tools" / "browser"
@@ -202,6 +205,42 @@ def test_producer_text_is_shown_as_text_never_as_markup(
     assert json.dumps(PLANTED)[1:-1] in parsed.text  # inside the JSON of the answer
     # The only script-like words are the planted ones, escaped.
     assert page.decode().count("&lt;script&gt;") >= 3
+
+
+@pytest.mark.parametrize(
+    ("check_id", "defect"),
+    [("redaction.canaries", "leaks_secrets"), ("redaction.recap-canaries", "leaks_recap_secrets")],
+)
+def test_the_page_never_repeats_a_secret_the_producer_leaked(
+    check_id: str, defect: str, tmp_path: Path
+) -> None:
+    operation, handler = faulty.DEFECTS[defect]
+    check = check_by_id(check_id)
+    assert check is not None
+    result = run_check(
+        check,
+        in_process_runner({**HANDLERS, operation: handler}),
+        contracts=tuple(defects.CONTRACTS),
+        operations=tuple(sorted(HANDLERS)),
+        examples=2,
+        seed=0,
+        failures_dir=tmp_path,
+    )
+    assert result.status == "failed"
+    assert result.answer is not None  # the leaking answer is on the page, scrubbed
+    body = report_body(
+        [result],
+        producer={"command": "faulty"},
+        settings=SETTINGS,
+        summary={"certified": False},
+        reproduce={},
+        baseline=[],
+    )
+    page = certify_html(body, [result]).decode()
+    assert "The producer's answer" in page
+    for kind, secret in canary_secrets().items():
+        for form in (secret, json.dumps(secret)[1:-1], html.escape(json.dumps(secret)[1:-1])):
+            assert form not in page, kind
 
 
 def test_the_same_results_give_the_same_bytes(tmp_path: Path) -> None:
