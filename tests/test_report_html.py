@@ -66,26 +66,26 @@ def _planting_recap(case_input: Mapping[str, Any]) -> Any:
     return output
 
 
+def _run(check_id: str, handlers: Mapping[str, Handler], failures: Path) -> CheckResult:
+    """One check run in-process at SETTINGS, as ``certify`` runs it."""
+    check = check_by_id(check_id)
+    assert check is not None
+    return run_check(
+        check,
+        in_process_runner(handlers),
+        contracts=tuple(defects.CONTRACTS),
+        operations=tuple(sorted(HANDLERS)),
+        examples=int(SETTINGS["examples"]),
+        seed=int(SETTINGS["seed"]),
+        failures_dir=failures,
+    )
+
+
 def _certify_page(
     handlers: Mapping[str, Handler], command: str, failures: Path
 ) -> tuple[bytes, list[CheckResult]]:
     """A certify run of CHECKS in-process and its page, as ``certify`` builds it."""
-    runner = in_process_runner(handlers)
-    results = []
-    for check_id in CHECKS:
-        check = check_by_id(check_id)
-        assert check is not None
-        results.append(
-            run_check(
-                check,
-                runner,
-                contracts=tuple(defects.CONTRACTS),
-                operations=tuple(sorted(HANDLERS)),
-                examples=int(SETTINGS["examples"]),
-                seed=int(SETTINGS["seed"]),
-                failures_dir=failures,
-            )
-        )
+    results = [_run(check_id, handlers, failures) for check_id in CHECKS]
     counts = {s: sum(r.status == s for r in results) for s in ("passed", "failed", "errored")}
     summary = {
         **counts,
@@ -149,17 +149,7 @@ class _Page(html.parser.HTMLParser):
 
 
 def test_a_failure_keeps_the_smallest_case_and_both_answers(tmp_path: Path) -> None:
-    check = check_by_id("recap.semantics")
-    assert check is not None
-    result = run_check(
-        check,
-        in_process_runner(defects.handlers_for("keeps_text_untrimmed")),
-        contracts=tuple(defects.CONTRACTS),
-        operations=tuple(sorted(HANDLERS)),
-        examples=2,
-        seed=0,
-        failures_dir=tmp_path,
-    )
+    result = _run("recap.semantics", defects.handlers_for("keeps_text_untrimmed"), tmp_path)
     assert result.status == "failed"
     assert result.trial is not None
     assert result.answer is not None
@@ -215,17 +205,7 @@ def test_the_page_never_repeats_a_secret_the_producer_leaked(
     check_id: str, defect: str, tmp_path: Path
 ) -> None:
     operation, handler = faulty.DEFECTS[defect]
-    check = check_by_id(check_id)
-    assert check is not None
-    result = run_check(
-        check,
-        in_process_runner({**HANDLERS, operation: handler}),
-        contracts=tuple(defects.CONTRACTS),
-        operations=tuple(sorted(HANDLERS)),
-        examples=2,
-        seed=0,
-        failures_dir=tmp_path,
-    )
+    result = _run(check_id, {**HANDLERS, operation: handler}, tmp_path)
     assert result.status == "failed"
     assert result.answer is not None  # the leaking answer is on the page, scrubbed
     body = report_body(
