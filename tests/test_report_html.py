@@ -37,7 +37,7 @@ from session_contracts.conformance.judge._golden import (
 )
 from session_contracts.conformance.judge._report import report_body, total_evidence
 from session_contracts.conformance.judge._report_html import certify_html, golden_html
-from session_contracts.conformance.protocol import Handler
+from session_contracts.conformance.protocol import Handler, Skipped
 from session_contracts.conformance.reference._producer import HANDLERS
 
 from session_contracts._redaction import canary_secrets
@@ -156,6 +156,9 @@ def test_a_failure_keeps_the_smallest_case_and_both_answers(tmp_path: Path) -> N
     assert result.reference_answer is not None
     assert result.answer["outcome"] == result.reference_answer["outcome"] == "result"
     assert result.answer != result.reference_answer
+    # It failed on an explicit case: no random case ran.
+    assert result.explicit == result.evidence
+    assert result.details["explicit"]
     # The reference's answer is the one to the case that failed, not to another.
     assert result.reference_answer["output"] == HANDLERS["recap.project"](result.trial.input)
 
@@ -168,9 +171,16 @@ def test_the_certify_page_holds_the_summary_every_check_and_each_failure(
     statuses = {r.check.id: r.status for r in results}
     assert statuses["recap.semantics"] == "failed", statuses
     assert "NOT CERTIFIED" in parsed.text
+    rows = page.decode().split('<tr class="check-row"')[1:]
     for result in results:
-        assert result.check.id in parsed.text
-        assert f"{result.evidence.agreed}/{result.evidence.judged}" in parsed.text
+        row = next(_Page(r.encode()).text for r in rows if f">{result.check.id}<" in r)
+        explicit, evidence = result.explicit, result.evidence
+        # agreed/judged in all, of the explicit cases, and of the random ones.
+        assert f"{evidence.agreed}/{evidence.judged}" in row
+        assert f"{explicit.agreed}/{explicit.judged}" in row
+        assert f"{evidence.agreed - explicit.agreed}/{evidence.judged - explicit.judged}" in row
+    hashes = next(r for r in results if r.check.id == "recap.hashes")
+    assert 0 < hashes.explicit.judged < hashes.evidence.judged  # both kinds of case ran
     failed = next(r for r in results if r.status == "failed")
     assert "check-recap.semantics" in parsed.ids
     assert "Difference from the reference, at JSON paths" in parsed.text
@@ -223,6 +233,31 @@ def test_the_page_never_repeats_a_secret_the_producer_leaked(
             assert form not in page, kind
 
 
+def _crashing_recap(case_input: Mapping[str, Any]) -> Any:
+    raise RuntimeError(f"crashed on {PLANTED}")
+
+
+def test_a_check_the_producer_broke_on_shows_why_and_its_case(tmp_path: Path) -> None:
+    result = _run("recap.hashes", {**HANDLERS, "recap.project": _crashing_recap}, tmp_path)
+    assert result.status == "errored"
+    body = report_body(
+        [result],
+        producer={"command": "crashing"},
+        settings=SETTINGS,
+        summary={"certified": False, "errored": 1},
+        reproduce={"recap.hashes": "session-contracts certify --replay saved.json"},
+        baseline=[],
+    )
+    page = certify_html(body, [result])
+    parsed = _Page(page)
+    assert "check-recap.hashes" in parsed.ids
+    assert f"crashed on {PLANTED}" in parsed.text
+    assert "script" not in parsed.tags
+    assert "The case: the case the producer broke on." in parsed.text
+    assert "The smallest case (recap.project" in parsed.text
+    assert "session-contracts certify --replay saved.json" in parsed.text
+
+
 def test_the_same_results_give_the_same_bytes(tmp_path: Path) -> None:
     handlers = defects.handlers_for("keeps_text_untrimmed")
     first, _ = _certify_page(handlers, "python defects.py keeps_text_untrimmed", tmp_path)
@@ -240,7 +275,7 @@ def _golden_page(handlers: Mapping[str, Handler], pattern: str) -> tuple[bytes, 
     summary = {
         "fixtures": len(cases),
         **{s: sum(r.status == s for r in results) for s in ("passed", "failed", "errored")},
-        "skipped": 0,
+        "skipped": sum(r.status == "skipped" for r in results),
         "not_declared": {},
         "ok": all(r.status == "passed" for r in results),
     }
@@ -269,6 +304,18 @@ def test_the_golden_page_holds_each_fixture_and_each_failure_in_full() -> None:
     assert "The fixture's input" in parsed.text
     assert "The expected answer" in parsed.text
     assert "The producer's answer" in parsed.text
+
+
+def _skipping_recap(case_input: Mapping[str, Any]) -> Any:
+    raise Skipped("not today")
+
+
+def test_the_golden_page_says_when_the_producer_skipped_what_it_declares() -> None:
+    page, results = _golden_page({**HANDLERS, "recap.project": _skipping_recap}, "recap/text-")
+    assert {r.status for r in results} == {"skipped"}
+    text = _Page(page).text
+    assert "FAILED" in text
+    assert f"{len(results)} fixture(s) of operations the producer declares" in text
 
 
 def test_certify_and_golden_write_the_page_beside_the_other_reports(

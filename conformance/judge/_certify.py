@@ -122,6 +122,8 @@ class CheckResult:
     # answer to the same input, both in golden's comparable form (``answer_of``).
     answer: Mapping[str, Any] | None = None
     reference_answer: Mapping[str, Any] | None = None
+    # The part of ``evidence`` that the explicit cases gave; the rest is random cases'.
+    explicit: Evidence = field(default_factory=Evidence)
 
     @property
     def certifies(self) -> bool:
@@ -972,9 +974,9 @@ def run_check(
     if prepare is not None:
         explicit = [(prepare(trial), why) for trial, why in explicit]
     result = _run_explicit(check, plan, runner, explicit, failures_dir)
-    evidence = result.evidence
+    evidence = explicit_evidence = result.evidence
     if result.status in ("failed", "errored"):
-        return result
+        return replace(result, explicit=explicit_evidence)
     total = result.cases
     skip_reason: str | None = result.message or None
     for part, strategy in enumerate(strategies):
@@ -990,10 +992,10 @@ def run_check(
         )
         evidence += result.evidence
         if result.status in ("failed", "errored"):
-            return replace(result, evidence=evidence)
+            return replace(result, evidence=evidence, explicit=explicit_evidence)
         total = result.cases
         skip_reason = skip_reason or result.message or None
-    return _settled(check, total, evidence, skip_reason)
+    return replace(_settled(check, total, evidence, skip_reason), explicit=explicit_evidence)
 
 
 def _run_explicit(

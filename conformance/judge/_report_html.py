@@ -118,6 +118,16 @@ def _facts(rows: Iterable[tuple[str, str]]) -> str:
     return f'<dl class="facts">{items}</dl>'
 
 
+def _counts(summary: Mapping[str, Any], names: Sequence[str]) -> str:
+    """A one-row table of the summary's counts ``names``."""
+    head = "".join(f"<th>{_text(name)}</th>" for name in names)
+    cells = "".join(f'<td class="number">{_text(summary.get(name, 0))}</td>' for name in names)
+    return (
+        f'<table class="counts"><thead><tr>{head}</tr></thead>'
+        f"<tbody><tr>{cells}</tr></tbody></table>"
+    )
+
+
 def _status(status: str) -> str:
     return f'<span class="status status-{_text(status)}">{_text(status)}</span>'
 
@@ -191,17 +201,7 @@ def certify_html(report: Mapping[str, Any], results: Sequence[CheckResult]) -> b
         "</header>",
         '<section id="summary">',
         "<h2>Summary</h2>",
-        '<table class="counts"><thead><tr>'
-        + "".join(
-            f"<th>{name}</th>"
-            for name in ("passed", "failed", "errored", "partial", "skipped", "cases")
-        )
-        + "</tr></thead><tbody><tr>"
-        + "".join(
-            f'<td class="number">{_text(summary.get(name, 0))}</td>'
-            for name in ("passed", "failed", "errored", "partial", "skipped", "cases")
-        )
-        + "</tr></tbody></table>",
+        _counts(summary, ("passed", "failed", "errored", "partial", "skipped", "cases")),
         f'<p id="evidence">{_text(evidence.get("agreed", 0))} of '
         f"{_text(evidence.get('judged', 0))} judged case(s) agreed, "
         f"{_text(evidence.get('skipped', 0))} skipped, {_text(evidence.get('errored', 0))} "
@@ -214,7 +214,8 @@ def certify_html(report: Mapping[str, Any], results: Sequence[CheckResult]) -> b
             "the harness looks broken (a protocol mistake, a crash at start-up, or a wrong "
             "command is likelier than a wrong implementation).</p>"
         )
-    body += ["</section>", '<section id="checks">', "<h2>Checks</h2>", _checks_table(report)]
+    body += ["</section>", '<section id="checks">', "<h2>Checks</h2>"]
+    body.append(_checks_table(report, by_id))
     body.append("</section>")
     problems = [c for c in report["checks"] if c["status"] != "passed" and c["applicable"]]
     if problems:
@@ -224,8 +225,18 @@ def certify_html(report: Mapping[str, Any], results: Sequence[CheckResult]) -> b
     return _page(f"session-contracts certify: {verdict}", body)
 
 
-def _checks_table(report: Mapping[str, Any]) -> str:
-    columns = ("check", "contract", "level", "status", "agreed/judged", "skipped", "errored")
+def _checks_table(report: Mapping[str, Any], by_id: Mapping[str, CheckResult]) -> str:
+    columns = (
+        "check",
+        "contract",
+        "level",
+        "status",
+        "agreed/judged",
+        "explicit cases",
+        "random cases",
+        "skipped",
+        "errored",
+    )
     rows = []
     for check in report["checks"]:
         name = _text(check["id"])
@@ -237,11 +248,24 @@ def _checks_table(report: Mapping[str, Any]) -> str:
             status += ' <span class="muted">(not applicable)</span>'
         if check.get("baseline") not in (None, "ok"):
             status += f' <span class="muted">(baseline: {_text(check["baseline"])})</span>'
+        result = by_id.get(str(check["id"]))
+        explicit = result.explicit if result is not None else None
+        # agreed/judged of the explicit cases, and of the random ones (the rest).
+        split = (
+            ("", "")
+            if explicit is None
+            else (
+                f"{explicit.agreed}/{explicit.judged}",
+                f"{evidence['agreed'] - explicit.agreed}/{evidence['judged'] - explicit.judged}",
+            )
+        )
         rows.append(
             f'<tr class="check-row" data-status="{_text(check["status"])}"><td><code>{name}'
             f"</code></td><td>{_text(check['contract'])}</td><td>{_text(check['level'])}</td>"
             f'<td>{status}</td><td class="number">{_text(evidence["agreed"])}/'
-            f'{_text(evidence["judged"])}</td><td class="number">{_text(evidence["skipped"])}'
+            f'{_text(evidence["judged"])}</td><td class="number">{_text(split[0])}</td>'
+            f'<td class="number">{_text(split[1])}</td>'
+            f'<td class="number">{_text(evidence["skipped"])}'
             f'</td><td class="number">{_text(evidence["errored"])}</td></tr>'
         )
     head = "".join(f"<th>{column}</th>" for column in columns)
@@ -270,7 +294,10 @@ def _check_failure(check: Mapping[str, Any], result: CheckResult | None) -> str:
         parts.append(f"<p>The case: {_text(kind)}.</p>")
         stderr = result.details.get("stderr_tail")
         if stderr:
-            parts += ["<h4>The producer's stderr (last lines)</h4>", _json(str(stderr))]
+            parts += [
+                "<h4>The producer's stderr (last lines)</h4>",
+                f'<pre class="stderr">{_text(stderr)}</pre>',
+            ]
         if result.answer is not None and result.reference_answer is not None:
             found = differences(result.reference_answer, result.answer, DIFFERENCES_SHOWN)
             parts += [
@@ -335,20 +362,17 @@ def golden_html(
         "</header>",
         '<section id="summary">',
         "<h2>Summary</h2>",
-        '<table class="counts"><thead><tr>'
-        + "".join(
-            f"<th>{name}</th>" for name in ("fixtures", "passed", "failed", "errored", "skipped")
-        )
-        + "</tr></thead><tbody><tr>"
-        + "".join(
-            f'<td class="number">{_text(summary.get(name, 0))}</td>'
-            for name in ("fixtures", "passed", "failed", "errored", "skipped")
-        )
-        + "</tr></tbody></table>",
+        _counts(summary, ("fixtures", "passed", "failed", "errored", "skipped")),
     ]
     if not_declared:
         shown = ", ".join(f"{contract} {count}" for contract, count in not_declared.items())
         body.append(f"<p>Skipped as not declared by the producer: {_text(shown)}.</p>")
+    chose_to_skip = int(summary.get("skipped", 0)) - sum(map(int, not_declared.values()))
+    if chose_to_skip:
+        body.append(
+            f'<p class="status-failed">{_text(chose_to_skip)} fixture(s) of operations the '
+            "producer declares were answered skipped: no evidence, not ok.</p>"
+        )
     body.append("</section>")
     # The failures first: a corpus holds hundreds of fixtures, most of them passed.
     failing = [r for r in results if r.status in ("failed", "errored")]
