@@ -81,6 +81,25 @@ def _run(check_id: str, handlers: Mapping[str, Handler], failures: Path) -> Chec
     )
 
 
+def _page_of(
+    results: Sequence[CheckResult],
+    producer: Mapping[str, Any],
+    summary: Mapping[str, Any],
+    reproduce: Mapping[str, str],
+) -> bytes:
+    """The page certify writes for these results (no baseline)."""
+    settings = {**SETTINGS, "checks": [r.check.id for r in results]}
+    body = report_body(
+        results,
+        producer=producer,
+        settings=settings,
+        summary=summary,
+        reproduce=reproduce,
+        baseline=[],
+    )
+    return certify_html(body, results)
+
+
 def _certify_page(
     handlers: Mapping[str, Handler], command: str, failures: Path
 ) -> tuple[bytes, list[CheckResult]]:
@@ -108,15 +127,7 @@ def _certify_page(
         for r in results
         if r.saved_to
     }
-    body = report_body(
-        results,
-        producer=producer,
-        settings={**SETTINGS, "checks": list(CHECKS)},
-        summary=summary,
-        reproduce=reproduce,
-        baseline=[],
-    )
-    return certify_html(body, results), results
+    return _page_of(results, producer, summary, reproduce), results
 
 
 @pytest.fixture(scope="module")
@@ -218,19 +229,29 @@ def test_the_page_never_repeats_a_secret_the_producer_leaked(
     result = _run(check_id, {**HANDLERS, operation: handler}, tmp_path)
     assert result.status == "failed"
     assert result.answer is not None  # the leaking answer is on the page, scrubbed
-    body = report_body(
-        [result],
-        producer={"command": "faulty"},
-        settings=SETTINGS,
-        summary={"certified": False},
-        reproduce={},
-        baseline=[],
-    )
-    page = certify_html(body, [result]).decode()
+    page = _page_of([result], {"command": "faulty"}, {"certified": False}, {}).decode()
     assert "The producer's answer" in page
     for kind, secret in canary_secrets().items():
         for form in (secret, json.dumps(secret)[1:-1], html.escape(json.dumps(secret)[1:-1])):
             assert form not in page, kind
+
+
+@pytest.mark.parametrize(
+    ("producer", "shown"),
+    [
+        (
+            {"command": None, "http": {"url": f"http://127.0.0.1:1/{PLANTED}", "journal": "j&"}},
+            f"the HTTP recap adapter at http://127.0.0.1:1/{PLANTED} (journal j&)",
+        ),
+        ({"command": None}, "the built-in reference producer"),
+    ],
+)
+def test_the_page_names_the_producer_as_certify_reached_it(
+    producer: dict[str, Any], shown: str, planted_page: tuple[bytes, list[CheckResult]]
+) -> None:
+    results = planted_page[1]
+    page = _page_of(results, producer, {"certified": False}, {}).decode()
+    assert f'<code id="producer">{html.escape(shown)}</code>' in page
 
 
 def _crashing_recap(case_input: Mapping[str, Any]) -> Any:
@@ -240,15 +261,8 @@ def _crashing_recap(case_input: Mapping[str, Any]) -> Any:
 def test_a_check_the_producer_broke_on_shows_why_and_its_case(tmp_path: Path) -> None:
     result = _run("recap.hashes", {**HANDLERS, "recap.project": _crashing_recap}, tmp_path)
     assert result.status == "errored"
-    body = report_body(
-        [result],
-        producer={"command": "crashing"},
-        settings=SETTINGS,
-        summary={"certified": False, "errored": 1},
-        reproduce={"recap.hashes": "session-contracts certify --replay saved.json"},
-        baseline=[],
-    )
-    page = certify_html(body, [result])
+    reproduce = {"recap.hashes": "session-contracts certify --replay saved.json"}
+    page = _page_of([result], {"command": "crashing"}, {"certified": False}, reproduce)
     parsed = _Page(page)
     assert "check-recap.hashes" in parsed.ids
     assert f"crashed on {PLANTED}" in parsed.text
