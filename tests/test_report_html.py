@@ -31,9 +31,12 @@ from session_contracts.conformance.judge._certify import (
 from session_contracts.conformance.judge._checks import check_by_id
 from session_contracts.conformance.judge._golden import (
     FixtureResult,
+    answer_of,
     default_fixtures_dir,
+    differences,
     judge,
     load_corpus,
+    reference_outcome,
 )
 from session_contracts.conformance.judge._report import report_body, total_evidence
 from session_contracts.conformance.judge._report_html import certify_html, golden_html
@@ -172,6 +175,34 @@ def test_a_failure_keeps_the_smallest_case_and_both_answers(tmp_path: Path) -> N
     assert result.details["explicit"]
     # The reference's answer is the one to the case that failed, not to another.
     assert result.reference_answer["output"] == HANDLERS["recap.project"](result.trial.input)
+
+
+def _health_with_an_unknown_member(case_input: Mapping[str, Any]) -> Any:
+    """An unknown member in every fact of a reduction of four facts or more: the first
+    (simplest) cases pass, so the failing case is one hypothesis found later and shrank."""
+    output = HANDLERS["health.reduce"](case_input)
+    if len(output["facts"]) >= 4:
+        for fact in output["facts"]:
+            fact["not_in_the_contract"] = True
+    return output
+
+
+def test_a_random_failure_keeps_the_answers_to_its_shrunk_case(tmp_path: Path) -> None:
+    handlers = {**HANDLERS, "health.reduce": _health_with_an_unknown_member}
+    result = _run("schema.output", handlers, tmp_path)
+    assert result.status == "failed"
+    assert result.trial is not None
+    assert "explicit" not in result.details  # a random case, shrunk
+    assert result.explicit.judged < result.evidence.judged
+    # The answers are those to the saved (shrunk) case, not to a case tried before it.
+    trial = result.trial
+    again = in_process_runner(handlers)(trial)
+    assert result.answer == answer_of(trial.operation, again)
+    reference = reference_outcome(trial.operation, dict(trial.input))
+    assert result.reference_answer == answer_of(trial.operation, reference)
+    found = differences(result.reference_answer, result.answer)
+    assert found
+    assert all(d.path.endswith(".not_in_the_contract") for d in found)
 
 
 def test_the_certify_page_holds_the_summary_every_check_and_each_failure(
