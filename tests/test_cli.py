@@ -157,6 +157,8 @@ def test_quickstart_runs_the_main_job(tmp_path: Path) -> None:
     [
         ["golden", "check", "--case", "health/*", "--junit"],
         ["check", "schemas/examples/run-record.span.json", "--junit"],
+        ["golden", "check", "--case", "health/*", "--report-html"],
+        ["certify", "--check", "recap.limit", "--examples", "1", "--report-html"],
     ],
 )
 def test_a_report_path_that_cannot_be_written_is_a_usage_error(

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from session_contracts.conformance.judge import _cases
 from session_contracts.conformance.judge._checks import CHECKS, Check
 from session_contracts.conformance.judge._explicit_cases import EXPLICIT_CASES, ExplicitCase
+from session_contracts.conformance.judge._golden import answer_of, reference_outcome
 from session_contracts.conformance.judge._runner import CaseOutcome, ProducerProcess
 from session_contracts.conformance.protocol import Handler, Rejected
 from session_contracts.conformance.protocol._serve import _answer
@@ -117,6 +118,12 @@ class CheckResult:
     details: Mapping[str, Any] = field(default_factory=dict)
     evidence: Evidence = field(default_factory=Evidence)
     applicable: bool = True
+    # On a failure: the producer's last answer to the failing case and the reference's
+    # answer to the same input, both in golden's comparable form (``answer_of``).
+    answer: Mapping[str, Any] | None = None
+    reference_answer: Mapping[str, Any] | None = None
+    # The part of ``evidence`` that the explicit cases gave; the rest is random cases'.
+    explicit: Evidence = field(default_factory=Evidence)
 
     @property
     def certifies(self) -> bool:
@@ -280,6 +287,35 @@ def _short(value: Any) -> str:
 
 # -- the checks -----------------------------------------------------------------------------------
 Runner = Callable[[Trial], CaseOutcome]
+
+
+class _Recorder:
+    """A runner that keeps what it sent for the case being judged and the answers,
+    so that a failure can show the producer's answer beside the reference's."""
+
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+        self._sent: list[tuple[Trial, CaseOutcome]] = []
+
+    def __call__(self, trial: Trial) -> CaseOutcome:
+        outcome = self._runner(trial)
+        self._sent.append((trial, outcome))
+        return outcome
+
+    def new_case(self) -> None:
+        self._sent.clear()
+
+    def answers(self) -> dict[str, Any]:
+        """The producer's last answer and the reference's to the same input (the
+        fields ``answer`` and ``reference_answer`` of a failed result)."""
+        if not self._sent:
+            return {}
+        trial, outcome = self._sent[-1]
+        reference = reference_outcome(trial.operation, copy.deepcopy(dict(trial.input)))
+        return {
+            "answer": answer_of(trial.operation, outcome),
+            "reference_answer": answer_of(trial.operation, reference),
+        }
 
 
 def _run(runner: Runner, trial: Trial) -> CaseOutcome:
@@ -963,9 +999,9 @@ def run_check(
     if prepare is not None:
         explicit = [(prepare(trial), why) for trial, why in explicit]
     result = _run_explicit(check, plan, runner, explicit, failures_dir)
-    evidence = result.evidence
+    evidence = explicit_evidence = result.evidence
     if result.status in ("failed", "errored"):
-        return result
+        return replace(result, explicit=explicit_evidence)
     total = result.cases
     skip_reason: str | None = result.message or None
     for part, strategy in enumerate(strategies):
@@ -981,10 +1017,10 @@ def run_check(
         )
         evidence += result.evidence
         if result.status in ("failed", "errored"):
-            return replace(result, evidence=evidence)
+            return replace(result, evidence=evidence, explicit=explicit_evidence)
         total = result.cases
         skip_reason = skip_reason or result.message or None
-    return _settled(check, total, evidence, skip_reason)
+    return replace(_settled(check, total, evidence, skip_reason), explicit=explicit_evidence)
 
 
 def _run_explicit(
@@ -1002,9 +1038,11 @@ def _run_explicit(
     """
     counts = Evidence()
     skip_reason = ""
+    recorder = _Recorder(runner)
     for cases, (trial, why) in enumerate(trials, start=1):
+        recorder.new_case()
         try:
-            plan.judge(runner, trial)
+            plan.judge(recorder, trial)
         except _Skip as skip:
             skip_reason = skip_reason or str(skip)
             counts += Evidence(skipped=1)
@@ -1030,6 +1068,7 @@ def _run_explicit(
                 str(_save(failures_dir, check, trial)),
                 {"explicit": why},
                 counts + Evidence(judged=1),
+                **recorder.answers(),
             )
         else:
             counts += Evidence(judged=1, agreed=1)
@@ -1068,6 +1107,7 @@ def _run_property(
 ) -> CheckResult:
     state: dict[str, Any] = {"cases": cases_before, "last": None, "errored": None, "skip": None}
     counts = {"judged": 0, "agreed": 0, "skipped": 0, "errored": 0}
+    recorder = _Recorder(runner)
 
     @settings(
         max_examples=examples,
@@ -1085,8 +1125,9 @@ def _run_property(
             raise _Errored(state["errored"][1])  # do not hammer a broken producer while shrinking
         state["cases"] += 1
         state["last"] = trial
+        recorder.new_case()
         try:
-            plan.judge(runner, trial)
+            plan.judge(recorder, trial)
         except _Skip as skip:
             state["skip"] = str(skip)
             counts["skipped"] += 1
@@ -1132,8 +1173,17 @@ def _run_property(
     except _Failed as failed:
         trial = state["last"]
         saved = _save(failures_dir, check, trial)
+        # Hypothesis runs the shrunk case last: the recorder holds its answers.
         return CheckResult(
-            check, "failed", state["cases"], str(failed), trial, str(saved), {}, Evidence(**counts)
+            check,
+            "failed",
+            state["cases"],
+            str(failed),
+            trial,
+            str(saved),
+            {},
+            Evidence(**counts),
+            **recorder.answers(),
         )
     # run_check settles the status from the evidence of all of a check's strategies.
     return CheckResult(

@@ -29,15 +29,18 @@ from session_contracts.conformance.judge._checks import CHECKS, Check, check_by_
 from session_contracts.conformance.judge._report import (
     BaselineVerdict,
     badge,
+    check_report_paths,
     compare_baseline,
     github_annotations,
     junit_xml,
     read_baseline,
+    report_body,
     report_json,
     scrub,
     total_evidence,
     write_baseline,
 )
+from session_contracts.conformance.judge._report_html import certify_html
 from session_contracts.conformance.judge._runner import ProducerProcess, require_producer_command
 
 from session_contracts._annotations import annotations_wanted
@@ -94,6 +97,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--report-json", help="write the JSON report here")
     parser.add_argument("--junit", help="write JUnit XML here")
     parser.add_argument("--badge", help="write a shields.io endpoint badge JSON here")
+    parser.add_argument(
+        "--report-html",
+        metavar="FILE",
+        help="write a self-contained HTML page here: the summary, every check's evidence, "
+        "and each failure's smallest case, both answers and their difference",
+    )
     parser.add_argument(
         "--failures-dir",
         default=".session-contracts/failures",
@@ -299,6 +308,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     _check_options(args)
     if args.replay:
         return _replay(args, console)
+    check_report_paths(
+        {
+            "--report-json": args.report_json,
+            "--junit": args.junit,
+            "--badge": args.badge,
+            "--report-html": args.report_html,
+        }
+    )
     if args.update_baseline and not args.baseline:
         raise UsageError([Finding("$", "usage", "--update-baseline needs --baseline FILE", "")])
     checks = _selected(args)
@@ -484,17 +501,18 @@ def _finish(
         "timeout": args.timeout,
         "checks": [r.check.id for r in results],
     }
+    body = report_body(
+        results,
+        producer=producer,
+        settings=settings,
+        summary=summary,
+        reproduce=reproduce,
+        baseline=verdicts,
+    )
     if args.report_json:
-        Path(args.report_json).write_bytes(
-            report_json(
-                results,
-                producer=producer,
-                settings=settings,
-                summary=summary,
-                reproduce=reproduce,
-                baseline=verdicts,
-            )
-        )
+        Path(args.report_json).write_bytes(report_json(body))
+    if args.report_html:
+        Path(args.report_html).write_bytes(certify_html(body, results))
     if args.junit:
         Path(args.junit).write_bytes(junit_xml(results, seconds=seconds))
     if args.badge:

@@ -272,11 +272,16 @@ def answer_of(operation: str, outcome: CaseOutcome) -> dict[str, Any]:
     text): the reference's are every finding of the input, a producer's are judged
     against them by path and class (:func:`judge`, docs/protocol.md).  Rejections
     that the contracts define, such as feedback's usage rejections, are part of an
-    output and compared in full.
+    output and compared in full.  An answer that is neither (the producer broke or
+    skipped) is its outcome and why, for a report to show.
     """
     if outcome.outcome == "rejected":
         found = answered_findings(outcome.rejection)
         return {"outcome": "rejected", "findings": [finding.to_json() for finding in found]}
+    if outcome.outcome == "errored":
+        return {"outcome": "errored", "error_code": outcome.error_code, "message": outcome.message}
+    if outcome.outcome == "skipped":
+        return {"outcome": "skipped", "reason": outcome.reason}
     return {"outcome": "result", "output": _normalize(operation, outcome.output)}
 
 
@@ -406,7 +411,8 @@ def undeclared_reason(case: GoldenCase, operations: set[str], contracts: set[str
 @dataclass(frozen=True, slots=True)
 class FixtureResult:
     """The verdict on one fixture: passed, failed (a wrong answer or a broken
-    fixture), errored (the producer broke) or skipped (with the reason)."""
+    fixture), errored (the producer broke) or skipped (with the reason).  A wrong
+    answer keeps both answers in comparable form (``answer_of``) for the reports."""
 
     case: str
     status: str
@@ -416,6 +422,8 @@ class FixtureResult:
     differences: tuple[Difference, ...] = ()
     file: str = ""
     seconds: float = 0.0
+    expected: Mapping[str, Any] | None = None
+    actual: Mapping[str, Any] | None = None
 
 
 def _read_expected(path: Path) -> tuple[dict[str, Any] | None, str]:
@@ -521,6 +529,8 @@ def judge(case: GoldenCase, outcome: CaseOutcome, *, root: Path) -> FixtureResul
             _case_hint(case, root),
             file=file,
             seconds=outcome.seconds,
+            expected=wanted,
+            actual=actual,
         )
     found = tuple(differences(wanted, actual))
     return FixtureResult(
@@ -533,6 +543,8 @@ def judge(case: GoldenCase, outcome: CaseOutcome, *, root: Path) -> FixtureResul
         found,
         file=file,
         seconds=outcome.seconds,
+        expected=wanted,
+        actual=actual,
     )
 
 
@@ -573,6 +585,8 @@ def _judge_rejection(
         f"{verdict.hint}. {_case_hint(case, root)}",
         file=file,
         seconds=outcome.seconds,
+        expected=wanted,
+        actual=answer_of(case.operation, outcome),
     )
 
 

@@ -34,6 +34,8 @@ from session_contracts.conformance.judge._golden import (
     undeclared_reason,
     write_atomically,
 )
+from session_contracts.conformance.judge._report import check_report_paths
+from session_contracts.conformance.judge._report_html import golden_html
 from session_contracts.conformance.judge._runner import (
     CaseOutcome,
     ProducerProcess,
@@ -91,6 +93,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check.add_argument("--junit", help="write JUnit XML here")
     check.add_argument("--report-json", help="write the JSON report here")
     check.add_argument("--badge", help="write a shields.io endpoint badge JSON here")
+    check.add_argument(
+        "--report-html",
+        metavar="FILE",
+        help="write a self-contained HTML page here: every fixture's verdict, and for each "
+        "failure its input, the expected and actual answers and their difference",
+    )
 
 
 def _corpus(args: argparse.Namespace) -> Corpus:
@@ -297,6 +305,14 @@ def badge(counts: Counter[str]) -> bytes:
 
 
 def _check(args: argparse.Namespace, out: TextIO) -> int:
+    check_report_paths(
+        {
+            "--junit": args.junit,
+            "--report-json": args.report_json,
+            "--badge": args.badge,
+            "--report-html": args.report_html,
+        }
+    )
     corpus = _corpus(args)
     fmt = args.format
     annotate = annotations_wanted(args.annotations)
@@ -344,14 +360,17 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
     }
     if args.junit:
         Path(args.junit).write_bytes(junit_xml(results, seconds=seconds))
+    report = {
+        "producer": producer,
+        "fixtures_dir": str(corpus.root),
+        "summary": summary,
+        "results": [_result_json(r) for r in results],
+    }
     if args.report_json:
-        report = {
-            "producer": producer,
-            "fixtures_dir": str(corpus.root),
-            "summary": summary,
-            "results": [_result_json(r) for r in results],
-        }
         Path(args.report_json).write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+    if args.report_html:
+        inputs = {case.name: case.input for case in corpus.cases}
+        Path(args.report_html).write_bytes(golden_html(report, results, inputs))
     if args.badge:
         Path(args.badge).write_bytes(badge(counts))
     if counts["passed"] == 0:

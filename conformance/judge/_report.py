@@ -1,4 +1,5 @@
-"""Reports of a certification run: terminal, JSON, JUnit XML, badge, baseline.
+"""Reports of a certification run: terminal, JSON, JUnit XML, badge, baseline (the HTML
+page, built from the JSON report's body, is ``_report_html``).
 
 Every message goes through the redaction policy before it is written: a
 report must never repeat a canary or any other secret a producer leaked.
@@ -25,14 +26,41 @@ __all__ = [
     "BaselineEntry",
     "BaselineVerdict",
     "badge",
+    "check_report_paths",
     "compare_baseline",
     "github_annotations",
     "junit_xml",
     "read_baseline",
+    "report_body",
     "report_json",
     "scrub",
     "write_baseline",
 ]
+
+
+def check_report_paths(paths: Mapping[str, str | None]) -> None:
+    """Refuse, before any case runs, a report path (by its option) that is a folder or
+    whose folder is missing: otherwise the run would end in an error after all its cases."""
+    for option, path in paths.items():
+        if not path:
+            continue
+        target = Path(path)
+        if target.is_dir():
+            problem = "it is a folder"
+        elif not target.parent.is_dir():
+            problem = f"there is no folder {target.parent}"
+        else:
+            continue
+        raise UsageError(
+            [
+                Finding(
+                    "$",
+                    "io_error",
+                    f"cannot write {option} {path}: {problem}",
+                    "pass a file path in an existing folder you may write to",
+                )
+            ]
+        )
 
 
 def scrub(text: str) -> str:
@@ -138,7 +166,12 @@ def compare_baseline(
     return verdicts
 
 
-def report_json(
+def report_json(body: Mapping[str, Any]) -> bytes:
+    """The JSON report (schemas/certification-report.schema.json) of :func:`report_body`."""
+    return orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def report_body(
     results: Sequence[CheckResult],
     *,
     producer: Mapping[str, Any],
@@ -146,9 +179,10 @@ def report_json(
     summary: Mapping[str, Any],
     reproduce: Mapping[str, str],
     baseline: Sequence[BaselineVerdict],
-) -> bytes:
+) -> dict[str, Any]:
+    """The JSON report's body, which the HTML page is built from too."""
     states = {verdict.check_id: verdict.state for verdict in baseline}
-    body = {
+    return {
         "report_version": 1,
         "producer": dict(producer),
         "settings": dict(settings),
@@ -172,7 +206,6 @@ def report_json(
             for r in results
         ],
     }
-    return orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n"
 
 
 def _evidence_json(evidence: Evidence) -> dict[str, int]:
