@@ -10,6 +10,8 @@ nox.options.sessions = ["tests", "lint", "typecheck"]
 nox.options.error_on_missing_interpreters = True
 
 PYTHON = "3.11"
+# Every install pins what it can to the versions CI tests (constraints.txt).
+CONSTRAINTS = ("-c", "constraints.txt")
 HAND_WRITTEN = ["session_contracts", "generator", "conformance", "tests", "bench", "noxfile.py"]
 
 
@@ -17,7 +19,7 @@ HAND_WRITTEN = ["session_contracts", "generator", "conformance", "tests", "bench
 def tests(session: nox.Session) -> None:
     """The whole test suite (property tests, golden examples, the drift check), but the
     tests marked slow (`nox -s slow`); `-- ARGS` replaces the selection."""
-    session.install("-e", ".[dev]")
+    session.install(*CONSTRAINTS, "-e", ".[dev]")
     session.run("pytest", *(session.posargs or ["-m", "not slow"]))
 
 
@@ -25,14 +27,14 @@ def tests(session: nox.Session) -> None:
 def slow(session: nox.Session) -> None:
     """The tests marked slow: the reference certified at 500 cases a check (about 10 CPU
     minutes, too long for every CI run)."""
-    session.install("-e", ".[dev]")
+    session.install(*CONSTRAINTS, "-e", ".[dev]")
     session.run("pytest", "-m", "slow", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff: lint and formatting of the hand-written code."""
-    session.install("ruff==0.17.5")
+    session.install(*CONSTRAINTS, "ruff")
     session.run("ruff", "check", *HAND_WRITTEN)
     session.run("ruff", "format", "--check", *HAND_WRITTEN)
 
@@ -42,7 +44,7 @@ def typecheck(session: nox.Session) -> None:
     """mypy --strict on the hand-written code (generated/ is checked by its tests)."""
     # A regular (non-editable) install: mypy cannot follow an editable
     # install's import hook, and our folders map onto one package.
-    session.install(".[dev]")
+    session.install(*CONSTRAINTS, ".[dev]")
     session.chdir(session.create_tmp())
     session.run(
         "mypy", "--config-file", f"{session.invoked_from}/pyproject.toml", "-p", "session_contracts"
@@ -52,7 +54,7 @@ def typecheck(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def generate(session: nox.Session) -> None:
     """Regenerate generated/ from schemas/ (`-- --check` only reports drift)."""
-    session.install("-e", ".")
+    session.install(*CONSTRAINTS, "-e", ".[codegen]")
     session.run("session-contracts", "generate", *session.posargs)
 
 
@@ -83,40 +85,40 @@ def schema_diff(session: nox.Session) -> None:
         return
     base, what = baseline
     session.log(f"schema_diff: schemas/ against {what} ({base})")
-    session.install("-e", ".")
+    session.install(*CONSTRAINTS, "-e", ".")
     session.run("session-contracts", "diff", base, "schemas", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def golden(session: nox.Session) -> None:
     """Replay the golden fixtures (`-- --producer 'CMD'` for another producer than ours)."""
-    session.install("-e", ".")
+    session.install(*CONSTRAINTS, "-e", ".")
     session.run("session-contracts", "golden", "check", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def golden_update(session: nox.Session) -> None:
     """Rewrite the golden fixtures' expected files from the reference producer."""
-    session.install("-e", ".")
+    session.install(*CONSTRAINTS, "-e", ".")
     session.run("session-contracts", "golden", "update", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def certify(session: nox.Session) -> None:
     """Certify a producer (default: the reference; `-- --producer 'CMD'` for yours)."""
-    session.install("-e", ".")
+    session.install(*CONSTRAINTS, "-e", ".")
     session.run("session-contracts", "certify", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def quickstart(session: nox.Session) -> None:
-    """The main job on built-in defaults."""
-    session.install("-e", ".")
+    """The main job on built-in defaults (it regenerates generated/, hence [codegen])."""
+    session.install(*CONSTRAINTS, "-e", ".[codegen]")
     session.run("session-contracts", "quickstart")
 
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
     """Benchmarks: medians of several runs, printed as ratios against the peers."""
-    session.install("-e", ".[dev]")
+    session.install(*CONSTRAINTS, "-e", ".[dev]")
     session.run("python", "-m", "bench", *session.posargs)
