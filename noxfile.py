@@ -4,6 +4,7 @@ bench."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import nox
@@ -164,7 +165,9 @@ OUTSIDE_ENV = {"PYTHONPATH": "", "PYTHONSAFEPATH": "1"}
 
 
 def _in_venv(session: nox.Session, bin_dir: Path, program: str, *args: str) -> None:
+    started = time.perf_counter()
     session.run(str(bin_dir / program), *args, env=OUTSIDE_ENV, external=True)
+    session.log(f"{program} {' '.join(args[:1])}: {time.perf_counter() - started:.0f} s")
 
 
 @nox.session(python=PYTHON)
@@ -183,8 +186,16 @@ def wheel(session: nox.Session) -> None:
     outside = Path(tempfile.mkdtemp(prefix="session-contracts-wheel-"))
     try:
         dist = outside / "dist"
-        session.run("python", "-m", "build", "--outdir", str(dist), session.invoked_from)
-        (built,) = dist.glob("*.whl")
+        # No --sdist/--wheel: build makes the sdist, then the wheel from the unpacked sdist.
+        # Silent: its file-by-file log is shown only when it fails.
+        started = time.perf_counter()
+        session.run(
+            "python", "-m", "build", "--outdir", str(dist), session.invoked_from, silent=True
+        )
+        (sdist,), (built,) = dist.glob("*.tar.gz"), dist.glob("*.whl")
+        session.log(
+            f"built {sdist.name}, then from it {built.name}: {time.perf_counter() - started:.0f} s"
+        )
         names = zipfile.ZipFile(built).namelist()
         absent = [
             what for what, pattern in WHEEL_MUST_HOLD.items()
