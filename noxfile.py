@@ -17,8 +17,8 @@ nox.options.error_on_missing_interpreters = os.environ.get("CI") == "true"
 PYTHON = "3.11"  # the oldest supported: every session but tests runs on it
 # tests runs on each supported Python: the whole suite (but slow) on 3.11; on the newer two
 # the fast suite, without the tests marked integration (toolchain builds, certify and golden
-# check of producers at full size): most of the suite's time, testing our code more than
-# the interpreter, and three full runs would triple CI's longest step.
+# check of producers at full size): they test our code more than the interpreter, and they
+# are about a third of the suite's time, which three full runs would pay three times.
 PYTHONS = ["3.11", "3.12", "3.13"]
 FAST = "not slow and not integration"
 # Every install pins what it can to the versions CI tests (constraints.txt).
