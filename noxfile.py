@@ -3,36 +3,51 @@ bench."""
 
 from __future__ import annotations
 
+import os
+import time
+from pathlib import Path
+
 import nox
 
 nox.options.default_venv_backend = "venv"
 nox.options.sessions = ["tests", "lint", "typecheck"]
-nox.options.error_on_missing_interpreters = True
+# CI must not pass by skipping a Python it lacks; a developer's machine may have 3.11 alone.
+nox.options.error_on_missing_interpreters = os.environ.get("CI") == "true"
 
-PYTHON = "3.11"
+PYTHON = "3.11"  # the oldest supported: every session but tests runs on it
+# tests runs on each supported Python: the whole suite (but slow) on 3.11; on the newer two
+# the fast suite, without the tests marked integration (toolchain builds, certify and golden
+# check of producers at full size): they test our code more than the interpreter, and they
+# are about a third of the suite's time, which three full runs would pay three times.
+PYTHONS = ["3.11", "3.12", "3.13"]
+FAST = "not slow and not integration"
+# Every install pins what it can to the versions CI tests (constraints.txt).
+CONSTRAINTS = ("-c", "constraints.txt")
 HAND_WRITTEN = ["session_contracts", "generator", "conformance", "tests", "bench", "noxfile.py"]
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """The whole test suite (property tests, golden examples, the drift check), but the
-    tests marked slow (`nox -s slow`); `-- ARGS` replaces the selection."""
-    session.install("-e", ".[dev]")
-    session.run("pytest", *(session.posargs or ["-m", "not slow"]))
+    """The test suite (property tests, golden examples, the drift check) but the tests marked
+    slow (`nox -s slow`): all of it on 3.11, the fast suite (no integration tests) on 3.12
+    and 3.13; `-- ARGS` replaces the selection."""
+    session.install(*CONSTRAINTS, "-e", ".[dev]")
+    selection = ["-m", "not slow" if session.python == PYTHON else FAST]
+    session.run("pytest", *(session.posargs or selection))
 
 
 @nox.session(python=PYTHON)
 def slow(session: nox.Session) -> None:
     """The tests marked slow: the reference certified at 500 cases a check (about 10 CPU
     minutes, too long for every CI run)."""
-    session.install("-e", ".[dev]")
+    session.install(*CONSTRAINTS, "-e", ".[dev]")
     session.run("pytest", "-m", "slow", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff: lint and formatting of the hand-written code."""
-    session.install("ruff==0.17.5")
+    session.install(*CONSTRAINTS, "ruff")
     session.run("ruff", "check", *HAND_WRITTEN)
     session.run("ruff", "format", "--check", *HAND_WRITTEN)
 
@@ -42,7 +57,7 @@ def typecheck(session: nox.Session) -> None:
     """mypy --strict on the hand-written code (generated/ is checked by its tests)."""
     # A regular (non-editable) install: mypy cannot follow an editable
     # install's import hook, and our folders map onto one package.
-    session.install(".[dev]")
+    session.install(*CONSTRAINTS, ".[dev]")
     session.chdir(session.create_tmp())
     session.run(
         "mypy", "--config-file", f"{session.invoked_from}/pyproject.toml", "-p", "session_contracts"
@@ -52,7 +67,7 @@ def typecheck(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def generate(session: nox.Session) -> None:
     """Regenerate generated/ from schemas/ (`-- --check` only reports drift)."""
-    session.install("-e", ".")
+    session.install(*CONSTRAINTS, "-e", ".[codegen]")
     session.run("session-contracts", "generate", *session.posargs)
 
 
@@ -83,40 +98,137 @@ def schema_diff(session: nox.Session) -> None:
         return
     base, what = baseline
     session.log(f"schema_diff: schemas/ against {what} ({base})")
-    session.install("-e", ".")
+    session.install(*CONSTRAINTS, "-e", ".")
     session.run("session-contracts", "diff", base, "schemas", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def golden(session: nox.Session) -> None:
     """Replay the golden fixtures (`-- --producer 'CMD'` for another producer than ours)."""
-    session.install("-e", ".")
+    session.install(*CONSTRAINTS, "-e", ".")
     session.run("session-contracts", "golden", "check", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def golden_update(session: nox.Session) -> None:
     """Rewrite the golden fixtures' expected files from the reference producer."""
-    session.install("-e", ".")
+    session.install(*CONSTRAINTS, "-e", ".")
     session.run("session-contracts", "golden", "update", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def certify(session: nox.Session) -> None:
     """Certify a producer (default: the reference; `-- --producer 'CMD'` for yours)."""
-    session.install("-e", ".")
+    session.install(*CONSTRAINTS, "-e", ".")
     session.run("session-contracts", "certify", *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def quickstart(session: nox.Session) -> None:
-    """The main job on built-in defaults."""
-    session.install("-e", ".")
+    """The main job on built-in defaults (it regenerates generated/, hence [codegen])."""
+    session.install(*CONSTRAINTS, "-e", ".[codegen]")
     session.run("session-contracts", "quickstart")
 
 
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
     """Benchmarks: medians of several runs, printed as ratios against the peers."""
-    session.install("-e", ".[dev]")
+    session.install(*CONSTRAINTS, "-e", ".[dev]")
     session.run("python", "-m", "bench", *session.posargs)
+
+
+# What a wheel must hold beyond Python modules: the C modules, the schemas and examples,
+# the codegen templates and the golden fixtures (certify and golden check read them).
+WHEEL_MUST_HOLD = {
+    "the C census": r"session_contracts/_speedups\..*(so|pyd)$",
+    "the C byte scans": r"session_contracts/_linescan\..*(so|pyd)$",
+    "the schemas": r"session_contracts/schemas/session-recap-v1\.schema\.json$",
+    "the example documents": r"session_contracts/schemas/examples/session-recap\.query\.json$",
+    "the codegen templates": r"session_contracts/generator/templates/.+\.jinja2$",
+    "the polyglot templates": r"session_contracts/generator/polyglot/templates/.+",
+    "the golden fixtures": r"session_contracts/conformance/fixtures/recap/.+\.json$",
+    "the typing marker": r"session_contracts/py\.typed$",
+}
+# The newest releases of these go into the second venv before the wheel (its ranges allow them).
+NEWEST = ["pydantic", "rich", "jsonschema"]
+
+
+def _venv(session: nox.Session, where: Path) -> Path:
+    """A fresh venv at ``where`` (outside the repository); returns its bin folder."""
+    session.run("python", "-m", "venv", str(where))
+    return where / "bin"
+
+
+# No repository on sys.path: the venvs and the working folder are outside it, and neither
+# PYTHONPATH nor the working folder is searched.
+OUTSIDE_ENV = {"PYTHONPATH": "", "PYTHONSAFEPATH": "1"}
+
+
+def _in_venv(session: nox.Session, bin_dir: Path, program: str, *args: str) -> None:
+    started = time.perf_counter()
+    session.run(str(bin_dir / program), *args, env=OUTSIDE_ENV, external=True)
+    session.log(f"{program} {' '.join(args[:1])}: {time.perf_counter() - started:.0f} s")
+
+
+@nox.session(python=PYTHON)
+def wheel(session: nox.Session) -> None:
+    """Build the sdist, then the wheel from the sdist (a file missing from the sdist fails);
+    check what the wheel holds; install it into fresh venvs outside the repository and run
+    certify, golden check and quickstart there: one venv on constraints.txt's pins, one on
+    the newest pydantic, rich and jsonschema."""
+    import re
+    import shutil
+    import tempfile
+    import zipfile
+
+    constraints = str(Path(session.invoked_from) / "constraints.txt")
+    session.install(*CONSTRAINTS, "build")
+    outside = Path(tempfile.mkdtemp(prefix="session-contracts-wheel-"))
+    try:
+        dist = outside / "dist"
+        # No --sdist/--wheel: build makes the sdist, then the wheel from the unpacked sdist.
+        # Silent: its file-by-file log is shown only when it fails.
+        started = time.perf_counter()
+        session.run(
+            "python", "-m", "build", "--outdir", str(dist), session.invoked_from, silent=True
+        )
+        (sdist,), (built,) = dist.glob("*.tar.gz"), dist.glob("*.whl")
+        session.log(
+            f"built {sdist.name}, then from it {built.name}: {time.perf_counter() - started:.0f} s"
+        )
+        names = zipfile.ZipFile(built).namelist()
+        absent = [
+            what for what, pattern in WHEEL_MUST_HOLD.items()
+            if not any(re.search(pattern, name) for name in names)
+        ]  # fmt: skip
+        if absent:
+            session.error(f"{built.name} lacks {', '.join(absent)}")
+        session.log(f"{built.name}: {len(names)} files, with {', '.join(WHEEL_MUST_HOLD)}")
+
+        session.chdir(outside)
+        pinned = _venv(session, outside / "pinned")
+        _in_venv(session, pinned, "pip", "install", "-q", "-c", constraints, str(built))
+        _run_from_the_wheel(session, pinned, ["certify"], ["golden", "check"], ["quickstart"])
+
+        newest = _venv(session, outside / "newest")
+        _in_venv(session, newest, "pip", "install", "-q", "--upgrade", *NEWEST)
+        _in_venv(session, newest, "pip", "install", "-q", str(built))
+        _in_venv(session, newest, "pip", "list", "--format", "freeze")
+        _run_from_the_wheel(session, newest, ["certify"])
+    finally:
+        session.chdir(session.invoked_from)
+        shutil.rmtree(outside, ignore_errors=True)
+
+
+def _run_from_the_wheel(session: nox.Session, bin_dir: Path, *commands: list[str]) -> None:
+    """Run each command with the venv's session-contracts, after checking that the package
+    and its C modules are imported from the venv."""
+    imported_from_the_venv = (
+        "import pathlib, session_contracts, session_contracts._speedups, "
+        "session_contracts._linescan; "
+        f"assert pathlib.Path(session_contracts.__file__).is_relative_to({str(bin_dir.parent)!r})"
+        ", session_contracts.__file__"
+    )
+    _in_venv(session, bin_dir, "python", "-c", imported_from_the_venv)
+    for command in commands:
+        _in_venv(session, bin_dir, "session-contracts", *command)

@@ -19,9 +19,9 @@ __all__ = ["run"]
 
 
 def run(out: TextIO, root: Path | None = None) -> int:
+    from session_contracts._extras import require_extra
     from session_contracts._paths import find_checkout
     from session_contracts._validator import default_validator
-    from session_contracts.generator import write
 
     console = Console(file=out, highlight=False, soft_wrap=True)
     try:
@@ -29,6 +29,10 @@ def run(out: TextIO, root: Path | None = None) -> int:
     except SessionContractsError:
         checkout = None
     if checkout is not None:
+        # Only a checkout is regenerated; an installed package's bindings are used as they are.
+        require_extra("codegen", "quickstart")
+        from session_contracts.generator import write
+
         started = time.perf_counter()
         changed = write(checkout / "schemas", checkout / "generated")
         console.print(

@@ -561,6 +561,8 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Schema-first bindings and conformance checks for session observability v1.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    # The extra of pyproject.toml a command needs beyond the default install (set per command).
+    parser.set_defaults(extra=None)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     doctypes = commands.add_parser("doctypes", help="list every document type")
@@ -639,7 +641,7 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write even when a schema changes incompatibly without a version bump",
     )
-    generate.set_defaults(handler=_cmd_generate)
+    generate.set_defaults(handler=_cmd_generate, extra="codegen")
 
     diff = commands.add_parser(
         "diff", help="list every change between two schema sets; exit 1 when one is breaking"
@@ -703,7 +705,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="large projections (limit over 4096) running at once, 4*N in all; more are "
         "answered 503 with Retry-After (default: the number of cores)",
     )
-    serve.set_defaults(handler=_cmd_serve)
+    serve.set_defaults(handler=_cmd_serve, extra="serve")
 
     acp = commands.add_parser(
         "acp", help="answer harn.session_recap.query over JSON-RPC 2.0 on stdin/stdout"
@@ -768,6 +770,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         handler: Handler = args.handler
+        if args.extra is not None:
+            from session_contracts._extras import require_extra
+
+            require_extra(args.extra, args.command)
         return handler(args, sys.stdout)
     except SessionContractsError as exc:
         for finding in exc.findings:

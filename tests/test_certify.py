@@ -18,6 +18,8 @@ from session_contracts.conformance.judge._runner import ProducerProcess
 
 from session_contracts._validator import default_validator
 
+pytestmark = pytest.mark.integration  # certifies producer processes
+
 FAULTY = Path(__file__).resolve().parent / "producers" / "faulty.py"
 REFERENCE = [sys.executable, "-m", "session_contracts", "reference-producer"]
 

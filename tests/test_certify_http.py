@@ -26,6 +26,8 @@ from uvicorn_thread import free_socket, serving
 from session_contracts import cli
 from session_contracts._validator import default_validator
 
+pytestmark = pytest.mark.integration  # certifies HTTP adapters in threads and processes
+
 RECAP_CHECKS = {
     c.id
     for c in CHECKS

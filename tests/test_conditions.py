@@ -28,6 +28,8 @@ from session_contracts.conformance.judge._runner import CaseOutcome
 from session_contracts.conformance.protocol import Rejected
 from session_contracts.conformance.reference._producer import HANDLERS
 
+pytestmark = pytest.mark.integration  # certifies and golden-checks producer processes
+
 FIXTURES = default_fixtures_dir()
 CORPUS = load_corpus(FIXTURES)
 CONDITIONS = Path(__file__).resolve().parent / "producers" / "conditions.py"

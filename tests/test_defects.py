@@ -57,6 +57,7 @@ def test_the_defaults_are_the_cli_defaults() -> None:
     assert (DEFAULT_EXAMPLES, DEFAULT_SEED) == (25, 0)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", sorted(defects.DEFECTS))
 def test_certify_catches_the_defect_under_its_check(name: str, tmp_path: Path) -> None:
     defect = defects.DEFECTS[name]
@@ -100,6 +101,7 @@ def test_golden_check_catches_the_defect(name: str) -> None:
     assert defect.fixture in failed, (name, sorted(failed))
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("check_id", sorted({d.check for d in defects.DEFECTS.values()}))
 def test_the_reference_passes_the_checks_of_the_matrix(check_id: str, tmp_path: Path) -> None:
     check = check_by_id(check_id)
@@ -116,6 +118,7 @@ def test_the_reference_passes_the_checks_of_the_matrix(check_id: str, tmp_path: 
     assert result.status == "passed", (result.message, result.trial)
 
 
+@pytest.mark.integration
 def test_a_defect_runs_as_a_producer_process(tmp_path: Path) -> None:
     check = check_by_id("runrecord.semantics")
     assert check is not None
@@ -151,6 +154,7 @@ def _faulty_handlers(name: str) -> dict[str, Any]:
     return {**HANDLERS, operation: handler}
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", sorted(FAULTY))
 def test_certify_catches_the_older_defects_at_default_settings(name: str, tmp_path: Path) -> None:
     check = check_by_id(FAULTY[name][2])

@@ -23,6 +23,8 @@ from session_contracts.conformance.judge._golden import (
 )
 from session_contracts.conformance.judge._runner import CaseOutcome
 
+pytestmark = pytest.mark.integration  # golden-checks producer processes
+
 PRODUCERS = Path(__file__).resolve().parent / "producers"
 
 # ----------------------------------------------------------------------------- the machinery

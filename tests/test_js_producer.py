@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.integration  # certifies a Node.js producer process
+
 PRODUCER = Path(__file__).resolve().parent / "producers" / "js" / "producer.mjs"
 
 

@@ -40,6 +40,8 @@ from session_contracts.conformance.reference._producer import HANDLERS
 
 from session_contracts._json_wire import dumps_wire
 
+pytestmark = pytest.mark.integration  # certifies the reference and faulty producers many times over
+
 CONTRACTS = ("session-health", "session-feedback", "session-recap", "run-record")
 OPERATIONS = tuple(sorted(HANDLERS))
 FAULTY = Path(__file__).resolve().parent / "producers" / "faulty.py"

@@ -30,6 +30,8 @@ from session_contracts._errors import ToolError
 from session_contracts._validator import default_validator
 from session_contracts.cli import main
 
+pytestmark = pytest.mark.integration  # compiles with tsc, go and cargo
+
 REPO = Path(__file__).resolve().parents[1]
 SCHEMAS = REPO / "schemas"
 EXAMPLES = SCHEMAS / "examples"

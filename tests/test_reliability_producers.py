@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from session_contracts.conformance.judge._runner import ProducerProcess, descendants
 
+pytestmark = pytest.mark.integration  # certifies misbehaving producer processes
+
 CASE = {"operation": "health.reduce", "input": {"session_id": "s", "observations": []}}
 
 # A well-behaved health producer, with a hook run before the loop and at each case.

@@ -16,8 +16,9 @@ agent-loop iteration: ``schemas/session-recap-v1.schema.json``.  The pieces:
 ``docs/recap.md`` specifies every member, count and status code.
 """
 
+from typing import TYPE_CHECKING
+
 from session_contracts.conformance.reference.recap._acp import ACP_METHOD, run_acp
-from session_contracts.conformance.reference.recap._http import create_app, serve
 from session_contracts.conformance.reference.recap._projection import (
     SNAPSHOT_DOCUMENT_TYPE,
     SourceRecord,
@@ -45,6 +46,9 @@ from session_contracts.conformance.reference.recap._service import (
 )
 from session_contracts.conformance.reference.recap._stored_file import recap_of_stored_file
 from session_contracts.conformance.reference.recap._stored_read import StoredEventOrder, StoredRead
+
+if TYPE_CHECKING:
+    from session_contracts.conformance.reference.recap._http import create_app, serve
 
 __all__ = [
     "ACP_METHOD",
@@ -74,3 +78,13 @@ __all__ = [
     "serve",
     "with_extensions",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # The HTTP adapter needs the [serve] extra (uvicorn, starlette): imported on first use,
+    # so that the projection, the service and the ACP adapter work on a default install.
+    if name in {"create_app", "serve"}:
+        from session_contracts.conformance.reference.recap import _http
+
+        return getattr(_http, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
