@@ -50,6 +50,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "producers"))
 import defects
 import faulty
 
+pytestmark = pytest.mark.integration  # drives Chromium and certifies in-process
+
 TESTS = Path(__file__).resolve().parent
 BROWSER = TESTS.parent / "tools" / "browser"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
