@@ -170,12 +170,13 @@ def _in_venv(session: nox.Session, bin_dir: Path, program: str, *args: str) -> N
     session.log(f"{program} {' '.join(args[:1])}: {time.perf_counter() - started:.0f} s")
 
 
-@nox.session(python=PYTHON)
+@nox.session(python=PYTHONS)
 def wheel(session: nox.Session) -> None:
     """Build the sdist, then the wheel from the sdist (a file missing from the sdist fails);
     check what the wheel holds; install it into fresh venvs outside the repository and run
-    certify, golden check and quickstart there: one venv on constraints.txt's pins, one on
-    the newest pydantic, rich and jsonschema."""
+    certify, golden check and quickstart there: on every supported Python, one venv on
+    constraints.txt's pins; on the first, one more on the newest pydantic, rich and
+    jsonschema."""
     import re
     import shutil
     import tempfile
@@ -209,6 +210,8 @@ def wheel(session: nox.Session) -> None:
         pinned = _venv(session, outside / "pinned")
         _in_venv(session, pinned, "pip", "install", "-q", "-c", constraints, str(built))
         _run_from_the_wheel(session, pinned, ["certify"], ["golden", "check"], ["quickstart"])
+        if session.python != PYTHON:
+            return
 
         newest = _venv(session, outside / "newest")
         _in_venv(session, newest, "pip", "install", "-q", "--upgrade", *NEWEST)
