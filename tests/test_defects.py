@@ -183,3 +183,37 @@ def test_golden_check_catches_the_older_defects(name: str) -> None:
         and judge(case, runner(Trial(case.operation, case.input)), root=root).status != "passed"
     ]
     assert failed, name
+
+
+def test_a_producer_that_skips_every_stored_event_case_is_not_certified(tmp_path: Path) -> None:
+    # 002 (recap.deterministic-projection), as Harn's store holds the session (docs/recap.md
+    # section 11): declaring recap.project and skipping storedEvents is silence, not evidence.
+    from session_contracts.conformance.judge._certify import is_certified
+
+    def skips_stored_events(case: Mapping[str, Any]) -> Any:
+        if isinstance(case, Mapping) and "storedEvents" in case:
+            raise Skipped("stored events are not supported")
+        return HANDLERS["recap.project"](case)
+
+    runner = in_process({**HANDLERS, "recap.project": skips_stored_events})
+    results = []
+    for check_id in ("recap.query-aliases", "recap.stored-events"):
+        check = check_by_id(check_id)
+        assert check is not None
+        results.append(
+            run_check(
+                check,
+                runner,
+                contracts=CONTRACTS,
+                operations=OPERATIONS,
+                examples=DEFAULT_EXAMPLES,
+                seed=DEFAULT_SEED,
+                failures_dir=tmp_path,
+            )
+        )
+    aliases, stored = results
+    assert aliases.status == "passed", aliases.message  # evidence elsewhere: not silence
+    assert stored.status == "skipped", stored.message
+    assert stored.evidence.skipped > 0
+    assert stored.evidence.agreed == 0
+    assert not is_certified(results, "required")

@@ -140,12 +140,16 @@ def _checkpoint(label: str) -> tuple[dict[str, str], dict[str, Any]]:
     return {"kind": "custom", "type": "loop_checkpoint"}, payload
 
 
-def _session(*facts: tuple[dict[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
-    """A prompt, then ``facts`` inside iteration 1 of its turn."""
+def _session(
+    *facts: tuple[dict[str, str], dict[str, Any]], probe_headers: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """A prompt, then ``facts`` inside iteration 1 of its turn; the last fact's headers
+    gain ``probe_headers``."""
     prompt = {"transcript_event": {"role": "user", "text": "do it"}}
-    events = [({"kind": "message"}, prompt), _checkpoint("iteration_start")]
-    events += [*facts, _checkpoint("iteration_end")]
-    return [_stored(index, kind, payload) for index, (kind, payload) in enumerate(events, 1)]
+    events = [_stored(1, {"kind": "message"}, prompt), _stored(2, *_checkpoint("iteration_start"))]
+    events += [_stored(number, kind, payload) for number, (kind, payload) in enumerate(facts, 3)]
+    events[-1]["headers"].update(probe_headers or {})
+    return [*events, _stored(len(events) + 1, *_checkpoint("iteration_end"))]
 
 
 def _fact_event(fact: str, fills: Sequence[tuple[str, Any]]) -> list[dict[str, Any]]:
@@ -208,22 +212,18 @@ def _call_id_cases() -> list[ExplicitCase]:
         (None, "  ", " r ", "a blank payload id passes to the raw message's, verbatim"),
         (None, None, "", "a blank raw message id is the id, verbatim"),
     ):
-        events = _session(
-            (call, {"transcript_event": {"metadata": {"tool_call_id": "c1", "tool_name": "read"}}}),
-            (call, {"transcript_event": {"metadata": {"tool_call_id": " h ", "input": {}}}}),
-            (result, {"transcript_event": {"metadata": {"tool_call_id": "r", "output": "x"}}}),
-        )
         probe: dict[str, Any] = {"transcript_event": {"metadata": {"output": "probed"}}}
         if metadata_id is not None:
             probe["transcript_event"]["metadata"]["tool_call_id"] = metadata_id
         if raw_id is not None:
             probe["raw_message"] = {"_harn": {"tool_call_id": raw_id}}
-        probed = _stored(len(events), result, probe)
-        if header is not None:
-            probed["headers"]["tool_call_id"] = header
-        events.insert(-1, probed)
-        for number, event in enumerate(events, 1):
-            event.update(_stored(number, event["kind"], event["payload"], headers=event["headers"]))
+        events = _session(
+            (call, {"transcript_event": {"metadata": {"tool_call_id": "c1", "tool_name": "read"}}}),
+            (call, {"transcript_event": {"metadata": {"tool_call_id": " h ", "input": {}}}}),
+            (result, {"transcript_event": {"metadata": {"tool_call_id": "r", "output": "x"}}}),
+            (result, probe),
+            probe_headers={} if header is None else {"tool_call_id": header},
+        )
         cases.append(_case(f"tool call id: {why} ({_SECTION})", events))
     return cases
 
