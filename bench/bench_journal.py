@@ -20,7 +20,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from session_contracts.conformance.reference.journal import JsonlTape, SessionEvent, SqliteJournal
+from session_contracts.conformance.reference.journal import (
+    JsonlTape,
+    SessionEvent,
+    SqliteJournal,
+    stored_events_of,
+)
 
 EVENTS = 32_768
 PAGE = 4_096
@@ -222,11 +227,11 @@ def _timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def _read_all(journal: SqliteJournal) -> list[SessionEvent]:
+def _read_all(journal: SqliteJournal) -> list[Any]:
     return list(journal.read(SESSION_ID, limit=EVENTS).events)
 
 
-def _read_pages(journal: SqliteJournal) -> list[SessionEvent]:
+def _read_pages(journal: SqliteJournal) -> list[Any]:
     return list(journal.iter_events(session_id=SESSION_ID, page_size=PAGE))
 
 
@@ -246,7 +251,9 @@ def run(repeats: int = 5) -> dict[str, float]:
             with SqliteJournal.open(path) as reader:
                 reads.append(_timed(lambda: _read_all(reader)))
                 paged.append(_timed(lambda: _read_pages(reader)))
-                if repeat == 0 and _read_all(reader) != events:
+                if repeat == 0 and _read_all(reader) != list(
+                    stored_events_of([event.to_json() for event in events])
+                ):
                     raise AssertionError("the journal did not read back what was appended")
         database_mb = path.stat().st_size / 1e6
         tape = JsonlTape(Path(folder) / "events.jsonl")

@@ -9,9 +9,9 @@ appends it to a fresh SQLite journal, then times, as the median of
 * **recap**: ``RecapService.answer`` with limit 32,768: open the journal
   read-only, read and check every row, project, redact, hash, check the
   envelope against the contract (the full snapshot, not yet serialized);
-* **read + hash**: merely reading the same rows (the same SQL) and
-  record-hashing each (``orjson.loads`` then ``content_hash``), the floor any
-  recap pays;
+* **read + hash**: merely reading the same rows (the same SQL) and hashing
+  each (``orjson.loads`` then ``content_hash``: RFC 8785 and SHA-256), the
+  floor of reading and hashing the same rows;
 * **serialize**: ``envelope_bytes`` of the recap's envelope (reported apart).
 
 Targets: the recap under 1 s on a 2-core machine, and at most 3 times the
@@ -59,17 +59,21 @@ def _timed(action: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def _read_and_hash(path: Path) -> list[str]:
-    """The floor: the recap's rows, parsed and record-hashed, nothing else."""
+    """The floor: the recap's rows, parsed and hashed (RFC 8785, SHA-256), nothing else.
+    Returns each row's stored record hash, which the recap must list."""
     connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     try:
         with paused_gc():
             rows = connection.execute(
-                "SELECT id, session_id, run_id, turn_id, iteration, execution_id, topic, kind, "
-                "CAST(event AS BLOB) FROM session_events "
-                "WHERE session_id = ? AND id >= 0 ORDER BY id LIMIT ?",
+                "SELECT seq, session_id, event_id, kind, run_id, turn_id, execution_id, topic, "
+                "record_hash, prev_hash, CAST(event AS BLOB) FROM session_events "
+                "WHERE session_id = ? AND event_id >= 1 ORDER BY event_id LIMIT ?",
                 (SESSION_ID, EVENTS + 1),
             ).fetchall()
-            return [content_hash(orjson.loads(row[-1])) for row in rows[:EVENTS]]
+            events = [orjson.loads(row[-1]) for row in rows[:EVENTS]]
+            for event in events:
+                content_hash(event)
+            return [event["record_hash"] for event in events]
     finally:
         connection.close()
 

@@ -297,7 +297,6 @@ def _cmd_canonicalize(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _journal_record_hashes(path: str, document: Any) -> dict[int, str]:
-    from session_contracts._snapshot_hashes import record_hash
     from session_contracts.conformance.reference.journal import SqliteJournal
 
     snapshot = document.get("snapshot", document) if isinstance(document, dict) else {}
@@ -307,7 +306,8 @@ def _journal_record_hashes(path: str, document: Any) -> dict[int, str]:
         return hashes
     with SqliteJournal.open(path) as journal:
         for event in journal.iter_events(session_id=session_id):
-            hashes[event.id] = record_hash(event.to_json())
+            # The source record hash (Harn's source_record_hash()): what a recap lists.
+            hashes[event["event_id"]] = event["record_hash"].removeprefix("redacted:")
     return hashes
 
 

@@ -188,7 +188,9 @@ def test_a_broken_exchange_is_errored_not_failed(
     assert (outcome.outcome, outcome.error_code) == ("errored", error_code), outcome
 
 
-def test_prepared_cases_get_their_own_sessions_and_ids(our_adapter: str, journal: Path) -> None:
+def test_prepared_cases_get_their_own_sessions(our_adapter: str, journal: Path) -> None:
+    """Every case gets sessions no other case of any run has; the journal numbers events
+    per session, so ids and the query's fromEventId stay as the case has them."""
     trial = Trial(
         "recap.project",
         {
@@ -203,17 +205,19 @@ def test_prepared_cases_get_their_own_sessions_and_ids(our_adapter: str, journal
     with HttpTarget(our_adapter, journal) as target:
         one, two = target.prepare(trial), target.prepare(trial)
         again = target.prepare(one)  # a replayed case: a fresh suffix, not a second one
-    events, start = one.input["events"], one.input["query"]["from_event_id"]
-    # One shift for every id and the query's fromEventId: order and distance kept.
-    assert [e["id"] for e in events] == [start + 2, start + 5]
+    with HttpTarget(our_adapter, journal) as later_run:
+        three = later_run.prepare(trial)
+    events = one.input["events"]
+    assert [e["id"] for e in events] == [2, 5]
+    assert one.input["query"]["from_event_id"] == 0
     assert events[0]["sessionId"] != "sess-1"
     assert events[0]["sessionId"].startswith("sess-1~c")
+    assert events[1]["sessionId"].startswith("sess-2~c")
     assert one.input["query"]["session_id"] == events[0]["sessionId"]
     assert one.input["query"]["limit"] == 3
     assert one.input["lookalike"] == "kept"
-    # The next case starts past this one's ids, whether or not they were appended.
-    assert two.input["query"]["from_event_id"] == start + 6
-    assert two.input["query"]["session_id"] != one.input["query"]["session_id"]
+    sessions = {case.input["query"]["session_id"] for case in (one, two, again, three)}
+    assert len(sessions) == 4
     assert again.input["events"][0]["sessionId"].count("~c") == 1
 
 

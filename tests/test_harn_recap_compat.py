@@ -33,8 +33,12 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from session_contracts.conformance.judge._cases import recap_cases
 from session_contracts.conformance.reference.journal import SessionEvent, SqliteJournal
-from session_contracts.conformance.reference.journal._sqlite import EventRecord
-from session_contracts.conformance.reference.recap import RecapService, project, query_echo
+from session_contracts.conformance.reference.recap import (
+    EventRecord,
+    RecapService,
+    project,
+    query_echo,
+)
 from session_contracts.conformance.reference.recap._service import envelope_bytes
 
 from session_contracts._harn_canonical import harn_sha256

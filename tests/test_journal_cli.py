@@ -6,13 +6,17 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from session_contracts.conformance.reference.journal import (
     JsonlTape,
+    SessionEvent,
     SqliteJournal,
+    harn_record_hash,
     import_files,
     journal_stats,
+    stored_events_of,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,18 +33,32 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def tape_lines(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+def session() -> list[SessionEvent]:
+    """A 40-event session of the journal's own model (ids 1..40)."""
     sys.path.insert(0, str(ROOT))
     try:
         from bench.bench_journal import make_session
     finally:
         sys.path.remove(str(ROOT))
+    events: list[SessionEvent] = make_session(40)
+    return events
+
+
+@pytest.fixture(scope="module")
+def tape_lines(tmp_path_factory: pytest.TempPathFactory, session: list[SessionEvent]) -> list[str]:
+    """The session's tape: one stored event a line."""
     path = tmp_path_factory.mktemp("tape") / "session.jsonl"
-    JsonlTape(path).write(make_session(40))
+    JsonlTape(path).write(session)
     return path.read_text().splitlines()
 
 
+def stored_in(journal: Path) -> list[dict[str, Any]]:
+    with SqliteJournal.open(journal) as opened:
+        return [dict(event) for event in opened.iter_events()]
+
+
 def test_import_and_stats(tmp_path: Path, tape_lines: list[str]) -> None:
+    """journal import takes JSON Lines and .json arrays; journal stats reports the journal."""
     first, second = tmp_path / "a.jsonl", tmp_path / "b.json"
     first.write_text("\n".join(tape_lines[:30]) + "\n")
     second.write_text("[" + ",".join(tape_lines[30:]) + "]")
@@ -61,6 +79,7 @@ def test_import_and_stats(tmp_path: Path, tape_lines: list[str]) -> None:
 
 
 def test_a_file_with_one_bad_line_imports_nothing(tmp_path: Path, tape_lines: list[str]) -> None:
+    """Import is atomic per file: one bad line imports nothing of its file, others still land."""
     bad = tmp_path / "bad.jsonl"
     broken = json.loads(tape_lines[2])
     del broken["kind"]
@@ -74,14 +93,13 @@ def test_a_file_with_one_bad_line_imports_nothing(tmp_path: Path, tape_lines: li
     assert "[journal_corrupt]" in result.stdout
     assert f"{bad}: nothing imported" in result.stdout
     assert f"{good}: imported 10 event(s)" in result.stdout
-    with SqliteJournal.open(journal) as opened:
-        ids = [event.id for event in opened.iter_events()]
-    assert ids == list(range(11, 21))
+    assert [event["event_id"] for event in stored_in(journal)] == list(range(11, 21))
 
 
 def test_a_bad_member_of_a_json_array_names_its_index(
     tmp_path: Path, tape_lines: list[str]
 ) -> None:
+    """A bad member of a .json array is named by its index."""
     broken = json.loads(tape_lines[1])
     broken["surprise"] = 1
     path = tmp_path / "events.json"
@@ -92,6 +110,7 @@ def test_a_bad_member_of_a_json_array_names_its_index(
 
 
 def test_ids_already_present_import_nothing(tmp_path: Path, tape_lines: list[str]) -> None:
+    """A file whose ids the session already holds imports nothing."""
     tape = tmp_path / "t.jsonl"
     tape.write_text("\n".join(tape_lines[:5]) + "\n")
     journal = tmp_path / "j.sqlite"
@@ -103,15 +122,64 @@ def test_ids_already_present_import_nothing(tmp_path: Path, tape_lines: list[str
 
 
 def test_stats_of_a_missing_journal_is_a_usage_error(tmp_path: Path) -> None:
+    """journal stats of a path that is not a journal is journal_unavailable, exit 2."""
     result = cli("journal", "stats", "--journal", str(tmp_path / "none.sqlite"))
     assert result.returncode == 2
     assert "[journal_unavailable]" in result.stderr
 
 
 def test_import_refuses_a_fifo(tmp_path: Path) -> None:
+    """A FIFO is refused, never waited on."""
     import os
 
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
     (result,) = import_files([str(fifo)], tmp_path / "j.sqlite")
     assert result.findings[0].code == "input_not_regular"
+
+
+def test_a_stored_event_file_is_imported_verbatim(tmp_path: Path, tape_lines: list[str]) -> None:
+    """A file of Harn stored events is imported as it is, Harn's own hashes included."""
+    harn = json.loads(tape_lines[0]) | {"session_id": "harn-1", "tenant_id": "t", "tags": ["x"]}
+    harn["record_hash"] = harn_record_hash(harn)
+    path = tmp_path / "stored.jsonl"
+    path.write_text("\n".join([*tape_lines[:5], json.dumps(harn)]) + "\n")
+    journal = tmp_path / "j.sqlite"
+    (result,) = import_files([str(path)], journal)
+    assert (result.imported, result.findings) == (6, ())
+    assert stored_in(journal) == [*(json.loads(line) for line in tape_lines[:5]), harn]
+
+
+def test_a_journal_model_file_is_imported_as_stored_forms(
+    tmp_path: Path, session: list[SessionEvent], tape_lines: list[str]
+) -> None:
+    """Journal-model events are stored as their stored forms, chained across files."""
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.json"
+    first.write_text("".join(json.dumps(e.to_json()) + "\n" for e in session[:25]))
+    second.write_text(json.dumps([e.to_json() for e in session[25:]]))
+    journal = tmp_path / "j.sqlite"
+    results = import_files([str(first), str(second)], journal)
+    assert [(r.imported, r.findings) for r in results] == [(25, ()), (15, ())]
+    stored = stored_in(journal)
+    assert stored == list(stored_events_of([e.to_json() for e in session]))
+    assert stored == [json.loads(line) for line in tape_lines]
+    assert stored[25]["prev_hash"] == stored[24]["record_hash"]
+
+
+def test_mixed_event_forms_import_nothing(tmp_path: Path, session: list[SessionEvent]) -> None:
+    """A file mixing stored and journal-model events is mixed_event_forms and imports nothing."""
+    stored = list(stored_events_of([e.to_json() for e in session[:2]]))
+    lines = tmp_path / "mixed.jsonl"
+    lines.write_text(json.dumps(stored[0]) + "\n" + json.dumps(session[1].to_json()) + "\n")
+    array = tmp_path / "mixed.json"
+    array.write_text(json.dumps([session[0].to_json(), stored[1]]))
+    journal = tmp_path / "j.sqlite"
+    by_line, by_index = import_files([str(lines), str(array)], journal)
+    for result in (by_line, by_index):
+        assert result.imported == 0
+        (finding,) = result.findings
+        assert finding.code == "journal_corrupt"
+        assert finding.message.endswith("(mixed_event_forms)")
+    assert by_line.findings[0].source == f"{lines}:2"
+    assert by_index.findings[0].path == "$[1]"
+    assert not journal.exists(), "a file is checked whole before the journal is touched"

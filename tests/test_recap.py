@@ -10,6 +10,7 @@ stored in the repository, only the redacted envelope it must become.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gc
 import json
@@ -26,17 +27,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from session_contracts.conformance.judge._cases import recap_cases as recap_case_strategy
 from session_contracts.conformance.reference.journal import (
+    JournalCorrupt,
     JsonlTape,
     SessionEvent,
     SqliteJournal,
     export_tape,
     import_tape,
-    stored_event,
+    stored_events_of,
 )
-from session_contracts.conformance.reference.journal._sqlite import EventRecord
 from session_contracts.conformance.reference.recap import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
+    EventRecord,
     RecapService,
     clamp_limit,
     coerce_http_params,
@@ -48,7 +50,6 @@ from session_contracts.conformance.reference.recap import (
     with_extensions,
 )
 from session_contracts.conformance.reference.recap import _projection as projection_module
-from session_contracts.conformance.reference.recap._event_facts import JournalFacts, StoredFacts
 from session_contracts.conformance.reference.recap._redaction_gate import (
     CASE_TRAPS,
     TextScreen,
@@ -59,7 +60,7 @@ from session_contracts.conformance.reference.recap._redaction_gate import (
 
 from session_contracts import InvalidDocument
 from session_contracts._canonical import canonical_bytes
-from session_contracts._jsonload import loads_strict
+from session_contracts._jsonload import MAX_DOCUMENT_BYTES, loads_strict
 from session_contracts._redaction import (
     canaries,
     canary_secrets,
@@ -173,8 +174,18 @@ def test_fixture_case(case: dict[str, Any], fixture_journals: dict[str, Path]) -
     assert outcome.status == expected.get("reason", "available")
     assert_valid_snapshot(outcome.envelope)
     if outcome.available:
+        # Ids are per session: the record hashes of the queried session's events, as
+        # the journal stores them and as docs/hashing.md 4.1 gives them.
+        session = outcome.envelope["snapshot"]["sessionId"]
         with SqliteJournal.open(journal) as reader:
-            hashes = {e.id: record_hash(e.to_json()) for e in reader.iter_events()}
+            hashes = {
+                e["event_id"]: e["record_hash"] for e in reader.iter_events(session_id=session)
+            }
+        assert hashes == {
+            e.id: record_hash(e.to_json())
+            for e in tape_events(case["tape"])
+            if e.session_id == session
+        }
         assert verify_snapshot(outcome.envelope["snapshot"], (), hashes) == []
 
 
@@ -435,18 +446,33 @@ def test_cursor_pending_and_truncated_describe_the_rows_beyond_the_read() -> Non
 
 
 def test_the_service_counts_the_rows_beyond_the_read(tmp_path: Path) -> None:
+    """As Harn's store reads: ``coverage.pending`` is the session's last event id minus
+    the last id read (an id distance, not a count of the rows left), and another
+    session's events never count."""
     events = [user(i, f"p{i}", turnId=f"t{i}") for i in (2, 4, 6, 8, 10)]
-    other = [SessionEvent.from_json({**user(5, "x").to_json(), "sessionId": "sess-other"})]
+    other = [
+        SessionEvent.from_json({**user(i, "x").to_json(), "sessionId": "sess-other"})
+        for i in (5, 40)
+    ]
     journal = journal_of(tmp_path, sorted([*events, *other], key=lambda e: e.id))
     first = RecapService(journal).query({"sessionId": "sess-1", "limit": 2})
     snapshot = first.envelope["snapshot"]
     assert snapshot["cursor"] == {"lastEventId": 4, "nextEventId": 5}
-    assert snapshot["coverage"]["pending"] == 3, "the session's events after 4, not id arithmetic"
+    assert snapshot["coverage"]["pending"] == 10 - 4, "the session's last id minus 4"
+    assert snapshot["coverage"]["truncated"] is True
     assert snapshot["query"] == {
         "sessionId": "sess-1", "runId": None, "turnId": None, "fromEventId": None, "limit": 2
     }  # fmt: skip
+    middle = RecapService(journal).query({"sessionId": "sess-1", "fromEventId": 5, "limit": 2})
+    snapshot = middle.envelope["snapshot"]
+    assert [s["eventId"] for s in snapshot["source"]["events"]] == [6, 8]
+    assert snapshot["cursor"] == {"lastEventId": 8, "nextEventId": 9}
+    assert snapshot["coverage"]["pending"] == 10 - 8
     rest = RecapService(journal).query({"sessionId": "sess-1", "fromEventId": 5})
-    assert [s["eventId"] for s in rest.envelope["snapshot"]["source"]["events"]] == [6, 8, 10]
+    snapshot = rest.envelope["snapshot"]
+    assert [s["eventId"] for s in snapshot["source"]["events"]] == [6, 8, 10]
+    assert snapshot["cursor"] == {"lastEventId": 10, "nextEventId": None}
+    assert (snapshot["coverage"]["pending"], snapshot["coverage"]["truncated"]) == (0, False)
     huge = RecapService(journal).query({"sessionId": "sess-1", "fromEventId": 2**64 - 1})
     assert huge.envelope["snapshot"]["coverage"]["scanned"] == 0
     assert huge.envelope["snapshot"]["query"]["fromEventId"] == 2**64 - 1
@@ -625,84 +651,146 @@ def test_unavailable_reasons(tmp_path: Path, basic_journal: Path) -> None:
         assert_valid_snapshot({"state": "unavailable", "reason": status})
 
 
-def _tampered(tmp_path: Path, sql: str, *parameters: Any) -> Path:
-    journal = journal_of(tmp_path, tape_events("basic.jsonl"))
-    connection = sqlite3.connect(journal, isolation_level=None)
-    try:
-        connection.execute(sql, parameters)
-    finally:
-        connection.close()
-    return journal
+_ROW = " WHERE session_id = ? AND event_id = ?"
+
+
+def _canonical_text(raw: dict[str, Any]) -> str:
+    """A stored event as a journal row holds it: Harn's canonical JSON."""
+    return harn_canonical_bytes(raw).decode("utf-8")
+
+
+def _with_turn(text: str, turn_id: str) -> str:
+    raw = json.loads(text)
+    raw["headers"]["turn_id"] = turn_id
+    return _canonical_text(raw)
 
 
 @pytest.mark.parametrize(
-    ("sql", "parameters"),
+    ("sql", "value"),
     [
-        ("UPDATE session_events SET event = ? WHERE id = 3", ("{not json",)),
-        ("UPDATE session_events SET event = ? WHERE id = 3", ('{"id": 3, "id": 3}',)),
-        ("UPDATE session_events SET turn_id = ? WHERE id = 3", ("turn-9",)),
-        ("UPDATE session_events SET kind = ? WHERE id = 3", ("other",)),
+        ("UPDATE session_events SET event = ?" + _ROW, lambda text: "{not json"),
+        # A duplicate key in an otherwise valid event: the quick path's parser keeps the
+        # last value, the full check refuses the document.
+        ("UPDATE session_events SET event = ?" + _ROW, lambda text: '{"event_id":3,' + text[1:]),
+        # A canonical, valid body whose header no longer matches its column.
+        ("UPDATE session_events SET event = ?" + _ROW, lambda text: _with_turn(text, "turn-9")),
+        ("UPDATE session_events SET turn_id = ?" + _ROW, lambda text: "turn-9"),
+        ("UPDATE session_events SET kind = ?" + _ROW, lambda text: "other"),
+        ("UPDATE session_events SET execution_id = ?" + _ROW, lambda text: "hxe-x"),
+        ("UPDATE session_events SET record_hash = ?" + _ROW, lambda text: "sha256:" + "0" * 64),
+        ("UPDATE session_events SET prev_hash = ?" + _ROW, lambda text: None),
+        ("UPDATE session_events SET event_id = ?" + _ROW, lambda text: 30),
+    ],
+    ids=[
+        "not-json",
+        "duplicate-key",
+        "body-header",
+        "turn_id",
+        "kind",
+        "execution_id",
+        "record_hash",
+        "prev_hash",
+        "event_id",
     ],
 )
-def test_a_corrupt_row_fails_the_projection(tmp_path: Path, sql: str, parameters: Any) -> None:
-    journal = _tampered(tmp_path, sql, *parameters)
+def test_a_corrupt_row_fails_the_projection(tmp_path: Path, sql: str, value: Any) -> None:
+    """A row whose body is not a stored event, or whose columns disagree with its body,
+    is journal_corrupt, named ``PATH#SESSION/event-ID``; the recap is projection_failed."""
+    journal = journal_of(tmp_path, tape_events("basic.jsonl"))
+    connection = sqlite3.connect(journal, isolation_level=None)
+    try:
+        (text,) = connection.execute(
+            "SELECT event FROM session_events" + _ROW, ("sess-basic", 3)
+        ).fetchone()
+        assert connection.execute(sql, (value(text), "sess-basic", 3)).rowcount == 1
+    finally:
+        connection.close()
+    with SqliteJournal.open(journal) as reader, pytest.raises(JournalCorrupt) as caught:
+        reader.read("sess-basic", limit=100)
+    assert {f.code for f in caught.value.findings} == {"journal_corrupt"}
+    row_id = value(text) if "SET event_id" in sql else 3  # the row as its columns key it
+    assert {f.source for f in caught.value.findings} == {f"{journal}#sess-basic/event-{row_id}"}
     service = RecapService(journal)
     assert service.query({"sessionId": "sess-basic"}).status == "projection_failed"
     page = service.query({"sessionId": "sess-basic", "limit": 2})
     assert page.status == "available", "rows before the corrupt one still read"
 
 
-def _rewrite_row(journal: Path, event_id: int, change: Any) -> None:
+def _rewrite_row(journal: Path, event_id: int, change: Any, session_id: str = "sess-basic") -> None:
+    """Replace the body of the session's event ``event_id`` with ``change(body)``."""
     connection = sqlite3.connect(journal, isolation_level=None)
     try:
-        text = connection.execute(
-            "SELECT event FROM session_events WHERE id = ?", (event_id,)
-        ).fetchone()[0]
-        raw = json.loads(text)
-        new_text = change(raw)
+        (text,) = connection.execute(
+            "SELECT event FROM session_events" + _ROW, (session_id, event_id)
+        ).fetchone()
         connection.execute(
-            "UPDATE session_events SET event = ?, run_id = ? WHERE id = ?",
-            (new_text, raw["runId"], event_id),
+            "UPDATE session_events SET event = ?" + _ROW,
+            (change(json.loads(text)), session_id, event_id),
         )
     finally:
         connection.close()
 
 
 @pytest.mark.parametrize(
-    ("run_id", "status"),
+    ("filler", "extra", "status"),
     [
-        ("r" * 256, "available"),
-        ("r" * 257, "projection_failed"),  # ASCII: 257 bytes
-        ("é" * 128, "available"),  # 256 bytes
-        ("é" * 129, "projection_failed"),  # 258 bytes, 129 characters
+        ("r", 0, "available"),  # MAX_DOCUMENT_BYTES bytes
+        ("r", 1, "projection_failed"),  # one byte more
+        ("é", 0, "available"),  # MAX_DOCUMENT_BYTES bytes, about half as many characters
+        ("é", 1, "projection_failed"),  # one byte more, still far fewer characters
     ],
 )
-def test_the_fast_read_path_keeps_the_byte_limits(tmp_path: Path, run_id: str, status: str) -> None:
+def test_the_fast_read_path_keeps_the_byte_limits(
+    tmp_path: Path, filler: str, extra: int, status: str
+) -> None:
+    """The strict reader's byte limit holds on the quick read path, in UTF-8 bytes, not
+    characters: a canonical, valid row of MAX_DOCUMENT_BYTES bytes reads, one byte more
+    is corrupt.  (The stored contract bounds no header or member in bytes, Harn's being
+    any strings, so the document's limit is the byte limit a read enforces.)"""
     journal = journal_of(tmp_path, tape_events("basic.jsonl"))
+    size = MAX_DOCUMENT_BYTES + extra
 
     def change(raw: dict[str, Any]) -> str:
-        raw["runId"] = run_id
-        return canonical_bytes(raw).decode()
+        assert raw["ts"] == ""  # a member the projection does not read
+        room = size - len(harn_canonical_bytes(raw))
+        width = len(filler.encode("utf-8"))
+        raw["ts"] = filler * (room // width) + "r" * (room % width)
+        text = _canonical_text(raw)
+        assert len(text.encode("utf-8")) == size
+        if filler != "r":
+            assert len(text) < MAX_DOCUMENT_BYTES
+        return text
 
     _rewrite_row(journal, 2, change)
     assert RecapService(journal).query({"sessionId": "sess-basic"}).status == status
 
 
 def test_a_valid_row_in_another_spelling_reads_as_its_canonical_form(tmp_path: Path) -> None:
-    journal = journal_of(tmp_path, tape_events("basic.jsonl"))
+    """A valid row the quick path does not vouch for (not canonical) reads through the full
+    check as the same stored event, with the same record hash, and gives the same recap."""
+    events = tape_events("basic.jsonl")
+    journal = journal_of(tmp_path, events)
+    query = {"sessionId": "sess-basic"}
+    served = envelope_bytes(RecapService(journal).query(query).envelope)
     _rewrite_row(journal, 4, lambda raw: json.dumps(raw, indent=1))  # valid, not canonical
+    with contextlib.closing(sqlite3.connect(journal)) as connection:
+        (text,) = connection.execute(
+            "SELECT event FROM session_events" + _ROW, ("sess-basic", 4)
+        ).fetchone()
+    assert text != _canonical_text(json.loads(text)), "the row is not canonical any more"
     with SqliteJournal.open(journal) as reader:
-        read = reader.read_records("sess-basic", limit=100)
-        events = reader.read("sess-basic", limit=100).events
-    assert [r.event for r in read.records] == [e.to_json() for e in events]
-    assert [r.record_hash for r in read.records] == [record_hash(e.to_json()) for e in events]
+        read = reader.read("sess-basic", limit=100)
+    expected = list(stored_events_of([e.to_json() for e in events]))
+    assert list(read.events) == expected
+    assert [e["record_hash"] for e in read.events] == [record_hash(e.to_json()) for e in events]
+    assert envelope_bytes(RecapService(journal).query(query).envelope) == served
 
 
 def test_admission_is_refused_while_closing(
     basic_journal: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     entered, release = threading.Event(), threading.Event()
-    original = projection_module.project
+    original = projection_module.project_stored
 
     def slow_project(*args: Any, **kwargs: Any) -> dict[str, Any]:
         entered.set()
@@ -710,7 +798,7 @@ def test_admission_is_refused_while_closing(
         return original(*args, **kwargs)
 
     monkeypatch.setattr(
-        "session_contracts.conformance.reference.recap._service.project", slow_project
+        "session_contracts.conformance.reference.recap._service.project_stored", slow_project
     )
     service = RecapService(basic_journal)
     results: list[str] = []
@@ -737,7 +825,9 @@ def test_a_failing_projection_is_unavailable_not_a_traceback(
     def broken(*args: Any, **kwargs: Any) -> dict[str, Any]:
         raise KeyError("a bug")
 
-    monkeypatch.setattr("session_contracts.conformance.reference.recap._service.project", broken)
+    monkeypatch.setattr(
+        "session_contracts.conformance.reference.recap._service.project_stored", broken
+    )
     assert RecapService(basic_journal).query({"sessionId": "sess-basic"}).status == (
         "projection_failed"
     )
@@ -746,12 +836,14 @@ def test_a_failing_projection_is_unavailable_not_a_traceback(
 def test_an_envelope_that_breaks_the_contract_is_not_handed_out(
     basic_journal: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = projection_module.project
+    original = projection_module.project_stored
 
     def sloppy(*args: Any, **kwargs: Any) -> dict[str, Any]:
         return {**original(*args, **kwargs), "summary": "an unknown field"}
 
-    monkeypatch.setattr("session_contracts.conformance.reference.recap._service.project", sloppy)
+    monkeypatch.setattr(
+        "session_contracts.conformance.reference.recap._service.project_stored", sloppy
+    )
     assert RecapService(basic_journal).query({"sessionId": "sess-basic"}).status == (
         "projection_failed"
     )
@@ -835,6 +927,9 @@ def _page_through(service: RecapService, query: dict[str, Any]) -> Iterator[dict
 def test_paging_collects_every_event_exactly_once(
     long_journal: tuple[Path, list[SessionEvent]], limit: int, filters: dict[str, str]
 ) -> None:
+    """Following nextEventId from the first page reads every event of the session once, in
+    id order, whatever the filters; as Harn's store reads, each page's pending is the
+    session's last id minus the page's last id."""
     journal, events = long_journal
     service = RecapService(journal)
     pages = list(_page_through(service, {"sessionId": "sess-long", "limit": limit, **filters}))
@@ -860,10 +955,15 @@ def test_paging_collects_every_event_exactly_once(
         assert page["coverage"]["scanned"] <= limit
         assert page["query"]["limit"] == limit
         assert page["coverage"]["truncated"] == (page["cursor"]["nextEventId"] is not None)
+        if page["coverage"]["truncated"]:
+            assert page["cursor"]["nextEventId"] == page["cursor"]["lastEventId"] + 1
+    # As Harn's store reads: pending is the session's last id minus the page's last id
+    # read, an id distance (the session's ids jump from the basic events to 100 and on),
+    # not a count of the events left.
     assert [p["coverage"]["pending"] for p in pages] == [
-        len(wanted) - sum(q["coverage"]["scanned"] for q in pages[: i + 1])
-        for i in range(len(pages))
+        wanted[-1] - p["source"]["events"][-1]["eventId"] for p in pages
     ]
+    assert pages[-1]["coverage"]["pending"] == 0
 
 
 # ---------------------------------------------------------------------- hash properties
@@ -950,7 +1050,7 @@ def test_canaries_the_policy_catches_never_reach_the_snapshot(
     body = envelope_bytes(outcome.envelope).decode()
     # The canaries went in: the journal holds every secret of every planted kind.
     with SqliteJournal.open(fixture_journals["canaries.template.jsonl"]) as reader:
-        stored = "".join(json.dumps(e.to_json()) for e in reader.iter_events())
+        stored = "".join(json.dumps(e) for e in reader.iter_events())
     template = (FIXTURES / "canaries.template.jsonl").read_text(encoding="utf-8")
     planted = sorted(set(re.findall(r"\{canary:([a-z0-9_]+)\}", template)))
     caught = 0
@@ -968,7 +1068,11 @@ def test_canaries_the_policy_catches_never_reach_the_snapshot(
     assert scan_value(outcome.envelope["snapshot"]["turns"], POLICY) == []
     # Each prompt is its event's text through the policy, exactly.
     with SqliteJournal.open(fixture_journals["canaries.template.jsonl"]) as reader:
-        texts = {e.id: e.payload.get("text") for e in reader.iter_events()}
+        texts = {
+            e["event_id"]: e["payload"]["transcript_event"].get("text")
+            for e in reader.iter_events(session_id="sess-canary")
+            if e["kind"] == {"kind": "message"}
+        }
     for turn in outcome.envelope["snapshot"]["turns"]:
         for prompt in turn["prompts"]:
             assert prompt["text"] == redact_text(texts[prompt["sourceEventId"]], POLICY).text
@@ -1126,30 +1230,59 @@ def _session(draw: st.DrawFn) -> list[SessionEvent]:
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=_session())
-def test_read_records_agrees_with_read_and_record_hash(
+def test_a_read_returns_the_stored_forms_and_record_hashes_stored_events_of_gives(
     tmp_path_factory: pytest.TempPathFactory, events: list[SessionEvent]
 ) -> None:
+    """The events a read returns are the stored forms ``stored_events_of`` computes: each
+    carries its journal event's record hash (docs/hashing.md 4.1), chained on the
+    session's previous one.  As Harn's store reads: without ``from_event_id`` the read
+    starts at event 1 (an event with id 0 is read only from 0), and ``pending`` is the
+    session's last id minus the last id read."""
     folder = tmp_path_factory.mktemp("records")
     path = folder / "j.sqlite"
     with SqliteJournal.open(path, create=True) as writer:
         writer.append(events)
+    raws = [e.to_json() for e in events]
+    expected = list(stored_events_of(raws))
+    hashes = [record_hash(raw) for raw in raws]
+    assert [s["record_hash"] for s in expected] == hashes
+    assert [s["prev_hash"] for s in expected] == [None, *hashes[:-1]]
+    ids = [e.id for e in events]
+    half = max(1, len(events) // 2)
     with SqliteJournal.open(path) as reader:
-        read = reader.read("sess-1", limit=len(events))
-        fast = reader.read_records("sess-1", limit=len(events))
-    assert (
-        [r.event for r in fast.records]
-        == [e.to_json() for e in read.events]
-        == [e.to_json() for e in events]
+        whole = reader.read("sess-1", from_event_id=0, limit=len(events))
+        default = reader.read("sess-1", limit=len(events))
+        first = reader.read("sess-1", from_event_id=0, limit=half)
+    assert list(whole.events) == expected
+    assert (whole.scanned, whole.last_event_id, whole.next_event_id, whole.pending) == (
+        len(events),
+        ids[-1],
+        None,
+        0,
     )
-    assert [r.record_hash for r in fast.records] == [record_hash(e.to_json()) for e in events]
-    assert (fast.scanned, fast.last_event_id, fast.next_event_id) == (
-        read.scanned,
-        read.last_event_id,
-        read.next_event_id,
-    )
-    outcome = RecapService(path).query({"sessionId": "sess-1"})
+    assert list(default.events) == [s for s in expected if s["event_id"] >= 1]
+    assert list(first.events) == expected[:half]
+    if half < len(events):
+        assert (first.last_event_id, first.next_event_id, first.pending) == (
+            ids[half - 1],
+            ids[half],
+            ids[-1] - ids[half - 1],
+        )
+    query = query_echo({"sessionId": "sess-1", "fromEventId": 0, "limit": len(events)})
+    outcome = RecapService(path).answer(query)
     assert outcome.available
     assert_valid_snapshot(outcome.envelope)
+    snapshot = outcome.envelope["snapshot"]
+    assert snapshot["source"]["events"] == [
+        {"eventId": event_id, "recordHash": hashes[i]} for i, event_id in enumerate(ids)
+    ]
+    assert snapshot == project(records(events), query, rows_beyond=0, policy=POLICY)
+    from_one = RecapService(path).query({"sessionId": "sess-1"})
+    assert from_one.available
+    assert_valid_snapshot(from_one.envelope)
+    assert [s["eventId"] for s in from_one.envelope["snapshot"]["source"]["events"]] == [
+        event_id for event_id in ids if event_id >= 1
+    ]
 
 
 # ------------------------------------------------------- text and numbers as Harn reads them
@@ -1338,29 +1471,34 @@ def _tools(snapshot: dict[str, Any]) -> list[dict[str, Any]]:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=recap_case_strategy())
-def test_a_journal_event_and_its_stored_form_give_the_same_facts(case: dict[str, Any]) -> None:
-    """JournalFacts is StoredFacts of stored_event(...) (docs/journal.md "As Harn stores it")."""
-    events = [SessionEvent.from_json(raw).to_json() for raw in case["events"]]
-    for raw in events:
-        mapped = stored_event(raw, record_hash="sha256:x", prev_hash=None)
-        placement = JournalFacts.placement(raw)
-        assert StoredFacts.placement(mapped) == placement
-        kind = placement[0]
-        if kind is not None:
-            method = "checkpoint" if kind == "loop_checkpoint" else kind
-            assert getattr(StoredFacts, method)(mapped) == getattr(JournalFacts, method)(raw)
-    sessions = [e for e in events if e["sessionId"] == "sess-1"]
-    query = query_echo({"sessionId": "sess-1"})
-    from_journal = project(
-        records([SessionEvent.from_json(e) for e in sessions]), query, rows_beyond=0, policy=POLICY
-    )
+def test_a_journal_event_and_its_stored_form_give_the_same_recap(
+    case: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The journal stores a journal event as its stored form (docs/journal.md "As Harn
+    stores it"): the recap of the journal is project_stored of the stored forms."""
+    events = [SessionEvent.from_json(raw) for raw in case["events"]]
+    sessions = [e.to_json() for e in events if e.session_id == "sess-1"]
+    if not sessions:
+        return
+    path = tmp_path_factory.mktemp("journal") / "journal.sqlite"
+    with SqliteJournal.open(path, create=True) as journal:
+        journal.append(events)
+    query = query_echo({"sessionId": "sess-1", "fromEventId": 0, "limit": 32768})
+    with RecapService(path, POLICY) as service:
+        from_journal = service.answer(query).envelope["snapshot"]
     from_store = project_stored(
-        [stored_event(e, record_hash=record_hash(e), prev_hash=None) for e in sessions],
-        query,
-        rows_beyond=0,
-        policy=POLICY,
+        list(stored_events_of(sessions)), query, rows_beyond=0, policy=POLICY
     )
     assert from_store == from_journal
+    assert (
+        project(
+            records([SessionEvent.from_json(e) for e in sessions]),
+            query,
+            rows_beyond=0,
+            policy=POLICY,
+        )
+        == from_store
+    )
 
 
 def test_a_tool_call_id_header_comes_before_the_payload_and_is_read_verbatim() -> None:

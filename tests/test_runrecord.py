@@ -12,7 +12,7 @@ import copy
 import json
 import sqlite3
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from session_contracts.conformance.reference.journal import (
     SqliteJournal,
     export_tape,
     import_tape,
+    journal_event_of,
 )
 from session_contracts.conformance.reference.runrecord import (
     EXECUTION_ID_RELABELLED,
@@ -222,6 +223,17 @@ def raw_response(
     return raw
 
 
+def journal_events(stored: Iterable[Mapping[str, Any]]) -> list[SessionEvent]:
+    """The journal events back from the stored events of the run-record kinds
+    (``journal_event_of``): the only ones a run record reads (a completion receipt is a
+    session attribute); the recap kinds have no way back and are left out."""
+    return [
+        SessionEvent.from_json(raw)
+        for event in stored
+        if (raw := journal_event_of(event)) is not None
+    ]
+
+
 def stored_rows(path: Path, sql: str, parameters: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
     with contextlib.closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
         return db.execute(sql, parameters).fetchall()
@@ -304,15 +316,16 @@ def test_reprojection_from_the_session_preserves_the_receipt(tmp_path: Path) -> 
         journal.append(events)
     # A fresh reader: the journal is the only input, no process output is kept.
     with SqliteJournal.open(database) as reader:
-        replayed = list(reader.iter_events(session_id=SESSION))
+        replayed = journal_events(reader.iter_events(session_id=SESSION))
+    assert [e.to_json() for e in replayed] == [events[-1].to_json()], "the attribute, intact"
     assert project(spec(), replayed) == first
     tape = tmp_path / "events.jsonl"
     export_tape(database, tape)
     imported = tmp_path / "imported.sqlite"
     import_tape(tape, imported)
-    assert project(spec(), JsonlTape(tape).read()) == first
+    assert project(spec(), journal_events(JsonlTape(tape).read())) == first
     with SqliteJournal.open(imported) as again:
-        assert project(spec(), list(again.iter_events())) == first
+        assert project(spec(), journal_events(again.iter_events())) == first
 
 
 @pytest.mark.parametrize(
@@ -511,7 +524,7 @@ def test_run_or_session_id_never_relabelled_as_execution_id(tmp_path: Path) -> N
             with pytest.raises(InvalidDocument) as caught:
                 append(journal, raw_response("hi"), event_id=1, execution_id=relabelled)
             assert codes(caught.value) == [("$.executionId", EXECUTION_ID_RELABELLED)]
-        assert rr.next_event_id(journal) == 1  # nothing was written
+        assert rr.next_event_id(journal, SESSION) == 1  # nothing was written
 
 
 def test_execution_owner_is_recovered_from_event_headers() -> None:
@@ -566,16 +579,21 @@ def test_execution_id_in_payload_and_indexed_header(tmp_path: Path) -> None:
         assert stored.to_json()["payload"]["execution_id"] == EXECUTION
         rows = stored_rows(
             database,
-            "SELECT execution_id, iteration, topic, kind, event FROM session_events WHERE id = 4",
+            "SELECT execution_id, topic, kind, event FROM session_events "
+            "WHERE session_id = ? AND event_id = ?",
+            [SESSION, 4],
         )
-        assert rows[0][:4] == (EXECUTION, 2, LLM_TOPIC, "provider_call_response")
-        assert json.loads(rows[0][4])["payload"]["execution_id"] == EXECUTION
-        found = rr.read_by_execution_id(journal, EXECUTION)
-        assert [e.id for e in found] == [2, 4]
+        assert rows[0][:3] == (EXECUTION, LLM_TOPIC, "provider_call_response")
+        body = json.loads(rows[0][3])
+        assert body["payload"]["execution_id"] == EXECUTION
+        assert (body["headers"]["execution_id"], body["headers"]["iteration"]) == (EXECUTION, "2")
+        # The join by the indexed column selects the execution's events of every kind.
+        found = journal.read_by_execution_id(EXECUTION)
+        assert [(e["session_id"], e["event_id"]) for e in found] == [(SESSION, 2), (SESSION, 4)]
         assert rr.read_by_execution_id(journal, EXECUTION, topic=LLM_TOPIC) == (stored,)
     plan = stored_rows(
         database,
-        "EXPLAIN QUERY PLAN SELECT id FROM session_events WHERE execution_id IS ? ORDER BY id",
+        "EXPLAIN QUERY PLAN SELECT seq FROM session_events WHERE execution_id IS ? ORDER BY seq",
         [EXECUTION],
     )
     assert any("session_events_execution_id" in row[-1] for row in plan), plan

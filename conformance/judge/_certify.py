@@ -614,7 +614,9 @@ def judge_recap_limit(runner: Runner, trial: Trial) -> None:
         # Harn's runtime echoes the query as received; only the read is clamped.
         raise _Failed(f"the query echo's limit is {echoed} for a requested {requested}")
     expected = 4096 if requested is None else min(max(requested, 1), 32768)
-    start = query.get("fromEventId", query.get("from_event_id")) or 0
+    # Harn's store reads from event 1 when the query names no start.
+    given = query.get("fromEventId", query.get("from_event_id"))
+    start = 1 if given is None else given
     session = query.get("sessionId", query.get("session_id"))
     available = sum(
         1 for e in trial.input["events"] if e["sessionId"] == session and e["id"] >= start

@@ -7,14 +7,12 @@ query over HTTP, and judges the answer with the very checks that judge
 ``recap.project`` for stdio producers, against the in-process reference.
 
 The journal is shared and append-only, and generated cases reuse session ids
-(``sess-1``) and event ids (from 0).  So every case is rewritten before
-anyone sees it (:meth:`HttpTarget.prepare`, applied to the generated trial):
-its sessions get a suffix unique to the case and its event ids (and the
-query's ``fromEventId``) are shifted past the journal's last id.  The
-reference then projects exactly what the adapter reads; renaming afterwards
-is impossible, since ``projectionHash`` binds the session id and the record
-hashes bind the event ids.  The shift keeps every id's order and distance,
-so a case means the same after it.
+(``sess-1``).  So every case is rewritten before anyone sees it
+(:meth:`HttpTarget.prepare`, applied to the generated trial): its sessions get
+a suffix unique to the case and the run.  The journal numbers events per
+session, so event ids stay as the case has them.  The reference then projects
+exactly what the adapter reads; renaming afterwards is impossible, since
+``projectionHash`` and the record hashes bind the session id.
 """
 
 from __future__ import annotations
@@ -81,7 +79,7 @@ SERVE_HINT = (
 _SESSION_KEYS = ("sessionId", "session_id")
 _FROM_KEYS = ("fromEventId", "from_event_id")
 # The suffix prepare() gives a session; a replayed case gets a fresh one instead of two.
-_SUFFIX = re.compile(r"~c[0-9]+\Z")
+_SUFFIX = re.compile(r"~c[0-9a-f]+-[0-9]+\Z")
 
 
 class _TooLarge(Exception):
@@ -135,7 +133,9 @@ class HttpTarget:
         self.journal_path = Path(journal)
         self._journal = _open_journal(self.journal_path)
         self._connection: http.client.HTTPConnection | None = None
-        self._next_id = 0
+        self._cases = 0
+        # Unique to this run: a journal may hold the sessions of earlier runs.
+        self._run_tag = secrets.token_hex(4)
         self._seeded: set[bytes] = set()
         self._seq = 0
         self.reconnects = 0
@@ -161,22 +161,16 @@ class HttpTarget:
 
     # -- the cases ---------------------------------------------------------------------------
     def prepare(self, trial: Trial) -> Trial:
-        """``trial`` with sessions of its own and event ids past the journal's last id."""
+        """``trial`` with sessions of its own: each session id gets a suffix no other
+        case of any run has (the journal numbers events per session, so ids stay)."""
         if trial.operation != "recap.project":
             return trial
         raw_events = trial.input.get("events")
         events = list(raw_events) if isinstance(raw_events, list) else []
         raw_query = trial.input.get("query")
         query = dict(raw_query) if isinstance(raw_query, Mapping) else {}
-        numbers = [e["id"] for e in events if isinstance(e, Mapping) and _is_uint(e.get("id"))]
-        from_key = next((k for k in _FROM_KEYS if _is_uint(query.get(k))), None)
-        if from_key is not None:
-            numbers.append(query[from_key])
-        low, high = (min(numbers), max(numbers)) if numbers else (0, 0)
-        # Past our own allocations and anything another writer appended meanwhile.
-        base = max(self._next_id, self._last_id() + 1)
-        self._next_id = base + high - low + 1
-        shift, tag = base - low, f"~c{base}"
+        self._cases += 1
+        tag = f"~c{self._run_tag}-{self._cases}"
 
         def rename(session: Any) -> Any:
             return _SUFFIX.sub("", session) + tag if isinstance(session, str) else session
@@ -184,16 +178,11 @@ class HttpTarget:
         def move(event: Any) -> Any:
             if not isinstance(event, Mapping):
                 return event
-            moved = dict(event, sessionId=rename(event.get("sessionId")))
-            if _is_uint(event.get("id")):
-                moved["id"] = event["id"] + shift
-            return moved
+            return dict(event, sessionId=rename(event.get("sessionId")))
 
         for key in _SESSION_KEYS:
             if key in query:
                 query[key] = rename(query[key])
-        if from_key is not None:
-            query[from_key] += shift
         rewritten = dict(trial.input)
         if isinstance(raw_events, list):
             rewritten["events"] = [move(event) for event in events]
@@ -350,10 +339,6 @@ class HttpTarget:
             return response.status, response.reason, response.getheader("server") or "", body
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _last_id(self) -> int:
-        last = self._journal.last_event_id()
-        return -1 if last is None else last
-
     # -- the start -------------------------------------------------------------------------
     def check_reachable(self) -> ProducerInfo:
         """One request before any case: a probe event in a session of its own, asked
@@ -369,7 +354,7 @@ class HttpTarget:
                 {
                     "events": [
                         {
-                            "id": 0,
+                            "id": 1,
                             "sessionId": "certify-probe",
                             "runId": None,
                             "turnId": turn,

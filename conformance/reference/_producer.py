@@ -708,7 +708,7 @@ def _recap_conditions(case: Mapping[str, Any]) -> tuple[str, str, list[int]]:
 
 
 # What a damaged row holds instead of its canonical event: not JSON at all.
-DAMAGED_ROW = '{"id": 1, "damaged'
+DAMAGED_ROW = '{"event_id": 1, "damaged'
 
 
 def _damage_rows(path: Path, event_ids: list[int]) -> None:
@@ -719,7 +719,7 @@ def _damage_rows(path: Path, event_ids: list[int]) -> None:
     try:
         with connection:
             connection.executemany(
-                "UPDATE session_events SET event = ? WHERE id = ?",
+                "UPDATE session_events SET event = ? WHERE event_id = ?",
                 [(DAMAGED_ROW, event_id) for event_id in event_ids],
             )
     finally:

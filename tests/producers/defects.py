@@ -748,6 +748,45 @@ def stored_pending_counts_events(case: Mapping[str, Any]) -> Any:
     return _rehash(output)
 
 
+def journal_pending_counts_rows(case: Mapping[str, Any]) -> Any:
+    # Counts the session's unread journal events as pending, not the id distance to its
+    # last event (Harn's store: last id minus last read id).
+    output = HANDLERS["recap.project"](case)
+    snapshot, events = _snapshot(output), case.get("events")
+    if snapshot is None or not isinstance(events, list) or not snapshot["source"]["events"]:
+        return output
+    last = snapshot["source"]["events"][-1]["eventId"]
+    pending = sum(
+        1
+        for event in events
+        if isinstance(event, dict)
+        and event.get("sessionId") == snapshot["sessionId"]
+        and isinstance(event.get("id"), int)
+        and event["id"] > last
+    )
+    snapshot["coverage"]["pending"] = pending
+    snapshot["cursor"]["nextEventId"] = last + 1 if pending else None
+    snapshot["coverage"]["truncated"] = bool(pending)
+    return _rehash(output)
+
+
+def journal_read_from_event_zero(case: Mapping[str, Any]) -> Any:
+    # Reads a journal session from its first event when the query names no start, where
+    # Harn's store reads from event 1 (an event numbered 0 is then not read).
+    query = case.get("query")
+    if (
+        "events" not in case
+        or not isinstance(query, dict)
+        or query.get("fromEventId", query.get("from_event_id")) is not None
+    ):
+        return HANDLERS["recap.project"](case)
+    output = HANDLERS["recap.project"](dict(case, query=dict(query, fromEventId=0)))
+    snapshot = _snapshot(output)
+    if snapshot is not None:
+        snapshot["query"]["fromEventId"] = None
+    return _rehash(output)
+
+
 def omits_null_receipt_key(case: Mapping[str, Any]) -> Any:
     # Writes no completion_receipt key when no receipt was recorded.
     output = HANDLERS["runrecord.project"](case)
@@ -1295,6 +1334,22 @@ DEFECTS: dict[str, Defect] = {
         "recap.stored-events",
         "recap/stored-pending-id-distance",
         "pending counts unread stored events, not the id distance",
+    ),
+    "journal_pending_counts_rows": Defect(
+        "recap.project",
+        journal_pending_counts_rows,
+        "recap.read-coverage",
+        "recap.semantics",
+        "recap/next-event-id-after-last-read-interleaved",
+        "pending counts unread journal events, not the id distance",
+    ),
+    "journal_read_from_event_zero": Defect(
+        "recap.project",
+        journal_read_from_event_zero,
+        "recap.from-event-id",
+        "recap.semantics",
+        "recap/read-starts-at-event-one",
+        "a read without fromEventId starts at event 0, not 1",
     ),
     "omits_null_receipt_key": Defect(
         "runrecord.project",

@@ -1,13 +1,20 @@
 """The canonical session journal: the input of recap and run-record projections.
 
-A journal is an ordered log of :class:`SessionEvent` values
-(``schemas/session-event.schema.json``), kept in SQLite
-(:class:`SqliteJournal`) or as a JSON Lines tape (:class:`JsonlTape`), with
-:func:`import_tape` / :func:`export_tape` between the two.  ``docs/journal.md``
-describes the layout and the error codes.
+A journal holds each session's events as Harn's session store holds them
+(``StoredEvent``, document type ``session-event.stored``), numbered per
+session, kept in SQLite (:class:`SqliteJournal`) or as a JSON Lines tape
+(:class:`JsonlTape`), with :func:`import_tape` / :func:`export_tape` between
+the two.  Events of the journal's own model (:class:`SessionEvent`,
+``session-event.event``) are stored as their stored form.  ``docs/journal.md``
+describes the model, the layout and the error codes.
 """
 
-from session_contracts.conformance.reference.journal._harn_stored import stored_event
+from session_contracts.conformance.reference.journal._harn_stored import (
+    harn_record_hash,
+    journal_event_of,
+    stored_event,
+    stored_events_of,
+)
 from session_contracts.conformance.reference.journal._import import (
     FileImport,
     export_tape,
@@ -31,14 +38,14 @@ from session_contracts.conformance.reference.journal._model import (
     SessionMissing,
     canonical_event_bytes,
     decode_stored_event,
+    decode_stored_form,
     event_findings,
+    stored_findings,
     validate_event,
 )
 from session_contracts.conformance.reference.journal._sqlite import (
     APPLICATION_ID,
-    EventRecord,
     ReadResult,
-    RecordRead,
     SqliteJournal,
     quick_validator,
 )
@@ -51,7 +58,6 @@ __all__ = [
     "SESSION_EVENT_SCHEMA_ID",
     "STORED_EVENT_DOCUMENT_TYPE",
     "EventKind",
-    "EventRecord",
     "FileImport",
     "JournalCorrupt",
     "JournalError",
@@ -59,18 +65,22 @@ __all__ = [
     "JournalWriteError",
     "JsonlTape",
     "ReadResult",
-    "RecordRead",
     "SessionEvent",
     "SessionMissing",
     "SqliteJournal",
     "canonical_event_bytes",
     "decode_stored_event",
+    "decode_stored_form",
     "event_findings",
     "export_tape",
+    "harn_record_hash",
     "import_files",
     "import_tape",
+    "journal_event_of",
     "journal_stats",
     "quick_validator",
     "stored_event",
+    "stored_events_of",
+    "stored_findings",
     "validate_event",
 ]

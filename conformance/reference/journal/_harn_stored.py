@@ -13,10 +13,26 @@ or written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["HARN_KINDS", "stored_event", "stored_kind_and_payload"]
+from session_contracts._canonical import canonical_bytes, hash_bytes
+from session_contracts._harn_canonical import harn_sha256
+
+__all__ = [
+    "HARN_EVENT_SCHEMA",
+    "HARN_KINDS",
+    "chained_stored_events",
+    "discriminator",
+    "harn_record_hash",
+    "journal_event_of",
+    "stored_event",
+    "stored_events_of",
+    "stored_kind_and_payload",
+]
+
+# The "schema" member of the bytes Harn's store hashes into an event's record hash.
+HARN_EVENT_SCHEMA = "harn.session.event.v1"
 
 # Journal kind -> Harn's SessionEventKind as serde tags it.
 HARN_KINDS: Mapping[str, Mapping[str, str]] = {
@@ -170,3 +186,91 @@ def stored_event(
         "prev_hash": prev_hash,
         "signed_by": None,
     }
+
+
+def stored_events_of(
+    events: Iterable[Mapping[str, Any]], *, previous: Mapping[str, str] | None = None
+) -> Iterator[dict[str, Any]]:
+    """The stored form of each journal event (wire form, checked), in order: its record
+    hash is the journal event's (docs/hashing.md 4.1), its ``prev_hash`` the record hash
+    of the previous event of its session (``previous`` gives it for a session's first
+    event here, when the session already has events elsewhere). Raises
+    :class:`~session_contracts._errors.InvalidDocument` for an event RFC 8785 cannot
+    write (no record hash covers it)."""
+    pairs = ((event, hash_bytes(canonical_bytes(dict(event)))) for event in events)
+    return chained_stored_events(pairs, previous=previous)
+
+
+def chained_stored_events(
+    pairs: Iterable[tuple[Mapping[str, Any], str]], *, previous: Mapping[str, str] | None = None
+) -> Iterator[dict[str, Any]]:
+    """:func:`stored_events_of` of (journal event, its record hash) pairs."""
+    last: dict[str, str] = dict(previous or {})
+    for event, record_hash in pairs:
+        session = event["sessionId"]
+        yield stored_event(event, record_hash=record_hash, prev_hash=last.get(session))
+        last[session] = record_hash
+
+
+def discriminator(kind: Mapping[str, Any]) -> str:
+    """``SessionEventKind::discriminator``: the custom type, or the named kind."""
+    name: str = kind["type"] if kind.get("kind") == "custom" else kind["kind"]
+    return name
+
+
+def harn_record_hash(stored: Mapping[str, Any]) -> str:
+    """The record hash Harn's store computes for a stored event as it appends it
+    (``crates/harn-session-store/src/signing.rs`` ``compute_record_hash`` over
+    ``event.rs`` ``canonical_event_bytes``): ``sha256:`` and the hex SHA-256 of Harn's
+    canonical JSON of these members, ``ts``, ``record_hash`` and ``signed_by`` left out."""
+    return harn_sha256(
+        {
+            "schema": HARN_EVENT_SCHEMA,
+            "session_id": stored["session_id"],
+            "event_id": stored["event_id"],
+            "tenant_id": stored["tenant_id"],
+            "parent_event_id": stored["parent_event_id"],
+            "actor": stored["actor"],
+            "kind": discriminator(stored["kind"]),
+            "payload": stored["payload"],
+            "tags": stored["tags"],
+            "headers": stored["headers"],
+            "ts_ms": stored["ts_ms"],
+            "prev_hash": stored["prev_hash"],
+        }
+    )
+
+
+# Journal kinds the recap does not read: their stored form is a custom kind of that
+# name with the journal payload unchanged, so it reads back as the journal event.
+_OPAQUE_KINDS = frozenset(
+    {"provider_call_response", "session_attribute", "transcript_reset", "other"}
+)
+
+
+def journal_event_of(stored: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The journal event (wire form, unchecked) whose stored form ``stored`` is, for the
+    kinds stored unchanged (``provider_call_response``, ``session_attribute``,
+    ``transcript_reset``, ``other``) with a ``topic`` header; ``None`` for any other."""
+    kind, headers = stored["kind"], stored["headers"]
+    if kind.get("kind") != "custom" or kind.get("type") not in _OPAQUE_KINDS:
+        return None
+    if "topic" not in headers:
+        return None
+    iteration = headers.get("iteration")
+    return {
+        "id": stored["event_id"],
+        "sessionId": stored["session_id"],
+        "runId": headers.get("run_id"),
+        "turnId": headers.get("turn_id"),
+        "iteration": int(iteration) if _is_decimal(iteration) else None,
+        "executionId": headers.get("execution_id"),
+        "topic": headers["topic"],
+        "kind": kind["type"],
+        "recordedAtUnixMs": stored["ts_ms"],
+        "payload": stored["payload"],
+    }
+
+
+def _is_decimal(text: str | None) -> bool:
+    return text is not None and text.isascii() and text.isdigit()

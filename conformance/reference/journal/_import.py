@@ -1,7 +1,9 @@
-"""Moving a journal between its two stores: JSON Lines tape and SQLite.
+"""Moving a journal between its two stores: JSON Lines tape and SQLite; importing files.
 
-Both stores hold the same canonical bytes per event, so a round trip
-(SQLite -> tape -> SQLite) reproduces every event and every stored byte.
+Both stores hold the same canonical bytes per stored event, so a round trip
+(SQLite -> tape -> SQLite) reproduces every event and every stored byte.  An
+imported file holds Harn stored events (kept as they are) or events of the
+journal's own model (each stored as its stored form).
 """
 
 from __future__ import annotations
@@ -13,9 +15,13 @@ from typing import Any
 
 from session_contracts.conformance.reference.journal._jsonl import JsonlTape
 from session_contracts.conformance.reference.journal._model import (
+    EVENT_DOCUMENT_TYPE,
+    STORED_EVENT_DOCUMENT_TYPE,
     JournalError,
     SessionEvent,
     corrupt,
+    event_findings,
+    stored_findings,
 )
 from session_contracts.conformance.reference.journal._sqlite import SqliteJournal
 
@@ -37,7 +43,7 @@ def import_tape(tape_path: str | os.PathLike[str], sqlite_path: str | os.PathLik
     """
     events = JsonlTape(tape_path).read()
     with SqliteJournal.open(sqlite_path, create=True) as journal:
-        return journal.append(events)
+        return journal.append_stored(events)
 
 
 def export_tape(
@@ -68,31 +74,65 @@ class FileImport:
     findings: tuple[Finding, ...] = ()
 
 
-def _read_events(path: str) -> list[SessionEvent]:
-    """The events of one file: JSON Lines (a tape, one event a line) or, for a ``.json``
-    file, one event or an array of events. Checked whole; nothing is written here."""
-    with open_regular_file(path):  # a FIFO or device is refused, never waited on
-        pass
-    if not path.endswith(".json"):
-        return list(JsonlTape(path).iter_events())
-    with open_regular_file(path) as handle:
-        data = handle.read(MAX_DOCUMENT_BYTES + 1)
-    try:
-        value: Any = loads_strict(data)
-    except InvalidDocument as exc:
-        raise corrupt(exc.findings, source=path) from None
-    items = value if isinstance(value, list) else [value]
-    events = []
-    for index, item in enumerate(items):
-        try:
-            events.append(SessionEvent.from_json(item))
-        except InvalidDocument as exc:
-            prefix = f"$[{index}]" if isinstance(value, list) else "$"
-            findings = [
-                Finding(prefix + f.path[1:], f.code, f.message, f.hint) for f in exc.findings
-            ]
-            raise corrupt(findings, source=f"{path}#{prefix}") from None
-    return events
+def _form(item: Any) -> str:
+    """The document type an imported item is meant as: a stored event has ``event_id``."""
+    if isinstance(item, dict) and "event_id" in item:
+        return STORED_EVENT_DOCUMENT_TYPE
+    return EVENT_DOCUMENT_TYPE
+
+
+def _items(path: str) -> list[tuple[str, Any]]:
+    """(place, parsed value) of each event of a file: JSON Lines, one event a line (blank
+    lines skipped), or, for a ``.json`` file, one event or an array of events."""
+    with open_regular_file(path) as handle:  # a FIFO or device is refused, never waited on
+        if path.endswith(".json"):
+            data = handle.read(MAX_DOCUMENT_BYTES + 1)
+            try:
+                value: Any = loads_strict(data)
+            except InvalidDocument as exc:
+                raise corrupt(exc.findings, source=path) from None
+            if isinstance(value, list):
+                return [(f"$[{index}]", item) for index, item in enumerate(value)]
+            return [("$", value)]
+        items = []
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append((f"{path}:{number}", loads_strict(line)))
+            except InvalidDocument as exc:
+                raise corrupt(exc.findings, source=f"{path}:{number}", line=number) from None
+        return items
+
+
+def _read_events(path: str) -> tuple[str, list[Any]]:
+    """The events of one file and their form (``session-event.stored`` or
+    ``session-event.event``, decided by the first; every event must have it), checked
+    whole; nothing is written here."""
+    items = _items(path)
+    form = _form(items[0][1]) if items else STORED_EVENT_DOCUMENT_TYPE
+    events: list[Any] = []
+    for place, item in items:
+        if _form(item) != form:
+            found: tuple[Finding, ...] = (
+                Finding(
+                    "$",
+                    "mixed_event_forms",
+                    f"this event is not a {form} like the file's first event",
+                    "import Harn stored events and journal-model events from separate files",
+                ),
+            )
+        elif form == STORED_EVENT_DOCUMENT_TYPE:
+            found = stored_findings(item)
+        else:
+            found = event_findings(item)
+        if found:
+            if place.startswith("$"):
+                findings = [Finding(place + f.path[1:], f.code, f.message, f.hint) for f in found]
+                raise corrupt(findings, source=f"{path}#{place}") from None
+            raise corrupt(found, source=place) from None
+        events.append(SessionEvent.from_json(item) if form == EVENT_DOCUMENT_TYPE else item)
+    return form, events
 
 
 def import_files(paths: Sequence[str], journal_path: str | os.PathLike[str]) -> list[FileImport]:
@@ -106,9 +146,12 @@ def import_files(paths: Sequence[str], journal_path: str | os.PathLike[str]) -> 
     results = []
     for path in paths:
         try:
-            events = _read_events(path)
+            form, events = _read_events(path)
             with SqliteJournal.open(journal_path, create=True) as journal:
-                count = journal.append(events)
+                if form == STORED_EVENT_DOCUMENT_TYPE:
+                    count = journal.append_stored(events)
+                else:
+                    count = journal.append(events)
         except (JournalError, SessionContractsError) as exc:
             findings = tuple(
                 f if f.source else Finding(f.path, f.code, f.message, f.hint, source=path)
@@ -123,10 +166,7 @@ def import_files(paths: Sequence[str], journal_path: str | os.PathLike[str]) -> 
 def journal_stats(journal_path: str | os.PathLike[str]) -> dict[str, Any]:
     """Sessions, events, the id range and the file size of a SQLite journal (read-only)."""
     with SqliteJournal.open(journal_path) as journal:
-        ((sessions, events, low, high),) = journal._fetch(  # one aggregate row
-            "SELECT count(DISTINCT session_id), count(*), min(id), max(id) FROM session_events",
-            (),
-        )
+        sessions, events, low, high = journal.statistics()
         path = journal.path
     return {
         "journal": str(path),

@@ -1,8 +1,9 @@
-"""The JSON Lines tape: a session journal as a text file, one canonical event a line.
+"""The JSON Lines tape: a session journal as a text file, one stored event a line.
 
-A line holds exactly the bytes a SQLite row's ``event`` column holds: the
-event's RFC 8785 canonical JSON (sorted keys, no insignificant whitespace,
-UTF-8), then ``\\n``.  Ids increase from line to line.  A tape is written to a
+A line holds exactly the bytes a SQLite row's ``event`` column holds: a Harn
+``StoredEvent`` in Harn's canonical JSON (sorted keys, no insignificant
+whitespace, UTF-8, numbers as serde_json writes them), then ``\\n``.  Within
+each session, ids increase from line to line.  A tape is written to a
 temporary file beside its target and renamed over it, so a reader sees the
 old tape or the new one, never half of one.
 """
@@ -11,11 +12,12 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
+from session_contracts.conformance.reference.journal._harn_stored import stored_events_of
 from session_contracts.conformance.reference.journal._model import (
     MAX_FINDINGS,
     WRITE_FAILED,
@@ -24,13 +26,15 @@ from session_contracts.conformance.reference.journal._model import (
     JournalUnavailable,
     JournalWriteError,
     SessionEvent,
-    canonical_event_bytes,
     corrupt,
-    decode_stored_event,
+    decode_stored_form,
     rejected,
+    stored_findings,
+    validate_event,
 )
 
 from session_contracts._errors import Finding, InvalidDocument
+from session_contracts._harn_canonical import harn_canonical_bytes
 
 __all__ = ["JsonlTape"]
 
@@ -44,23 +48,24 @@ class JsonlTape:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         object.__setattr__(self, "path", Path(path))
 
-    def read(self) -> tuple[SessionEvent, ...]:
+    def read(self) -> tuple[dict[str, Any], ...]:
         """Every event of the tape, in order."""
         return tuple(self.iter_events())
 
-    def iter_events(self) -> Iterator[SessionEvent]:
-        """Each event in line order.
+    def iter_events(self) -> Iterator[dict[str, Any]]:
+        """Each stored event in line order.
 
         A missing or unreadable file raises :class:`JournalUnavailable`; a
-        line that does not parse, breaks the contract, or does not increase
-        the id raises :class:`JournalCorrupt` naming the line.
+        line that does not parse, breaks the ``session-event.stored`` contract,
+        or does not increase its session's id raises :class:`JournalCorrupt`
+        naming the line.
         """
         try:
             handle = self.path.open("rb")
         except OSError as exc:
             raise self._unavailable(f"the tape cannot be opened: {exc.strerror or exc}") from None
         with handle:
-            previous: int | None = None
+            previous: dict[str, int] = {}
             number = 0
             while True:
                 try:
@@ -73,21 +78,27 @@ class JsonlTape:
                 if not line.strip():
                     continue  # a blank line separates nothing and holds no event
                 source = f"{self.path}:{number}"
-                event = decode_stored_event(line, source=source, line=number)
-                if previous is not None and event.id <= previous:
+                event = decode_stored_form(line, source=source, line=number)
+                session, event_id = event["session_id"], event["event_id"]
+                before = previous.get(session)
+                if before is not None and event_id <= before:
                     problem = Finding(
-                        "$.id",
+                        "$.event_id",
                         JournalCorrupt.code,
-                        f"event id {event.id} does not follow the previous line's id {previous}",
+                        f"event id {event_id} does not follow the previous id {before} "
+                        f"of session {session!r}",
                     )
-                    raise corrupt([problem], source=source, event_id=event.id, line=number)
-                previous = event.id
+                    raise corrupt([problem], source=source, event_id=event_id, line=number)
+                previous[session] = event_id
                 yield event
 
-    def write(self, events: Iterable[SessionEvent]) -> int:
-        """Replace the tape with ``events``; return how many lines were written.
+    def write(self, events: Iterable[Mapping[str, Any] | SessionEvent]) -> int:
+        """Replace the tape with stored ``events``; return how many lines were written.
 
-        Events are checked against the contract and must increase in id.  On a
+        A :class:`SessionEvent` (the journal's own model) is written as its stored
+        form, chained on the previous one of its session, as the SQLite journal
+        stores it (``SqliteJournal.append``).  Events are checked against
+        ``session-event.stored`` and must increase in id within each session.  On a
         refusal (:class:`JournalWriteError`) the previous tape, if any, is left
         untouched.
         """
@@ -101,7 +112,7 @@ class JsonlTape:
         temporary = Path(handle.name)
         try:
             with handle:
-                count, problems = _write_lines(handle, events)
+                count, problems = _write_lines(handle, _stored_forms(events))
                 if problems:
                     raise JournalWriteError(problems)
                 handle.flush()
@@ -143,30 +154,60 @@ class JsonlTape:
         )
 
 
-def _write_lines(handle: IO[bytes], events: Iterable[SessionEvent]) -> tuple[int, list[Finding]]:
+def _stored_forms(
+    events: Iterable[Mapping[str, Any] | SessionEvent],
+) -> Iterator[Mapping[str, Any]]:
+    """Each event as a stored event: a journal-model one as its chained stored form."""
+    chain: dict[str, str] = {}
+    for event in events:
+        if isinstance(event, SessionEvent):
+            raw = event.to_json()
+            try:
+                validate_event(raw)
+                (stored,) = stored_events_of([raw], previous=chain)
+            except InvalidDocument:
+                yield raw  # refused by the stored contract, at its index
+                continue
+            chain[event.session_id] = stored["record_hash"]
+            yield stored
+        else:
+            yield event
+
+
+def _write_lines(
+    handle: IO[bytes], events: Iterable[Mapping[str, Any]]
+) -> tuple[int, list[Finding]]:
     """Write each event's canonical line; stop writing, but keep checking, after a refusal."""
     problems: list[Finding] = []
-    previous: int | None = None
+    previous: dict[str, int] = {}
     count = 0
     for index, event in enumerate(events):
-        try:
-            line = canonical_event_bytes(event)
-        except InvalidDocument as exc:
-            problems.extend(rejected(exc.findings, index=index, event_id=event.id))
+        found = stored_findings(event)
+        event_id = event.get("event_id") if isinstance(event, Mapping) else None
+        if found:
+            problems.extend(rejected(found, index=index, event_id=event_id))
         else:
-            if previous is not None and event.id <= previous:
-                problems.append(
-                    Finding(
-                        f"$[{index}].id",
-                        WRITE_REJECTED,
-                        f"event id {event.id} does not follow the previous id {previous}",
-                        "ids are unique and increase along the tape; sort the events by id",
+            session = event["session_id"]
+            before = previous.get(session)
+            previous[session] = event["event_id"]
+            try:
+                line = harn_canonical_bytes(dict(event))
+            except InvalidDocument as exc:
+                problems.extend(rejected(exc.findings, index=index, event_id=event_id))
+            else:
+                if before is not None and event["event_id"] <= before:
+                    problems.append(
+                        Finding(
+                            f"$[{index}].event_id",
+                            WRITE_REJECTED,
+                            f"event id {event_id} does not follow the previous id {before} "
+                            f"of session {session!r}",
+                            "a session's ids increase along the tape; sort its events by id",
+                        )
                     )
-                )
-            elif not problems:
-                handle.write(line + b"\n")
-                count += 1
-        previous = event.id
+                elif not problems:
+                    handle.write(line + b"\n")
+                    count += 1
         if len(problems) >= MAX_FINDINGS:
             break
     return count, problems

@@ -49,7 +49,9 @@ __all__ = [
     "SessionMissing",
     "canonical_event_bytes",
     "decode_stored_event",
+    "decode_stored_form",
     "event_findings",
+    "stored_findings",
     "validate_event",
 ]
 
@@ -177,13 +179,14 @@ def corrupt(
     return JournalCorrupt(findings, event_id=event_id, line=line)
 
 
-def rejected(problems: Iterable[Finding], *, index: int, event_id: int) -> list[Finding]:
+def rejected(problems: Iterable[Finding], *, index: int, event_id: Any) -> list[Finding]:
     """Restate an event's contract findings as write refusals located in the batch."""
+    which = f"event id {event_id}" if isinstance(event_id, int) else f"event {index}"
     return [
         Finding(
             f"$[{index}]{problem.path[1:]}",
             WRITE_REJECTED,
-            f"event id {event_id}: {problem.message} ({problem.code})",
+            f"{which}: {problem.message} ({problem.code})",
             problem.hint,
         )
         for problem in problems
@@ -339,3 +342,36 @@ def event_findings(raw: Any) -> tuple[Finding, ...]:
         # engine takes any Python value.
         found = validator.validate(EVENT_DOCUMENT_TYPE, raw, reference=True)
     return tuple(found[:MAX_FINDINGS])
+
+
+def stored_findings(raw: Any) -> tuple[Finding, ...]:
+    """Every way ``raw`` breaks the ``session-event.stored`` contract (Harn's
+    ``StoredEvent``); empty when it is a valid stored event."""
+    validator = default_validator()
+    try:
+        found = validator.validate(STORED_EVENT_DOCUMENT_TYPE, raw)
+    except (ValueError, TypeError, OverflowError):
+        found = validator.validate(STORED_EVENT_DOCUMENT_TYPE, raw, reference=True)
+    return tuple(found[:MAX_FINDINGS])
+
+
+def decode_stored_form(
+    data: bytes | str,
+    *,
+    source: str,
+    event_id: int | None = None,
+    line: int | None = None,
+) -> dict[str, Any]:
+    """Parse and check one stored event (Harn's ``StoredEvent``, as a journal row or a
+    tape line holds it); any problem is a :class:`JournalCorrupt`."""
+    try:
+        raw = loads_strict(data)
+    except InvalidDocument as exc:
+        raise corrupt(exc.findings, source=source, event_id=event_id, line=line) from None
+    if event_id is None and isinstance(raw, dict) and type(raw.get("event_id")) is int:
+        event_id = raw["event_id"]
+    problems = stored_findings(raw)
+    if problems:
+        raise corrupt(problems, source=source, event_id=event_id, line=line)
+    stored: dict[str, Any] = raw
+    return stored

@@ -1,11 +1,20 @@
-"""The SQLite session journal: the durable, indexed event log that projections read.
+"""The SQLite session journal: Harn's stored events, durable and indexed, as projections read them.
 
-One table, ``session_events``: the event id is the ``INTEGER PRIMARY KEY``
-(SQLite's rowid, so id order is storage order), the header columns a reader
-filters or joins on are copied out of the event and indexed, and the whole
-canonical event is kept as JSON text.  Headers are copies, so every read
-checks them against the body: a row whose columns and body disagree is
-corrupt, never silently trusted one way or the other.
+One table, ``session_events``, one row per Harn ``StoredEvent``
+(``crates/harn-session-store/src/event.rs``; docs/journal.md): keyed by the
+session and its per-session ``event_id``, as Harn's store numbers them, with
+the columns a reader filters or joins on (the kind's discriminator, the
+``run_id``, ``turn_id``, ``execution_id`` and ``topic`` headers, the record and
+previous hashes) copied out of the event and indexed, and the whole event kept
+as Harn's canonical JSON text.  Columns are copies, so every read checks them
+against the body: a row whose columns and body disagree is corrupt, never
+silently trusted one way or the other.
+
+Two ways in: :meth:`SqliteJournal.append_stored` keeps Harn's stored events as
+they are (their hashes included); :meth:`SqliteJournal.append` takes the
+journal's own event model (``session-event.event``) and stores each event's
+stored form (``_harn_stored.stored_events_of``), chained on the session's last
+record hash.
 
 Readers open the file through a read-only URI (``mode=ro``) and also set
 ``PRAGMA query_only``, so a projection cannot write even by mistake.  Writers
@@ -13,32 +22,32 @@ use WAL mode (readers keep reading while one writer appends) with
 ``synchronous = FULL``, so a committed batch survives a power cut.
 
 Reads check every row, and most rows take a quick path that is exact: a row
-the journal wrote is the canonical JSON of a valid event, so a row whose
-bytes equal the canonical form of their own parse (orjson, then
-``canonical_bytes``, all rows at once) and that passes a jsonschema-rs
-validator with the per-value x- keywords restated in plain JSON Schema
-(:func:`quick_validator`) is exactly a row the full check accepts.  Any row the
-quick path does not vouch for goes through the full check, which names the
-problem.  The canonical bytes double as the record hash's input
-(:meth:`SqliteJournal.read_records`), so each row is canonicalized once.
+the journal wrote is the canonical JSON of a valid stored event, so a row
+whose bytes equal the canonical form of their own parse (orjson, then
+``harn_canonical_bytes``, all rows at once) and that passes a jsonschema-rs
+validator (:func:`quick_validator`) is exactly a row the full check accepts.
+Any row the quick path does not vouch for goes through the full check, which
+names the problem.
 """
 
 from __future__ import annotations
 
-import operator
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from hashlib import sha256
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 from session_contracts.conformance.reference._closing import ClosedOnExit
+from session_contracts.conformance.reference.journal._harn_stored import (
+    chained_stored_events,
+    discriminator,
+)
 from session_contracts.conformance.reference.journal._model import (
-    EVENT_DOCUMENT_TYPE,
     MAX_FINDINGS,
+    STORED_EVENT_DOCUMENT_TYPE,
     WRITE_FAILED,
     WRITE_REJECTED,
     JournalCorrupt,
@@ -46,18 +55,16 @@ from session_contracts.conformance.reference.journal._model import (
     JournalWriteError,
     SessionEvent,
     SessionMissing,
-    canonical_event_bytes,
     corrupt,
-    decode_stored_event,
+    decode_stored_form,
     rejected,
+    stored_findings,
+    validate_event,
 )
 
-from session_contracts._canonical import (
-    HASH_PREFIX,
-    canonical_bytes,
-    hash_bytes,
-)
+from session_contracts._canonical import canonical_bytes, hash_bytes
 from session_contracts._errors import Finding, InvalidDocument
+from session_contracts._harn_canonical import harn_canonical_bytes
 from session_contracts._jsonload import MAX_DEPTH, MAX_DOCUMENT_BYTES
 from session_contracts._validator import default_validator
 
@@ -72,9 +79,7 @@ except ImportError:  # built without a C compiler: two passes of bytes.count
 __all__ = [
     "APPLICATION_ID",
     "FORMAT_VERSION",
-    "EventRecord",
     "ReadResult",
-    "RecordRead",
     "SqliteJournal",
     "quick_validator",
 ]
@@ -82,49 +87,44 @@ __all__ = [
 # Written to the database header (PRAGMA application_id): "SJNL" marks a file
 # as a session journal, so any other SQLite database is refused, not misread.
 APPLICATION_ID = 0x534A4E4C
-FORMAT_VERSION = 1  # PRAGMA user_version: the layout below
+FORMAT_VERSION = 2  # PRAGMA user_version: the layout below (1 held the journal model's rows)
 _BUSY_TIMEOUT_S = 5.0
-_MAX_ROW_ID = 2**63 - 1
+_MAX_EVENT_ID = 2**63 - 1
 
 _COLUMNS = (
-    "id",
+    "seq",
     "session_id",
+    "event_id",
+    "kind",
     "run_id",
     "turn_id",
-    "iteration",
     "execution_id",
     "topic",
-    "kind",
+    "record_hash",
+    "prev_hash",
     "event",
 )
-# Header columns as the event body spells them, in _COLUMNS order (without "event").
-_WIRE_NAMES = (
-    "id",
-    "sessionId",
-    "runId",
-    "turnId",
-    "iteration",
-    "executionId",
-    "topic",
-    "kind",
-)
+# The columns a row copies out of its event (every one but seq and event).
+_COPIED = _COLUMNS[1:-1]
 
 _CREATE = (
     """
     CREATE TABLE session_events (
-        id           INTEGER PRIMARY KEY,
+        seq          INTEGER PRIMARY KEY,
         session_id   TEXT NOT NULL,
+        event_id     INTEGER NOT NULL,
+        kind         TEXT NOT NULL,
         run_id       TEXT,
         turn_id      TEXT,
-        iteration    INTEGER,
         execution_id TEXT,
-        topic        TEXT NOT NULL,
-        kind         TEXT NOT NULL,
+        topic        TEXT,
+        record_hash  TEXT NOT NULL,
+        prev_hash    TEXT,
         event        TEXT NOT NULL
     ) STRICT
     """,
-    # Bounded session reads: WHERE session_id = ? AND id >= ? ORDER BY id LIMIT ?
-    "CREATE INDEX session_events_session_id ON session_events (session_id, id)",
+    # Bounded session reads: WHERE session_id = ? AND event_id >= ? ORDER BY event_id LIMIT ?
+    "CREATE UNIQUE INDEX session_events_session_id ON session_events (session_id, event_id)",
     "CREATE INDEX session_events_run_id ON session_events (run_id)",
     "CREATE INDEX session_events_turn_id ON session_events (turn_id)",
     "CREATE INDEX session_events_topic ON session_events (topic)",
@@ -133,72 +133,54 @@ _CREATE = (
 # The body comes back as its stored UTF-8 bytes: parsed and compared as bytes,
 # never decoded to str and encoded again.
 _SELECT = f"SELECT {', '.join(_COLUMNS[:-1])}, CAST(event AS BLOB) FROM session_events"
-_INSERT = f"INSERT INTO session_events VALUES ({', '.join('?' for _ in _COLUMNS)})"
+_INSERT = (
+    f"INSERT INTO session_events ({', '.join(_COLUMNS[1:])}) "
+    f"VALUES ({', '.join('?' for _ in _COLUMNS[1:])})"
+)
 
 _Row = tuple[Any, ...]
+Stored = Mapping[str, Any]
+
+
+def copied_columns(event: Stored) -> tuple[Any, ...]:
+    """The column values a row copies out of a stored event, in ``_COPIED`` order."""
+    headers = event["headers"]
+    return (
+        event["session_id"],
+        event["event_id"],
+        discriminator(event["kind"]),
+        headers.get("run_id"),
+        headers.get("turn_id"),
+        headers.get("execution_id"),
+        headers.get("topic"),
+        event["record_hash"],
+        event["prev_hash"],
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class ReadResult:
-    """One bounded read of a session.
+    """One bounded read of a session, as Harn's store reads it.
 
     ``scanned`` counts the session's events read within the limit, in id
-    order; ``events`` are those of them that pass the run and turn filters.
+    order; ``events`` are those of them that pass the run and turn filters
+    (Harn ``StoredEvent`` values, plain parsed JSON meant to be read only).
     ``last_event_id`` is the last scanned id; ``next_event_id`` is the id of
     the session's next event after it, or ``None`` when the read reached the
-    end: pass it as ``from_event_id`` to continue.
+    end: pass it as ``from_event_id`` to continue.  ``pending`` is the
+    session's last id minus the last id read (0 when nothing was read), Harn's
+    ``coverage.pending``.
     """
 
-    events: tuple[SessionEvent, ...]
+    events: tuple[Stored, ...]
     scanned: int
     last_event_id: int | None
     next_event_id: int | None
+    pending: int = 0
 
     @property
     def matched(self) -> int:
         return len(self.events)
-
-    @property
-    def has_more(self) -> bool:
-        return self.next_event_id is not None
-
-
-class EventRecord(NamedTuple):
-    """One checked event in its wire form, with its record hash (docs/hashing.md 4.1).
-
-    ``event`` is the parsed JSON object (camelCase members, every header
-    present), a plain ``dict`` shared with no one else but meant to be read
-    only; ``record_hash`` is the hash of its canonical bytes.  (A named tuple,
-    not a dataclass: a read makes 32,768 of them, and tuples are made fastest.)
-    """
-
-    event: Mapping[str, Any]
-    record_hash: str
-
-    @property
-    def id(self) -> int:
-        event_id: int = self.event["id"]
-        return event_id
-
-
-@dataclass(frozen=True, slots=True)
-class RecordRead:
-    """One bounded read as :class:`EventRecord` values, unfiltered: what a recap reads.
-
-    ``records`` are every event of the session read within the limit, in id
-    order; ``rows_beyond`` counts the session's events after the last one read
-    (0 when nothing was read); ``next_event_id`` is the id of the first of them.
-    """
-
-    records: tuple[EventRecord, ...]
-    scanned: int
-    last_event_id: int | None
-    next_event_id: int | None
-    rows_beyond: int = 0
-
-    @property
-    def matched(self) -> int:
-        return len(self.records)
 
     @property
     def has_more(self) -> bool:
@@ -306,13 +288,72 @@ class SqliteJournal(ClosedOnExit):
     # ------------------------------------------------------------------ writing
 
     def append(self, events: Iterable[SessionEvent]) -> int:
-        """Append ``events`` in one durable transaction; return how many were written.
+        """Append journal-model events, each as its stored form, in one durable transaction;
+        return how many were written.
 
-        Every event is checked against the contract first.  Ids must increase
-        through the batch and follow the journal's last id; a duplicate id is
+        Every event is checked against the ``session-event.event`` contract
+        first.  Its stored form keeps its id, carries its record hash
+        (docs/hashing.md 4.1) and chains on the previous record hash of its
+        session (``prev_hash``).  Ids must increase within each session,
+        through the batch and after the session's last id; a duplicate is
         refused.  On any refusal or failure nothing of the batch is written
         and :class:`JournalWriteError` says why.
         """
+        problems: list[Finding] = []
+        pairs: list[tuple[dict[str, Any], str]] = []
+        for index, event in enumerate(events):
+            raw = event.to_json()
+            try:
+                validate_event(raw)
+                # The record hash; RFC 8785 also refuses what no record hash could cover.
+                pairs.append((raw, hash_bytes(canonical_bytes(raw))))
+            except InvalidDocument as exc:
+                problems.extend(rejected(exc.findings, index=index, event_id=event.id))
+                if len(problems) >= MAX_FINDINGS:
+                    break
+        if problems:
+            raise JournalWriteError(problems[:MAX_FINDINGS])
+        return self._write(
+            lambda previous: list(chained_stored_events(pairs, previous=previous)),
+            sessions={raw["sessionId"] for raw, _ in pairs},
+            id_member="id",
+        )
+
+    def append_stored(self, events: Iterable[Stored]) -> int:
+        """Append Harn ``StoredEvent`` values as they are, in one durable transaction; return
+        how many were written.
+
+        Each is checked against ``session-event.stored``; its record and previous
+        hashes are kept (Harn's store computed them).  Ids must increase within
+        each session, through the batch and after the session's last id.  On any
+        refusal or failure nothing of the batch is written.
+        """
+        batch = [dict(event) if isinstance(event, Mapping) else event for event in events]
+        problems: list[Finding] = []
+        for index, event in enumerate(batch):
+            found = stored_findings(event)
+            if found:
+                event_id = event.get("event_id") if isinstance(event, dict) else None
+                problems.extend(rejected(found, index=index, event_id=event_id))
+                if len(problems) >= MAX_FINDINGS:
+                    break
+        if problems:
+            raise JournalWriteError(problems[:MAX_FINDINGS])
+        return self._write(
+            lambda _previous: batch,
+            sessions={event["session_id"] for event in batch},
+            id_member="event_id",
+        )
+
+    def _write(
+        self,
+        stored_forms: Callable[[Mapping[str, str]], Sequence[Stored]],
+        *,
+        sessions: set[str],
+        id_member: str,
+    ) -> int:
+        """Encode and insert the stored forms ``stored_forms(previous)`` gives, where
+        ``previous`` maps each session to its last record hash, in one transaction."""
         connection = self._open_connection()
         if not self._writable:
             raise _write_error(
@@ -320,22 +361,26 @@ class SqliteJournal(ClosedOnExit):
                 "the journal was opened read-only",
                 "open it with SqliteJournal.open(path, writable=True) to append",
             )
-        rows, problems = _encode_batch(events)
-        if problems:
-            raise JournalWriteError(problems)
-        if not rows:
+        if not sessions:
             return 0
         try:
             connection.execute("BEGIN IMMEDIATE")
-            refusal = _refuse_existing_ids(connection, rows[0][0])
-            if refusal is not None:
-                connection.execute("ROLLBACK")
-                raise refusal
-            connection.executemany(_INSERT, rows)
-            connection.execute("COMMIT")
+            try:
+                tails = self._tails(connection, sessions)
+                previous = {session: tail[1] for session, tail in tails.items()}
+                stored = stored_forms(previous)
+                rows, problems = _encode_batch(
+                    stored, {s: t[0] for s, t in tails.items()}, id_member
+                )
+                if problems:
+                    raise JournalWriteError(problems)
+                connection.executemany(_INSERT, rows)
+                connection.execute("COMMIT")
+            except BaseException:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
         except sqlite3.Error as exc:
-            if connection.in_transaction:
-                connection.execute("ROLLBACK")
             raise _write_error(
                 WRITE_FAILED,
                 f"SQLite could not commit the batch: {exc}",
@@ -343,11 +388,27 @@ class SqliteJournal(ClosedOnExit):
             ) from None
         return len(rows)
 
+    @staticmethod
+    def _tails(connection: sqlite3.Connection, sessions: set[str]) -> dict[str, tuple[int, str]]:
+        """Each session's last (event_id, record_hash), for the sessions that have events."""
+        tails: dict[str, tuple[int, str]] = {}
+        for session in sorted(sessions):
+            row = connection.execute(
+                "SELECT event_id, record_hash FROM session_events WHERE session_id = ? "
+                "ORDER BY event_id DESC LIMIT 1",
+                (session,),
+            ).fetchone()
+            if row is not None:
+                tails[session] = (int(row[0]), str(row[1]))
+        return tails
+
     # ------------------------------------------------------------------ reading
 
-    def last_event_id(self) -> int | None:
-        """The highest event id in the journal (any session), None when it is empty."""
-        rows = self._fetch("SELECT max(id) FROM session_events", ())
+    def last_event_id(self, session_id: str) -> int | None:
+        """The session's highest event id, None when it has no event."""
+        rows = self._fetch(
+            "SELECT max(event_id) FROM session_events WHERE session_id = ?", (session_id,)
+        )
         return None if not rows or rows[0][0] is None else int(rows[0][0])
 
     def has_session(self, session_id: str) -> bool:
@@ -366,85 +427,53 @@ class SqliteJournal(ClosedOnExit):
         from_event_id: int | None = None,
         limit: int,
     ) -> ReadResult:
-        """Scan at most ``limit`` of the session's events from ``from_event_id`` on.
+        """Read at most ``limit`` of the session's events with ``event_id >= from_event_id``
+        (1 when ``None``, as Harn's store reads), in id order.
 
-        The bound counts scanned source events, not matches: the run and turn
-        filters apply after scanning, so a read costs the same whatever it
-        matches.  Every scanned event is checked; a bad one raises
+        The bound counts scanned source events, not matches: the ``run_id`` and
+        ``turn_id`` header filters apply after scanning, so a read costs the same
+        whatever it matches.  Every scanned event is checked; a bad one raises
         :class:`JournalCorrupt`.  A session without events raises
         :class:`SessionMissing`; a read past a session's last event returns
         nothing scanned.
         """
         rows = self._bounded_rows(session_id, from_event_id, limit)
-        scanned = self._decode_all(rows[:limit])
-        matched = tuple(
+        bounded = rows[:limit]
+        scanned = self._decode_all(bounded)
+        events = tuple(
             event
             for event in scanned
-            if (run_id is None or event.run_id == run_id)
-            and (turn_id is None or event.turn_id == turn_id)
+            if (run_id is None or event["headers"].get("run_id") == run_id)
+            and (turn_id is None or event["headers"].get("turn_id") == turn_id)
         )
+        last = scanned[-1]["event_id"] if scanned else None
+        pending = 0
+        if len(rows) > limit and last is not None:
+            tail = self.last_event_id(session_id)
+            pending = 0 if tail is None else tail - last
         return ReadResult(
-            events=matched,
+            events=events,
             scanned=len(scanned),
-            last_event_id=scanned[-1].id if scanned else None,
-            next_event_id=rows[limit][0] if len(rows) > limit else None,
-        )
-
-    def read_records(
-        self,
-        session_id: str,
-        *,
-        from_event_id: int | None = None,
-        limit: int,
-    ) -> RecordRead:
-        """:meth:`read` without filters, giving each event as wire JSON with its record hash.
-
-        The same bound, checks and errors as :meth:`read`; every scanned event
-        comes back (a recap applies its run and turn filters itself, and lists
-        every event read in ``source``), as :class:`EventRecord` (a plain parsed
-        ``dict`` and the hash of its canonical bytes) instead of
-        :class:`SessionEvent`, without building read-only copies.  It also
-        counts the session's events beyond the read (``rows_beyond``).
-        """
-        rows = self._bounded_rows(session_id, from_event_id, limit)
-        bounded = rows[:limit]
-        scanned: list[EventRecord] = []
-        append = scanned.append
-        make = tuple.__new__  # EventRecord(...) without its Python-level __new__
-        for row, checked in zip(bounded, _quick_check_all(bounded), strict=True):
-            # The common case inline (a checked event whose headers agree): this
-            # loop runs once per row of a 32,768-event read.
-            if checked is not None and _HEADERS_OF(checked) == row[:-1]:
-                append(make(EventRecord, (checked, HASH_PREFIX + sha256(row[-1]).hexdigest())))
-            else:
-                append(self._record(row, checked))
-        beyond = 0
-        if len(rows) > limit:
-            counted = self._fetch(
-                "SELECT count(*) FROM session_events WHERE session_id = ? AND id > ?",
-                (session_id, scanned[-1].id),
-            )
-            beyond = int(counted[0][0])
-        return RecordRead(
-            records=tuple(scanned),
-            scanned=len(scanned),
-            last_event_id=scanned[-1].id if scanned else None,
-            next_event_id=rows[limit][0] if len(rows) > limit else None,
-            rows_beyond=beyond,
+            last_event_id=last,
+            next_event_id=rows[limit][2] if len(rows) > limit else None,
+            pending=pending,
         )
 
     def _bounded_rows(self, session_id: str, from_event_id: int | None, limit: int) -> list[_Row]:
         """At most ``limit + 1`` of the session's rows from ``from_event_id`` on, in id order."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise ValueError(f"limit must be a positive integer, not {limit!r}")
-        start = 0 if from_event_id is None else from_event_id
-        if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= _MAX_ROW_ID:
+        start = 1 if from_event_id is None else from_event_id
+        if isinstance(start, bool) or not isinstance(start, int) or start < 0:
             raise ValueError(f"from_event_id must be an unsigned integer, not {from_event_id!r}")
-        # One row past the bound says whether more events follow, and which.
-        rows = self._fetch(
-            f"{_SELECT} WHERE session_id = ? AND id >= ? ORDER BY id LIMIT ?",
-            (session_id, start, min(limit, _MAX_ROW_ID - 1) + 1),
-        )
+        if start > _MAX_EVENT_ID:
+            rows: list[_Row] = []  # past every id a journal row can hold
+        else:
+            # One row past the bound says whether more events follow, and which.
+            rows = self._fetch(
+                f"{_SELECT} WHERE session_id = ? AND event_id >= ? ORDER BY event_id LIMIT ?",
+                (session_id, start, min(limit, _MAX_EVENT_ID - 1) + 1),
+            )
         if not rows and not self.has_session(session_id):
             raise SessionMissing(
                 [
@@ -462,10 +491,11 @@ class SqliteJournal(ClosedOnExit):
 
     def iter_events(
         self, *, session_id: str | None = None, page_size: int = 4096
-    ) -> Iterator[SessionEvent]:
-        """Every event in id order (of one session when ``session_id`` is given), page by page."""
+    ) -> Iterator[Stored]:
+        """Every stored event (of one session, in id order, when ``session_id`` is given;
+        else the whole journal in append order), page by page."""
         if session_id is not None:
-            next_id: int | None = None
+            next_id: int | None = 0
             while True:
                 result = self.read(session_id, from_event_id=next_id, limit=page_size)
                 yield from result.events
@@ -474,11 +504,35 @@ class SqliteJournal(ClosedOnExit):
                 next_id = result.next_event_id
         start = 0
         while True:
-            rows = self._fetch(f"{_SELECT} WHERE id >= ? ORDER BY id LIMIT ?", (start, page_size))
+            rows = self._fetch(f"{_SELECT} WHERE seq > ? ORDER BY seq LIMIT ?", (start, page_size))
             yield from self._decode_all(rows)
             if len(rows) < page_size:
                 return
-            start = rows[-1][0] + 1
+            start = rows[-1][0]
+
+    def read_by_execution_id(
+        self, execution_id: str | None, *, topic: str | None = None
+    ) -> tuple[Stored, ...]:
+        """Every stored event whose ``execution_id`` header is ``execution_id`` (``None``:
+        no such header, outside any VM scope), and whose ``topic`` header is ``topic``
+        when given, in append order.  The selection reads the indexed columns, never the
+        bodies; each selected row is then checked like every read."""
+        clauses = ["execution_id IS ?"]
+        parameters: list[Any] = [execution_id]
+        if topic is not None:
+            clauses.append("topic = ?")
+            parameters.append(topic)
+        rows = self._fetch(f"{_SELECT} WHERE {' AND '.join(clauses)} ORDER BY seq", parameters)
+        return tuple(self._decode_all(rows))
+
+    def statistics(self) -> tuple[int, int, int | None, int | None]:
+        """(sessions, events, lowest event id, highest event id) of the whole journal."""
+        ((sessions, events, low, high),) = self._fetch(
+            "SELECT count(DISTINCT session_id), count(*), min(event_id), max(event_id) "
+            "FROM session_events",
+            (),
+        )
+        return int(sessions), int(events), low, high
 
     def _fetch(self, sql: str, parameters: Sequence[Any]) -> list[_Row]:
         connection = self._open_connection()
@@ -498,66 +552,43 @@ class SqliteJournal(ClosedOnExit):
                 "restore the journal from a copy; SQLite cannot read this file",
             ) from None
 
-    def _decode_all(self, rows: Sequence[_Row]) -> list[SessionEvent]:
-        return [
-            self._decode(row, checked)
-            for row, checked in zip(rows, _quick_check_all(rows), strict=True)
-        ]
+    def _decode_all(self, rows: Sequence[_Row]) -> list[Stored]:
+        out: list[Stored] = []
+        append = out.append
+        for row, checked in zip(rows, _quick_check_all(rows), strict=True):
+            # The common case inline: a checked event whose columns agree.
+            if checked is not None and copied_columns(checked) == row[1:-1]:
+                append(checked)
+            else:
+                append(self._decode(row, checked))
+        return out
 
-    def _decode(self, row: _Row, checked: dict[str, Any] | None) -> SessionEvent:
-        if checked is not None:
-            self._check_checked_headers(row, checked)
-            return SessionEvent._from_valid(checked)
-        event_id = row[0]
-        source = f"{self._path}#event-{event_id}"
-        event = decode_stored_event(row[-1], source=source, event_id=event_id)
-        self._check_headers(row, _HEADERS_OF(event.to_json()))
-        return event
-
-    def _record(self, row: _Row, checked: dict[str, Any] | None) -> EventRecord:
-        if checked is not None:
-            self._check_checked_headers(row, checked)
-            # The quick check showed the stored bytes are the canonical form.
-            return EventRecord(checked, hash_bytes(row[-1]))
-        event_id = row[0]
-        source = f"{self._path}#event-{event_id}"
-        raw = decode_stored_event(row[-1], source=source, event_id=event_id).to_json()
-        self._check_headers(row, _HEADERS_OF(raw))
-        return EventRecord(raw, hash_bytes(canonical_bytes(raw)))
-
-    def _check_checked_headers(self, row: _Row, raw: dict[str, Any]) -> None:
-        # The event passed the contract, so its header values have the column
-        # types (int, str or None; never a bool or a float), and equal values
-        # mean equal types: comparing values is the whole check.
-        if _HEADERS_OF(raw) != row[:-1]:
-            self._check_headers(row, _HEADERS_OF(raw))
-
-    def _check_headers(self, row: _Row, body: Sequence[Any]) -> None:
-        if tuple(body) != row[:-1] or any(
-            type(a) is not type(b) for a, b in zip(body, row, strict=False)
+    def _decode(self, row: _Row, checked: dict[str, Any] | None) -> Stored:
+        source = f"{self._path}#{row[1]}/event-{row[2]}"
+        event = (
+            checked
+            if checked is not None
+            else decode_stored_form(row[-1], source=source, event_id=row[2])
+        )
+        body = copied_columns(event)
+        if body != row[1:-1] or any(
+            type(a) is not type(b) for a, b in zip(body, row[1:-1], strict=True)
         ):
-            raise corrupt(
-                _header_mismatches(row, body),
-                source=f"{self._path}#event-{row[0]}",
-                event_id=row[0],
-            )
+            raise corrupt(_column_mismatches(row, body), source=source, event_id=row[2])
+        return event
 
 
 # ------------------------------------------------------------------- quick check
-
-# The header members of a wire event, in _COLUMNS order (a tuple, like a row's).
-_HEADERS_OF = operator.itemgetter(*_WIRE_NAMES)
 
 
 def _quick_check_all(rows: Sequence[_Row]) -> list[dict[str, Any] | None]:
     """Each row's parsed event if the quick path vouches for it, else ``None``.
 
-    Vouching means the full check (:func:`decode_stored_event`) accepts the
-    row and parses it to the same value: the bytes are their own canonical
-    form (so no duplicate key, whitespace, ``1.0`` or unsafe integer), within
-    the strict reader's size and nesting limits, and the event passes the
-    contract.  ``None`` sends the row to the full check, which decides and
-    names the problem.
+    Vouching means the full check (:func:`decode_stored_form`) accepts the row
+    and parses it to the same value: the bytes are their own canonical form (so
+    no duplicate key, whitespace or unsafe integer), within the strict reader's
+    size and nesting limits, and the event passes the contract.  ``None`` sends
+    the row to the full check, which decides and names the problem.
     """
     datas: list[bytes] = [row[-1] for row in rows]
     parsed: list[Any] = []
@@ -569,8 +600,8 @@ def _quick_check_all(rows: Sequence[_Row]) -> list[dict[str, Any] | None]:
             raw = orjson.loads(data)
         except ValueError:
             raw = None
-        parsed.append(raw if isinstance(raw, dict) else None)
-    is_valid = quick_validator(EVENT_DOCUMENT_TYPE).is_valid
+        parsed.append(raw if isinstance(raw, dict) and _integral_members(raw) else None)
+    is_valid = quick_validator(STORED_EVENT_DOCUMENT_TYPE).is_valid
     if None not in parsed:  # the usual case: every row parsed, check them as one batch
         canonical = _canonical_rows(parsed, datas)
         if all(canonical) and _all_valid(parsed):
@@ -586,6 +617,16 @@ def _quick_check_all(rows: Sequence[_Row]) -> list[dict[str, Any] | None]:
     return out
 
 
+def _integral_members(raw: dict[str, Any]) -> bool:
+    """The envelope's integer members are ints (the quick validator is exact only on
+    documents whose integers are ints; the opaque payload holds what it likes)."""
+    return (
+        type(raw.get("event_id")) is int
+        and type(raw.get("ts_ms")) is int
+        and (raw.get("parent_event_id") is None or type(raw.get("parent_event_id")) is int)
+    )
+
+
 # Rows checked per call into the engine: one crossing per batch, and a bounded copy
 # of the rows on the engine's side.
 _VALIDATION_BATCH = 1024
@@ -594,7 +635,7 @@ _VALIDATION_BATCH = 1024
 def _all_valid(events: list[Any]) -> bool:
     """Whether every parsed row passes the contract (the same verdict as the per-row
     check, batch by batch)."""
-    is_valid = default_validator().ints_only_list_validator(EVENT_DOCUMENT_TYPE).is_valid
+    is_valid = default_validator().ints_only_list_validator(STORED_EVENT_DOCUMENT_TYPE).is_valid
     return all(
         is_valid(events[at : at + _VALIDATION_BATCH])
         for at in range(0, len(events), _VALIDATION_BATCH)
@@ -611,14 +652,14 @@ def _canonical_rows(raws: list[Any], datas: list[bytes]) -> list[bool]:
     Only when that fails is each row canonicalized on its own.
     """
     try:
-        if canonical_bytes(raws) == b"[" + b",".join(datas) + b"]":
+        if harn_canonical_bytes(raws) == b"[" + b",".join(datas) + b"]":
             return [True] * len(raws)
     except InvalidDocument:
         pass
     out = []
     for raw, data in zip(raws, datas, strict=True):
         try:
-            out.append(canonical_bytes(raw) == data)
+            out.append(harn_canonical_bytes(raw) == data)
         except InvalidDocument:
             out.append(False)
     return out
@@ -629,6 +670,48 @@ def quick_validator(doctype: str) -> Any:
     toolkit's validator on documents whose integers are ints, about three times
     faster on large documents (:meth:`DocumentValidator.ints_only_validator`)."""
     return default_validator().ints_only_validator(doctype)
+
+
+def _encode_batch(
+    events: Sequence[Stored], tails: Mapping[str, int], id_member: str
+) -> tuple[list[_Row], list[Finding]]:
+    """Rows for a batch of checked stored events, or the findings that refuse it: ids
+    increase within each session, after the session's last id in the journal."""
+    rows: list[_Row] = []
+    problems: list[Finding] = []
+    last = dict(tails)
+    for index, event in enumerate(events):
+        if len(problems) >= MAX_FINDINGS:
+            break
+        try:
+            body = harn_canonical_bytes(dict(event))
+        except InvalidDocument as exc:
+            problems.extend(rejected(exc.findings, index=index, event_id=event["event_id"]))
+            continue
+        session, event_id = event["session_id"], event["event_id"]
+        previous = last.get(session)
+        if previous is not None and event_id <= previous:
+            problems.append(
+                Finding(
+                    f"$[{index}].{id_member}",
+                    WRITE_REJECTED,
+                    f"event id {event_id} of session {session!r} "
+                    + (
+                        f"does not follow the session's previous id {previous}"
+                        if session not in tails or event_id > tails[session]
+                        else "is already in the journal"
+                        if event_id == tails[session]
+                        else f"does not follow the session's last id {tails[session]} "
+                        "in the journal"
+                    ),
+                    "a session's ids are unique and increase in append order; number new "
+                    "events after the session's last id",
+                )
+            )
+            continue
+        last[session] = event_id
+        rows.append((*copied_columns(event), body.decode("utf-8")))
+    return rows, problems
 
 
 def _prepare(connection: sqlite3.Connection, source: str, *, create: bool, writable: bool) -> None:
@@ -684,70 +767,13 @@ def _check_layout(connection: sqlite3.Connection, source: str) -> None:
         )
 
 
-def _encode_batch(events: Iterable[SessionEvent]) -> tuple[list[_Row], list[Finding]]:
-    """Rows for a batch, or the findings that refuse it (ids must increase)."""
-    rows: list[_Row] = []
-    problems: list[Finding] = []
-    previous: int | None = None
-    for index, event in enumerate(events):
-        if len(problems) >= MAX_FINDINGS:
-            break
-        try:
-            body = canonical_event_bytes(event)
-        except InvalidDocument as exc:
-            problems.extend(rejected(exc.findings, index=index, event_id=event.id))
-            continue
-        if previous is not None and event.id <= previous:
-            problems.append(
-                Finding(
-                    f"$[{index}].id",
-                    WRITE_REJECTED,
-                    f"event id {event.id} does not follow the batch's previous id {previous}",
-                    "ids are unique and increase in append order; sort the batch by id",
-                )
-            )
-        previous = event.id
-        rows.append(
-            (
-                event.id,
-                event.session_id,
-                event.run_id,
-                event.turn_id,
-                event.iteration,
-                event.execution_id,
-                event.topic,
-                event.kind,
-                body.decode("utf-8"),
-            )
-        )
-    return rows, problems
-
-
-def _refuse_existing_ids(connection: sqlite3.Connection, first_id: int) -> JournalWriteError | None:
-    last = connection.execute("SELECT max(id) FROM session_events").fetchone()[0]
-    if last is None or first_id > last:
-        return None
-    exists = connection.execute("SELECT 1 FROM session_events WHERE id = ?", (first_id,)).fetchone()
-    message = (
-        f"event id {first_id} is already in the journal"
-        if exists
-        else f"event id {first_id} does not follow the journal's last id {last}"
-    )
-    return _write_error(
-        WRITE_REJECTED,
-        message,
-        "ids are unique and increase in append order; number new events after the last id",
-        "$[0].id",
-    )
-
-
-def _header_mismatches(row: _Row, body: Sequence[Any]) -> list[Finding]:
+def _column_mismatches(row: _Row, body: Sequence[Any]) -> list[Finding]:
     return [
         Finding(
-            f"$.{wire}",
+            "$",
             JournalCorrupt.code,
             f"the row's {column} column holds {stored!r} but the event says {said!r}",
         )
-        for column, wire, stored, said in zip(_COLUMNS, _WIRE_NAMES, row, body, strict=False)
+        for column, stored, said in zip(_COPIED, row[1:-1], body, strict=True)
         if type(stored) is not type(said) or stored != said
     ]

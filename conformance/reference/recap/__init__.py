@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from session_contracts.conformance.reference.recap._acp import ACP_METHOD, run_acp
 from session_contracts.conformance.reference.recap._projection import (
     SNAPSHOT_DOCUMENT_TYPE,
+    EventRecord,
     SourceRecord,
     project,
     project_stored,
@@ -58,6 +59,7 @@ __all__ = [
     "QUERY_DOCUMENT_TYPE",
     "SNAPSHOT_DOCUMENT_TYPE",
     "UNAVAILABLE_REASONS",
+    "EventRecord",
     "RecapOutcome",
     "RecapService",
     "SourceRecord",

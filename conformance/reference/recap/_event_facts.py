@@ -1,4 +1,4 @@
-"""Reading recap facts out of an event: from Harn's stored form, and from the journal's.
+"""Reading recap facts out of an event as Harn's stored form holds them.
 
 Harn's recap (``crates/harn-vm/src/session_recap.rs``) reads each fact of a
 ``StoredEvent`` at a JSON pointer of ``crates/harn-vm/src/agent_sessions/event_facts.rs``,
@@ -7,10 +7,9 @@ string that is not blank once trimmed, trimmed), ``semantic_value`` (the first
 pointer that resolves at all, JSON ``null`` included), ``i64_at``, ``bool_at_any``.
 :class:`StoredFacts` does exactly that (docs/recap.md 4.1 and "Stored events").
 
-:class:`JournalFacts` reads the journal's own event model, which maps onto a
-stored event member for member (``journal._harn_stored.stored_event``); it gives
-the same facts as ``StoredFacts`` of the mapped event without building it (the
-journal path is the hot one), and the tests hold the two equal.
+The journal holds every event in its stored form (docs/journal.md), and an
+event of the journal's own model is read through its stored form
+(``journal._harn_stored.stored_event``), so this is the one reader.
 
 Each reader answers per recap kind with plain tuples; ``ABSENT`` marks a tool
 value no pointer resolved (Harn's ``None``), distinct from a JSON ``null``.
@@ -24,7 +23,6 @@ from typing import Any, Final
 __all__ = [
     "ABSENT",
     "WHITE_SPACE",
-    "JournalFacts",
     "PlanFact",
     "ProgressFact",
     "StoredFacts",
@@ -380,112 +378,3 @@ def _verification(value: Any) -> tuple[str, str, tuple[str, ...]] | None:
     if not isinstance(paths, list | tuple) or not all(isinstance(p, str) for p in paths):
         return None
     return schema, status, tuple(paths)
-
-
-# ------------------------------------------------------------------ the journal's events
-
-
-class JournalFacts:
-    """Facts of a journal event (wire form, checked against its contract): the same as
-    :class:`StoredFacts` of its stored form (docs/journal.md, "As Harn stores it")."""
-
-    __slots__ = ()
-
-    @staticmethod
-    def event_id(event: Mapping[str, Any]) -> int:
-        event_id: int = event["id"]
-        return event_id
-
-    @staticmethod
-    def placement(event: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
-        """(its recap kind or ``None``, ``runId``, ``turnId``)."""
-        kind: str = event["kind"]
-        return (kind if kind in _JOURNAL_RECAP_KINDS else None), event["runId"], event["turnId"]
-
-    @staticmethod
-    def message(event: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
-        payload = event["payload"]
-        return semantic(payload["role"]), semantic(payload["visibility"]), semantic(payload["text"])
-
-    @staticmethod
-    def checkpoint(event: Mapping[str, Any]) -> tuple[str | None, int | None]:
-        payload = event["payload"]
-        return semantic(payload["checkpoint"]), payload["iteration"]
-
-    @staticmethod
-    def tool_call(event: Mapping[str, Any]) -> tuple[str | None, str | None, Any]:
-        payload = event["payload"]
-        value = payload["input"]
-        return (
-            semantic(payload["callId"]),
-            semantic(payload["toolName"]),
-            ABSENT if value is None else value,
-        )
-
-    @staticmethod
-    def tool_result(
-        event: Mapping[str, Any],
-    ) -> tuple[str | None, str | None, bool, Any, tuple[str, str, tuple[str, ...]] | None]:
-        payload = event["payload"]
-        value, verification = payload["output"], payload["verification"]
-        return (
-            semantic(payload["callId"]),
-            semantic(payload["toolName"]),
-            payload["isError"],
-            ABSENT if value is None else value,
-            None
-            if verification is None
-            else (
-                verification["schema"],
-                verification["status"],
-                tuple(verification["verifiedPaths"]),
-            ),
-        )
-
-    @staticmethod
-    def plan(event: Mapping[str, Any]) -> PlanFact | None:
-        payload = event["payload"]
-        steps = tuple((step["id"], step["content"], step["status"]) for step in payload["steps"])
-        raw_event = payload["event"]
-        plan_event: tuple[str, str, str | None] | None = None
-        if raw_event is not None:
-            kind, revision = raw_event["kind"], raw_event["inputRevisionId"]
-            if kind == "updated" and revision is None:
-                return None  # PlanDocumentEvent::Updated needs its input revision
-            plan_event = (kind, raw_event["eventId"], revision if kind == "updated" else None)
-        return (
-            payload["documentId"],
-            payload["revisionId"],
-            payload["title"],
-            payload["summary"],
-            steps,
-            plan_event,
-        )
-
-    @staticmethod
-    def progress(event: Mapping[str, Any]) -> ProgressFact | None:
-        payload = event["payload"]
-        entries = []
-        for raw in payload["entries"]:
-            entry = _progress_entry(raw)
-            if entry is None:
-                return None
-            entries.append(entry)
-        replace = payload["replace"]
-        return payload["message"], tuple(entries), True if replace is None else replace
-
-    @staticmethod
-    def terminal(event: Mapping[str, Any]) -> tuple[str | None, ...]:
-        payload = event["payload"]
-        return (
-            semantic(payload["finalStatus"]),
-            semantic(payload["stopReason"]),
-            semantic(payload["kind"]),
-            semantic(payload["owner"]),
-            semantic(payload["reason"]),
-        )
-
-
-_JOURNAL_RECAP_KINDS = frozenset(
-    {"message", "loop_checkpoint", "tool_call", "tool_result", "plan", "progress", "terminal"}
-)

@@ -27,13 +27,9 @@ step.  In short, one pass over every event of the bounded read, in id order:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
-from session_contracts.conformance.reference.recap._event_facts import (
-    ABSENT,
-    JournalFacts,
-    StoredFacts,
-)
+from session_contracts.conformance.reference.recap._event_facts import ABSENT, StoredFacts
 from session_contracts.conformance.reference.recap._redaction_gate import text_screen
 
 from session_contracts._canonical import is_plain_json
@@ -50,6 +46,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SNAPSHOT_DOCUMENT_TYPE",
     "VERIFICATION_SCHEMA",
+    "EventRecord",
     "SourceRecord",
     "TurnState",
     "project",
@@ -72,7 +69,7 @@ _TERMINAL_MEMBERS = ("finalStatus", "stopReason", "kind", "owner", "reason")
 _TOOL_VALUES = ("toolName", "input", "output", "verification")
 
 
-Facts = type[JournalFacts] | type[StoredFacts]
+Facts = type[StoredFacts]
 
 
 class SourceRecord(Protocol):
@@ -83,6 +80,13 @@ class SourceRecord(Protocol):
 
     @property
     def record_hash(self) -> str: ...
+
+
+class EventRecord(NamedTuple):
+    """A :class:`SourceRecord`: a journal event (wire form) and its record hash."""
+
+    event: Mapping[str, Any]
+    record_hash: str
 
 
 class _Redactor:
@@ -462,9 +466,16 @@ def project(
     ``policy``.  ``extensions`` is attached verbatim ({} when not given).
     Raises :class:`InvalidDocument` when the events are not in id order.
     """
+    from session_contracts.conformance.reference.journal import stored_event
+
+    # A journal event gives the facts of its stored form (docs/journal.md).
+    stored = [
+        stored_event(record.event, record_hash=record.record_hash, prev_hash=None)
+        for record in events
+    ]
     return _project(
-        ((record.event, record.record_hash) for record in events),
-        JournalFacts,
+        ((event, record.record_hash) for event, record in zip(stored, events, strict=True)),
+        StoredFacts,
         query,
         rows_beyond=rows_beyond,
         policy=policy,

@@ -41,13 +41,11 @@ from session_contracts.conformance.reference._closing import ClosedOnExit
 from session_contracts.conformance.reference.journal import (
     JournalCorrupt,
     JournalUnavailable,
-    RecordRead,
     SessionMissing,
     SqliteJournal,
     quick_validator,
 )
 from session_contracts.conformance.reference.recap._projection import (
-    project,
     project_stored,
     with_extensions,
 )
@@ -78,8 +76,6 @@ UNAVAILABLE_REASONS = (
     "admission_terminal",
 )
 LOG = logging.getLogger("session_contracts.recap")
-# The largest id a SQLite journal row can have.
-MAX_JOURNAL_EVENT_ID = 2**63 - 1
 
 Extender = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
 
@@ -215,19 +211,13 @@ class RecapService(ClosedOnExit):
 
     def _recap(self, query: Mapping[str, Any]) -> RecapOutcome:
         """Read, project and check one page (the caller holds the collector off)."""
-        start = query["fromEventId"]
         try:
             with SqliteJournal.open(self.journal_path) as journal:
-                if start is not None and start > MAX_JOURNAL_EVENT_ID:
-                    # Past every id a journal can hold: nothing to read, but a
-                    # missing session is still missing.
-                    if not journal.has_session(query["sessionId"]):
-                        return unavailable("session_missing")
-                    read = RecordRead(records=(), scanned=0, last_event_id=None, next_event_id=None)
-                else:
-                    read = journal.read_records(
-                        query["sessionId"], from_event_id=start, limit=clamp_limit(query["limit"])
-                    )
+                read = journal.read(
+                    query["sessionId"],
+                    from_event_id=query["fromEventId"],
+                    limit=clamp_limit(query["limit"]),
+                )
         except JournalUnavailable as exc:
             LOG.warning("journal unavailable: %s", exc)
             return unavailable("journal_unavailable")
@@ -236,7 +226,7 @@ class RecapService(ClosedOnExit):
         except JournalCorrupt as exc:
             LOG.error("journal corrupt: %s", exc)
             return unavailable("projection_failed")
-        snapshot = project(read.records, query, rows_beyond=read.rows_beyond, policy=self.policy)
+        snapshot = project_stored(read.events, query, rows_beyond=read.pending, policy=self.policy)
         if self._extend is not None:
             extensions = self._extend(snapshot)
             if extensions is not None:

@@ -5,31 +5,23 @@
   on ``agent.transcript.llm`` whose ``executionId`` and ``iteration`` headers
   repeat the payload's, checks that the policy finds nothing left in it, and
   appends it to a :class:`SqliteJournal`.
-* :func:`read_by_execution_id` reads events back by the indexed
+* :func:`read_by_execution_id` reads events back by the journal's indexed
   ``execution_id`` header column, without parsing bodies to select them.
 * :func:`tape_entry` / :func:`tape_line` give the ``run-record.tape-entry``
   JSONL envelope of an event, with ``execution_id`` on every envelope.
-
-The journal has no query by execution id, so the read opens its own
-read-only connection (``mode=ro`` and ``PRAGMA query_only``) on the
-documented layout (docs/journal.md) and checks each row's columns against its
-body, as the journal's own reads do.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from typing import Any, Final
 
 from session_contracts.conformance.reference.journal import (
-    APPLICATION_ID,
-    JournalCorrupt,
-    JournalUnavailable,
     SessionEvent,
     SqliteJournal,
-    decode_stored_event,
+    journal_event_of,
 )
+from session_contracts.conformance.reference.journal._model import corrupt
 from session_contracts.conformance.reference.runrecord._record import EXECUTION_ID_RELABELLED
 from session_contracts.conformance.reference.runrecord._responses import provider_call_response
 
@@ -57,18 +49,6 @@ LLM_TOPIC: Final = "agent.transcript.llm"
 PROVIDER_CALL_RESPONSE_KIND: Final = "provider_call_response"
 TAPE_ENTRY_DOCUMENT_TYPE: Final = "run-record.tape-entry"
 TAPE_RECORD_DOCUMENT_TYPE: Final = "run-record.tape-record"
-
-_COLUMNS: Final = "id, session_id, run_id, turn_id, iteration, execution_id, topic, kind, event"
-_HEADER_NAMES: Final = (
-    "id",
-    "session_id",
-    "run_id",
-    "turn_id",
-    "iteration",
-    "execution_id",
-    "topic",
-    "kind",
-)
 
 
 # ---------------------------------------------------------------------------- pure
@@ -228,107 +208,35 @@ def append_provider_call_response(
     return event
 
 
-def _connect(journal: SqliteJournal) -> sqlite3.Connection:
-    source = str(journal.path)
-    if journal.closed:
-        raise _unavailable(source, "the journal is closed")
-    try:
-        connection = sqlite3.connect(
-            f"{journal.path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None
-        )
-    except sqlite3.Error as exc:
-        raise _unavailable(source, f"SQLite cannot open the file: {exc}") from None
-    try:
-        connection.execute("PRAGMA query_only = ON")
-        application_id = connection.execute("PRAGMA application_id").fetchone()[0]
-    except sqlite3.Error as exc:
-        connection.close()
-        raise _unavailable(source, f"the file is not a readable SQLite database: {exc}") from None
-    if application_id != APPLICATION_ID:
-        connection.close()
-        raise _unavailable(source, "the file is no longer a session journal")
-    return connection
-
-
-def _unavailable(source: str, message: str) -> JournalUnavailable:
-    return JournalUnavailable(
-        [
-            Finding(
-                "$",
-                JournalUnavailable.code,
-                message,
-                "open the journal with SqliteJournal.open and keep it open while reading",
-                source=source,
-            )
-        ]
-    )
-
-
-def next_event_id(journal: SqliteJournal) -> int:
-    """The id an event appended next must at least have: one past the journal's last id."""
-    connection = _connect(journal)
-    try:
-        last = connection.execute("SELECT max(id) FROM session_events").fetchone()[0]
-    except sqlite3.Error as exc:
-        raise _unavailable(str(journal.path), f"SQLite could not read the journal: {exc}") from None
-    finally:
-        connection.close()
-    return 1 if last is None else int(last) + 1
+def next_event_id(journal: SqliteJournal, session_id: str) -> int:
+    """The id the session's next event must at least have: one past its last id (1 for
+    a session without events, as Harn's store numbers them)."""
+    last = journal.last_event_id(session_id)
+    return 1 if last is None else last + 1
 
 
 def read_by_execution_id(
     journal: SqliteJournal, execution_id: str | None, *, topic: str | None = None
 ) -> tuple[SessionEvent, ...]:
-    """Every event written inside ``execution_id`` (``None``: outside any VM scope), in event order.
+    """Every run-record event (``provider_call_response``, ``session_attribute``,
+    ``transcript_reset``, ``other``) written inside ``execution_id`` (``None``:
+    outside any VM scope), in append order, as journal events.
 
-    The selection is the indexed header column ``execution_id`` (and ``topic``
-    when given), never the bodies; each selected row is then decoded and its
-    columns are checked against its body (a disagreement is
-    :class:`JournalCorrupt`).  Pass ``topic="agent.transcript.llm"`` for one
-    execution's model responses in order.
+    The selection is the indexed ``execution_id`` header column (and ``topic``
+    when given), never the bodies (:meth:`SqliteJournal.read_by_execution_id`);
+    each row is checked as every journal read checks it and read back with
+    :func:`journal_event_of` (a recap event of the execution, which has no
+    run-record form, is passed over).  Pass ``topic="agent.transcript.llm"``
+    for one execution's model responses in order.
     """
-    clauses = ["execution_id IS ?"]
-    parameters: list[Any] = [execution_id]
-    if topic is not None:
-        clauses.append("topic = ?")
-        parameters.append(topic)
-    sql = f"SELECT {_COLUMNS} FROM session_events WHERE {' AND '.join(clauses)} ORDER BY id"
-    connection = _connect(journal)
-    source = str(journal.path)
-    try:
-        rows = connection.execute(sql, parameters).fetchall()
-    except sqlite3.Error as exc:
-        raise _unavailable(source, f"SQLite could not read the journal: {exc}") from None
-    finally:
-        connection.close()
-    return tuple(_decode(row, source) for row in rows)
-
-
-def _decode(row: tuple[Any, ...], source: str) -> SessionEvent:
-    event_id, body = row[0], row[-1]
-    event = decode_stored_event(body, source=f"{source}#event-{event_id}", event_id=event_id)
-    said = (
-        event.id,
-        event.session_id,
-        event.run_id,
-        event.turn_id,
-        event.iteration,
-        event.execution_id,
-        event.topic,
-        event.kind,
-    )
-    mismatches = [
-        Finding(
-            f"$.{name}",
-            JournalCorrupt.code,
-            f"the row's {name} column holds {stored!r} but the event says {value!r}",
-        )
-        for name, stored, value in zip(_HEADER_NAMES, row, said, strict=False)
-        if type(stored) is not type(value) or stored != value
-    ]
-    if mismatches:
-        raise JournalCorrupt(
-            [finding.at(f"{source}#event-{event_id}") for finding in mismatches],
-            event_id=event_id,
-        )
-    return event
+    events = []
+    for stored in journal.read_by_execution_id(execution_id, topic=topic):
+        raw = journal_event_of(stored)
+        if raw is None:
+            continue
+        source = f"{journal.path}#{stored['session_id']}/event-{stored['event_id']}"
+        try:
+            events.append(SessionEvent.from_json(raw))
+        except InvalidDocument as exc:
+            raise corrupt(exc.findings, source=source, event_id=stored["event_id"]) from None
+    return tuple(events)

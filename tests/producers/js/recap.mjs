@@ -141,12 +141,14 @@ export function project(rawEvents, rawQuery, policy, conditions = {}) {
   const session = events.filter((e) => e.sessionId === query.sessionId);
   if (session.length === 0) return { state: 'unavailable', reason: 'session_missing' };
   const limit = clampLimit(query.limit);
-  const from = query.fromEventId;
-  const startIdx = from === null ? 0 : session.findIndex((e) => e.id >= from);
+  // docs/recap.md section 2: the journal reads as Harn's store does, from event 1 when
+  // the query names no start, and pending is the session's last id minus the last read.
+  const from = query.fromEventId === null ? 1 : query.fromEventId;
+  const startIdx = session.findIndex((e) => e.id >= from);
   const read = startIdx < 0 ? [] : session.slice(startIdx, startIdx + limit);
   if (read.some((e) => damaged.has(Number(e.id)))) return { state: 'unavailable', reason: 'projection_failed' };
   const lastEventId = read.length ? read[read.length - 1].id : null;
-  const beyond = lastEventId === null ? 0 : session.filter((e) => e.id > lastEventId).length;
+  const beyond = lastEventId === null ? 0 : session[session.length - 1].id - lastEventId;
   const nextEventId = lastEventId !== null && beyond > 0 ? lastEventId + 1 : null;
   const facts = read.map((e) => ({ id: e.id, runId: e.runId, turnId: e.turnId, kind: e.kind, p: readPayload(e.kind, e.payload), recordHash: recordHashes.get(e), stored: false }));
   return projectRead(facts, query, { lastEventId, nextEventId, pending: beyond }, policy);
