@@ -21,9 +21,14 @@ from typing import Any
 
 import pytest
 from session_contracts.conformance.reference._producer import HANDLERS
-from session_contracts.conformance.reference.journal import stored_event
-from session_contracts.conformance.reference.recap import recap_of_stored_events
+from session_contracts.conformance.reference.journal import (
+    SessionEvent,
+    SqliteJournal,
+    stored_event,
+)
+from session_contracts.conformance.reference.recap import RecapService, recap_of_stored_events
 
+from session_contracts._errors import InvalidDocument
 from session_contracts._harn_canonical import harn_canonical_bytes
 from session_contracts._snapshot_hashes import record_hash
 
@@ -124,4 +129,34 @@ def test_every_recorded_session_read_from_harns_stored_events_agrees_with_harn()
         outcome = recap_of_stored_events(case["harn_events"], case["harn_query"])
         if not same_json(outcome.envelope, case["harn_output"]):
             disagreeing.append(case["name"])
+    assert disagreeing == []
+
+
+def test_every_recorded_session_served_from_the_sqlite_journal_agrees_with_harn(
+    tmp_path: Path,
+) -> None:
+    """docs/journal.md: the journal stores Harn's StoredEvent and reads it as Harn's store
+    does (docs/recap.md section 2): the recorded stored events, appended as they are, and
+    the journal-model events, stored as their stored form, both store exactly what Harn's
+    code received and both give Harn's recorded answer through the recap service."""
+    disagreeing = []
+    for index, case in enumerate(recap_cases()):
+        if case["input"].get("journal") == "unavailable" or "admission" in case["input"]:
+            continue  # runtime conditions, not a journal's contents
+        from_store = tmp_path / f"stored-{index}.sqlite"
+        from_model = tmp_path / f"model-{index}.sqlite"
+        with SqliteJournal.open(from_store, create=True) as journal:
+            journal.append_stored(case["harn_events"])
+        with SqliteJournal.open(from_model, create=True) as journal:
+            journal.append([SessionEvent.from_json(e) for e in case["input"]["events"]])
+            stored = list(journal.iter_events())
+        assert same_json(stored, case["harn_events"]), case["name"]
+        for path in (from_store, from_model):
+            with RecapService(path) as service:
+                try:
+                    envelope = service.query(case["harn_query"]).envelope
+                except InvalidDocument:
+                    envelope = None
+            if envelope is None or not same_json(envelope, case["harn_output"]):
+                disagreeing.append(f"{case['name']} ({path.name})")
     assert disagreeing == []

@@ -316,7 +316,8 @@ def test_reprojection_from_the_session_preserves_the_receipt(tmp_path: Path) -> 
         journal.append(events)
     # A fresh reader: the journal is the only input, no process output is kept.
     with SqliteJournal.open(database) as reader:
-        replayed = journal_events(reader.iter_events(session_id=SESSION))
+        replayed = list(rr.read_session(reader, SESSION))
+        assert replayed == journal_events(reader.iter_events(session_id=SESSION))
     assert [e.to_json() for e in replayed] == [events[-1].to_json()], "the attribute, intact"
     assert project(spec(), replayed) == first
     tape = tmp_path / "events.jsonl"

@@ -112,7 +112,9 @@ class JsonlTape:
         temporary = Path(handle.name)
         try:
             with handle:
-                count, problems = _write_lines(handle, _stored_forms(events))
+                stored, problems = _stored_forms(events)
+                if not problems:
+                    count, problems = _write_lines(handle, stored)
                 if problems:
                     raise JournalWriteError(problems)
                 handle.flush()
@@ -156,22 +158,28 @@ class JsonlTape:
 
 def _stored_forms(
     events: Iterable[Mapping[str, Any] | SessionEvent],
-) -> Iterator[Mapping[str, Any]]:
-    """Each event as a stored event: a journal-model one as its chained stored form."""
+) -> tuple[list[Mapping[str, Any]], list[Finding]]:
+    """Each event as a stored event (a journal-model one as its chained stored form), or
+    the findings that refuse a journal-model event, located in the batch."""
     chain: dict[str, str] = {}
-    for event in events:
-        if isinstance(event, SessionEvent):
-            raw = event.to_json()
-            try:
-                validate_event(raw)
-                (stored,) = stored_events_of([raw], previous=chain)
-            except InvalidDocument:
-                yield raw  # refused by the stored contract, at its index
-                continue
-            chain[event.session_id] = stored["record_hash"]
-            yield stored
-        else:
-            yield event
+    out: list[Mapping[str, Any]] = []
+    problems: list[Finding] = []
+    for index, event in enumerate(events):
+        if not isinstance(event, SessionEvent):
+            out.append(event)
+            continue
+        raw = event.to_json()
+        try:
+            validate_event(raw)
+            (stored,) = stored_events_of([raw], previous=chain)
+        except InvalidDocument as exc:
+            problems.extend(rejected(exc.findings, index=index, event_id=event.id))
+            if len(problems) >= MAX_FINDINGS:
+                break
+            continue
+        chain[event.session_id] = stored["record_hash"]
+        out.append(stored)
+    return out, problems[:MAX_FINDINGS]
 
 
 def _write_lines(

@@ -8,7 +8,7 @@
   :func:`load_historical` loads records that wrote ``parent_id``.
 * :func:`provider_call_response` builds a model response's redacted payload
   (normalized tool-call parse, reference or inline, decoded loop state).
-* :func:`append_provider_call_response`, :func:`read_by_execution_id` and
+* :func:`append_provider_call_response`, :func:`read_by_execution_id`, :func:`read_session` and
   :func:`tape_entry` are the I/O edge: the SQLite journal and JSONL envelopes.
 
 ``docs/runrecord.md`` specifies each rule and the decisions taken where the
@@ -24,6 +24,7 @@ from session_contracts.conformance.reference.runrecord._eventlog import (
     next_event_id,
     provider_call_response_event,
     read_by_execution_id,
+    read_session,
     tape_entry,
     tape_line,
     tape_record,
@@ -131,6 +132,7 @@ __all__ = [
     "provider_call_response_event",
     "read_by_execution_id",
     "read_completion_receipt",
+    "read_session",
     "resolve_parsed_tool_calls",
     "span_tree_findings",
     "tape_entry",

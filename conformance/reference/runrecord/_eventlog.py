@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from session_contracts.conformance.reference.journal import (
@@ -39,6 +39,7 @@ __all__ = [
     "next_event_id",
     "provider_call_response_event",
     "read_by_execution_id",
+    "read_session",
     "tape_entry",
     "tape_line",
     "tape_record",
@@ -229,8 +230,24 @@ def read_by_execution_id(
     run-record form, is passed over).  Pass ``topic="agent.transcript.llm"``
     for one execution's model responses in order.
     """
+    return _run_record_events(journal, journal.read_by_execution_id(execution_id, topic=topic))
+
+
+def read_session(journal: SqliteJournal, session_id: str) -> tuple[SessionEvent, ...]:
+    """The run-record events of one session, in id order, as journal events: what a
+    session-backed run record is projected from (``project_run_record(spec,
+    read_session(journal, session_id))``).  A session without events is
+    :class:`~session_contracts.conformance.reference.journal.SessionMissing`."""
+    return _run_record_events(journal, journal.iter_events(session_id=session_id))
+
+
+def _run_record_events(
+    journal: SqliteJournal, stored_events: Iterable[Mapping[str, Any]]
+) -> tuple[SessionEvent, ...]:
+    """Each stored event of a run-record kind as its journal event (checked); the recap
+    kinds, which have no run-record form, are passed over."""
     events = []
-    for stored in journal.read_by_execution_id(execution_id, topic=topic):
+    for stored in stored_events:
         raw = journal_event_of(stored)
         if raw is None:
             continue
