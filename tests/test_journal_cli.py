@@ -183,3 +183,58 @@ def test_mixed_event_forms_import_nothing(tmp_path: Path, session: list[SessionE
     assert by_line.findings[0].source == f"{lines}:2"
     assert by_index.findings[0].path == "$[1]"
     assert not journal.exists(), "a file is checked whole before the journal is touched"
+
+
+def _layout_one_journal(path: Path, events: list[SessionEvent]) -> None:
+    """A journal as the layout before this one held it (docs/journal.md, user_version 1):
+    journal-model events, RFC 8785 text, one row each."""
+    import sqlite3
+
+    from session_contracts._canonical import canonical_bytes
+
+    connection = sqlite3.connect(path)
+    try:
+        connection.execute("PRAGMA application_id = 1397378636")  # 0x534A4E4C, "SJNL"
+        connection.execute("PRAGMA user_version = 1")
+        connection.execute(
+            "CREATE TABLE session_events (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, "
+            "run_id TEXT, turn_id TEXT, iteration INTEGER, execution_id TEXT, "
+            "topic TEXT NOT NULL, kind TEXT NOT NULL, event TEXT NOT NULL) STRICT"
+        )
+        connection.executemany(
+            "INSERT INTO session_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    e.id,
+                    e.session_id,
+                    e.run_id,
+                    e.turn_id,
+                    e.iteration,
+                    e.execution_id,
+                    e.topic,
+                    e.kind,
+                    canonical_bytes(e.to_json()).decode(),
+                )
+                for e in events
+            ],
+        )
+        connection.commit()
+    finally:
+        connection.close()
+
+
+def test_an_old_journal_imports_into_a_new_one(tmp_path: Path, session: list[SessionEvent]) -> None:
+    """A layout-1 journal is refused with a hint to import it; importing it stores every
+    event as its stored form, as appending the same events would."""
+    old, new = tmp_path / "old.sqlite", tmp_path / "new.sqlite"
+    _layout_one_journal(old, session)
+    refused = cli("journal", "stats", "--journal", str(old))
+    assert refused.returncode == 2
+    assert "journal import OLD --journal NEW" in refused.stdout + refused.stderr
+    (result,) = import_files([str(old)], new)
+    assert (result.imported, result.findings) == (len(session), ())
+    assert stored_in(new) == list(stored_events_of([e.to_json() for e in session]))
+    # A journal of this layout imports too: its stored events, as they are.
+    (again,) = import_files([str(new)], tmp_path / "copy.sqlite")
+    assert again.imported == len(session)
+    assert stored_in(tmp_path / "copy.sqlite") == stored_in(new)

@@ -23,7 +23,11 @@ from session_contracts.conformance.reference.journal._model import (
     event_findings,
     stored_findings,
 )
-from session_contracts.conformance.reference.journal._sqlite import SqliteJournal
+from session_contracts.conformance.reference.journal._sqlite import (
+    SQLITE_HEADER,
+    SqliteJournal,
+    journal_file_items,
+)
 
 from session_contracts._errors import Finding, InvalidDocument, SessionContractsError
 from session_contracts._input_files import open_regular_file
@@ -83,8 +87,12 @@ def _form(item: Any) -> str:
 
 def _items(path: str) -> list[tuple[str, Any]]:
     """(place, parsed value) of each event of a file: JSON Lines, one event a line (blank
-    lines skipped), or, for a ``.json`` file, one event or an array of events."""
+    lines skipped); for a ``.json`` file, one event or an array of events; a SQLite
+    journal (of this layout or the one before) gives its events."""
     with open_regular_file(path) as handle:  # a FIFO or device is refused, never waited on
+        if handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER:
+            return journal_file_items(path)
+        handle.seek(0)
         if path.endswith(".json"):
             data = handle.read(MAX_DOCUMENT_BYTES + 1)
             try:

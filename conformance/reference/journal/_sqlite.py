@@ -65,7 +65,7 @@ from session_contracts.conformance.reference.journal._model import (
 from session_contracts._canonical import canonical_bytes, hash_bytes
 from session_contracts._errors import Finding, InvalidDocument
 from session_contracts._harn_canonical import harn_canonical_bytes
-from session_contracts._jsonload import MAX_DEPTH, MAX_DOCUMENT_BYTES
+from session_contracts._jsonload import MAX_DEPTH, MAX_DOCUMENT_BYTES, loads_strict
 from session_contracts._validator import default_validator
 
 try:
@@ -714,6 +714,59 @@ def _encode_batch(
     return rows, problems
 
 
+# The layout before this one: journal-model events, one per row, ids across sessions.
+_LAYOUT_ONE = 1
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def journal_file_items(path: str | os.PathLike[str]) -> list[tuple[str, Any]]:
+    """(place, parsed event) of every event of a journal file, to import elsewhere: a
+    journal of this layout gives its stored events (append order); one of layout 1 (which
+    held journal-model events) gives those, in id order, so ``journal import`` moves an
+    old journal into a new one.  Anything else raises :class:`JournalUnavailable`."""
+    source = str(path)
+    try:
+        with SqliteJournal.open(path) as journal:
+            return [
+                (f"{source}#{event['session_id']}/event-{event['event_id']}", event)
+                for event in journal.iter_events()
+            ]
+    except JournalUnavailable:
+        rows = _layout_one_rows(Path(path))
+        if rows is None:
+            raise
+    items = []
+    for event_id, body in rows:
+        place = f"{source}#event-{event_id}"
+        try:
+            items.append((place, loads_strict(body)))
+        except InvalidDocument as exc:
+            raise corrupt(exc.findings, source=place, event_id=event_id) from None
+    return items
+
+
+def _layout_one_rows(path: Path) -> list[tuple[int, bytes]] | None:
+    """The (id, event) rows of a layout-1 journal, or None when ``path`` is not one."""
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
+    try:
+        connection.execute("PRAGMA query_only = ON")
+        application_id = connection.execute("PRAGMA application_id").fetchone()[0]
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        if application_id != APPLICATION_ID or version != _LAYOUT_ONE:
+            return None
+        rows = connection.execute(
+            "SELECT id, CAST(event AS BLOB) FROM session_events ORDER BY id"
+        ).fetchall()
+    except sqlite3.Error:
+        return None
+    finally:
+        connection.close()
+    return [(int(event_id), bytes(body)) for event_id, body in rows]
+
+
 def _prepare(connection: sqlite3.Connection, source: str, *, create: bool, writable: bool) -> None:
     if create and _is_blank(connection):
         connection.execute("PRAGMA journal_mode = WAL")
@@ -758,7 +811,7 @@ def _check_layout(connection: sqlite3.Connection, source: str) -> None:
         raise _unavailable(
             source,
             f"the journal has layout version {version}; this toolkit reads {FORMAT_VERSION}",
-            "read it with the toolkit version that wrote it",
+            "import it into a new journal: session-contracts journal import OLD --journal NEW",
         )
     columns = tuple(row[1] for row in connection.execute("PRAGMA table_info(session_events)"))
     if columns != _COLUMNS:
