@@ -89,20 +89,36 @@ def _progress_entry(entry: Any) -> tuple[str, str, str | None] | None:
 # ------------------------------------------------------------------ Harn's stored events
 
 
+_TOKENS: dict[str, tuple[str, ...]] = {}
+
+
+def _tokens(path: str) -> tuple[str, ...]:
+    """The reference tokens of a JSON pointer, unescaped (parsed once per pointer)."""
+    found = _TOKENS.get(path)
+    if found is None:
+        found = tuple(raw.replace("~1", "/").replace("~0", "~") for raw in path[1:].split("/"))
+        if len(_TOKENS) < 4096:  # the readers' pointers are few; others are not kept
+            _TOKENS[path] = found
+    return found
+
+
 def pointer(value: Any, path: str) -> Any:
     """RFC 6901: the value at ``path`` in ``value``, or ``ABSENT`` (serde_json's
     ``Value::pointer``: an array index is decimal digits without a leading zero)."""
     if path == "":
         return value
     node = value
-    for raw in path[1:].split("/"):
-        token = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping):
+    for token in _tokens(path):
+        if type(node) is dict:  # parsed JSON: the common case, without an ABC check
+            node = node.get(token, ABSENT)
+            if node is ABSENT:
+                return ABSENT
+        elif isinstance(node, Mapping):
             if token not in node:
                 return ABSENT
             node = node[token]
         elif isinstance(node, list | tuple):
-            if not token.isdigit() or (len(token) > 1 and token[0] == "0"):
+            if not (token.isascii() and token.isdigit()) or (len(token) > 1 and token[0] == "0"):
                 return ABSENT
             index = int(token)
             if index >= len(node):
