@@ -623,6 +623,10 @@ def test_a_session_event_is_stored_as_the_documented_vector(tmp_path: Path) -> N
         f'"record_hash":"{record}","session_id":"s","signed_by":null,"tags":[],'
         '"tenant_id":null,"ts":"","ts_ms":1748779201000}'
     )
+    # docs/journal.md "Record hashes": the hash Harn's store would give this stored event.
+    assert harn_record_hash(json.loads(text)) == (
+        "sha256:d388508c307094d7e057ead490516d88e37758dae9d5a6e022f2b763dcaf4ffc"
+    )
 
 
 def test_append_refuses_duplicate_and_decreasing_ids(journal_path: Path) -> None:

@@ -238,3 +238,22 @@ def test_an_old_journal_imports_into_a_new_one(tmp_path: Path, session: list[Ses
     (again,) = import_files([str(new)], tmp_path / "copy.sqlite")
     assert again.imported == len(session)
     assert stored_in(tmp_path / "copy.sqlite") == stored_in(new)
+
+
+def test_a_refused_id_is_named_at_its_line(tmp_path: Path, session: list[SessionEvent]) -> None:
+    """docs/journal.md "Commands": a file's findings name the file and line, also for what
+    the journal refuses (an id already there), blank lines counted."""
+    journal = tmp_path / "j.sqlite"
+    first, second = session[0].to_json(), session[1].to_json()
+    path = tmp_path / "events.jsonl"
+    path.write_text(json.dumps(first) + "\n\n" + json.dumps(second) + "\n")
+    assert import_files([str(path)], journal)[0].imported == 2
+    again = tmp_path / "again.jsonl"
+    again.write_text(
+        "\n" + json.dumps(dict(second, id=second["id"] + 1)) + "\n\n" + json.dumps(second) + "\n"
+    )
+    (result,) = import_files([str(again)], journal)
+    assert result.imported == 0
+    assert [(f.source, f.path, f.code) for f in result.findings] == [
+        (f"{again}:4", "$.id", "journal_write_rejected")
+    ]

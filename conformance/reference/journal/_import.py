@@ -9,6 +9,7 @@ journal's own model (each stored as its stored form).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -113,10 +114,10 @@ def _items(path: str) -> list[tuple[str, Any]]:
         return items
 
 
-def _read_events(path: str) -> tuple[str, list[Any]]:
-    """The events of one file and their form (``session-event.stored`` or
-    ``session-event.event``, decided by the first; every event must have it), checked
-    whole; nothing is written here."""
+def _read_events(path: str) -> tuple[str, list[Any], list[str]]:
+    """The events of one file, their form (``session-event.stored`` or
+    ``session-event.event``, decided by the first; every event must have it) and each
+    one's place in the file, checked whole; nothing is written here."""
     items = _items(path)
     form = _form(items[0][1]) if items else STORED_EVENT_DOCUMENT_TYPE
     events: list[Any] = []
@@ -140,7 +141,25 @@ def _read_events(path: str) -> tuple[str, list[Any]]:
                 raise corrupt(findings, source=f"{path}#{place}") from None
             raise corrupt(found, source=place) from None
         events.append(SessionEvent.from_json(item) if form == EVENT_DOCUMENT_TYPE else item)
-    return form, events
+    return form, events, [place for place, _ in items]
+
+
+_BATCH_INDEX = re.compile(r"\$\[([0-9]+)\]")
+
+
+def _in_file(finding: Finding, path: str, places: Sequence[str]) -> Finding:
+    """A refusal of the journal, located at the batch index ``$[i]``, restated at the
+    event's place in the file (``PATH:LINE`` for JSON Lines, ``$[i]`` in a ``.json``
+    array, ``PATH#SESSION/event-ID`` in a journal)."""
+    if finding.source:
+        return finding
+    found = _BATCH_INDEX.match(finding.path)
+    if found is None or int(found.group(1)) >= len(places):
+        return finding.at(path)
+    place, rest = places[int(found.group(1))], finding.path[found.end() :]
+    if place.startswith("$"):
+        return Finding(place + rest, finding.code, finding.message, finding.hint, source=path)
+    return Finding("$" + rest, finding.code, finding.message, finding.hint, source=place)
 
 
 def import_files(paths: Sequence[str], journal_path: str | os.PathLike[str]) -> list[FileImport]:
@@ -154,17 +173,15 @@ def import_files(paths: Sequence[str], journal_path: str | os.PathLike[str]) -> 
     results = []
     for path in paths:
         try:
-            form, events = _read_events(path)
+            places: list[str] = []
+            form, events, places = _read_events(path)
             with SqliteJournal.open(journal_path, create=True) as journal:
                 if form == STORED_EVENT_DOCUMENT_TYPE:
                     count = journal.append_stored(events)
                 else:
                     count = journal.append(events)
         except (JournalError, SessionContractsError) as exc:
-            findings = tuple(
-                f if f.source else Finding(f.path, f.code, f.message, f.hint, source=path)
-                for f in exc.findings
-            )
+            findings = tuple(_in_file(f, path, places) for f in exc.findings)
             results.append(FileImport(path, findings=findings))
         else:
             results.append(FileImport(path, imported=count))
