@@ -484,6 +484,14 @@ def _cmd_journal_import(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FINDINGS if failed else EXIT_OK
 
 
+def _cmd_journal_export(args: argparse.Namespace, out: TextIO) -> int:
+    from session_contracts.conformance.reference.journal import export_tape
+
+    count = export_tape(args.journal, args.tape, session_id=args.session)
+    sys.stderr.write(f"{args.tape}: exported {count} event(s) from {args.journal}\n")
+    return EXIT_OK
+
+
 def _cmd_journal_stats(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts.conformance.reference.journal import journal_stats
 
@@ -748,6 +756,13 @@ def _build_parser() -> argparse.ArgumentParser:
         "--journal", required=True, help="the SQLite journal (created if missing)"
     )
     journal_import.set_defaults(handler=_cmd_journal_import)
+    journal_export = journal_commands.add_parser(
+        "export", help="write a journal's stored events (or one session's) to a JSON Lines tape"
+    )
+    journal_export.add_argument("tape", metavar="TAPE", help="the tape to write (replaced whole)")
+    journal_export.add_argument("--journal", required=True, help="the SQLite journal")
+    journal_export.add_argument("--session", help="only this session's events, in id order")
+    journal_export.set_defaults(handler=_cmd_journal_export)
     journal_stats = journal_commands.add_parser(
         "stats", help="sessions, events, the id range and the size of a journal"
     )

@@ -257,3 +257,30 @@ def test_a_refused_id_is_named_at_its_line(tmp_path: Path, session: list[Session
     assert [(f.source, f.path, f.code) for f in result.findings] == [
         (f"{again}:4", "$.id", "journal_write_rejected")
     ]
+
+
+def test_export_writes_the_tape_import_reads(tmp_path: Path, tape_lines: list[str]) -> None:
+    """`journal export` writes the stored events as a tape; importing it reproduces them;
+    an unknown session is exit 1 and writes nothing, a missing journal exit 2."""
+    source = tmp_path / "session.jsonl"
+    source.write_text("\n".join(tape_lines) + "\n")
+    journal, tape = tmp_path / "j.sqlite", tmp_path / "out.jsonl"
+    assert cli("journal", "import", str(source), "--journal", str(journal)).returncode == 0
+    exported = cli("journal", "export", str(tape), "--journal", str(journal))
+    assert exported.returncode == 0, exported.stderr
+    assert tape.read_text().splitlines() == tape_lines
+    missing = cli(
+        "journal",
+        "export",
+        str(tmp_path / "x.jsonl"),
+        "--journal",
+        str(journal),
+        "--session",
+        "no-such-session",
+    )
+    assert missing.returncode == 1
+    assert "[session_missing]" in missing.stdout + missing.stderr
+    assert not (tmp_path / "x.jsonl").exists()
+    absent = cli("journal", "export", str(tape), "--journal", str(tmp_path / "absent.sqlite"))
+    assert absent.returncode == 2
+    assert "[journal_unavailable]" in absent.stdout + absent.stderr
