@@ -114,6 +114,7 @@ MATRIX = {
     "ignores_snake_aliases": "recap.query-aliases",
     "wrong_projection_hash": "recap.hashes",
     "drops_a_turn": "recap.semantics",
+    "ignores_tool_call_id_header": "recap.stored-events",
 }
 
 

@@ -40,10 +40,13 @@ from session_contracts.conformance.reference.journal import (
     JournalWriteError,
     SessionEvent,
     SqliteJournal,
+    unheld_integer,
 )
+from session_contracts.conformance.reference.recap import StoredEventOrder
 
 from session_contracts._canonical import canonical_bytes
 from session_contracts._errors import Finding, InvalidDocument, UsageError
+from session_contracts._harn_canonical import harn_canonical_bytes
 from session_contracts._jsonload import loads_strict
 from session_contracts._snapshot_hashes import record_hash
 
@@ -63,9 +66,6 @@ NOT_OVER_HTTP = "not reachable over HTTP"
 # that cannot be opened, a runtime refusing reads, damaged rows): a live
 # adapter cannot be put in it from outside, so they run through the protocol.
 NOT_IMPOSABLE_OVER_HTTP = {
-    "recap.stored-events": "an adapter over a journal reads the journal's events; Harn's "
-    "stored events are case input of the producer protocol only; certify the producer "
-    "through the protocol for them",
     "recap.unavailable-states": "the runtime conditions it needs (journal unavailable, "
     "admission refused, damaged rows) cannot be imposed on a live adapter; certify the "
     "producer through the protocol for them",
@@ -180,12 +180,20 @@ class HttpTarget:
                 return event
             return dict(event, sessionId=rename(event.get("sessionId")))
 
+        def move_stored(event: Any) -> Any:
+            if not isinstance(event, Mapping):
+                return event
+            return dict(event, session_id=rename(event.get("session_id")))
+
         for key in _SESSION_KEYS:
             if key in query:
                 query[key] = rename(query[key])
         rewritten = dict(trial.input)
         if isinstance(raw_events, list):
             rewritten["events"] = [move(event) for event in events]
+        raw_stored = trial.input.get("storedEvents")
+        if isinstance(raw_stored, list):
+            rewritten["storedEvents"] = [move_stored(event) for event in raw_stored]
         if isinstance(raw_query, Mapping):
             rewritten["query"] = query
         return Trial(trial.operation, rewritten)
@@ -197,7 +205,10 @@ class HttpTarget:
         if trial.operation != "recap.project":
             return CaseOutcome(seq, "skipped", reason=NOT_OVER_HTTP)
         started = time.perf_counter()
-        refused = self._seed(seq, trial.input.get("events") or [])
+        if "storedEvents" in trial.input:
+            refused = self._seed_stored(seq, trial.input["storedEvents"])
+        else:
+            refused = self._seed(seq, trial.input.get("events") or [])
         if refused is not None:
             return refused
         try:
@@ -268,6 +279,22 @@ class HttpTarget:
         except JournalWriteError as exc:
             message = f"cannot append the case's events to {self.journal_path}: " + "; ".join(
                 f.message for f in exc.findings[:3]
+            )
+            return CaseOutcome(seq, "errored", error_code="journal_write_failed", message=message)
+        self._seeded.add(key)
+        return None
+
+    def _seed_stored(self, seq: int, stored_events: Sequence[Any]) -> CaseOutcome | None:
+        """Append Harn's stored events as they are (once), as a Harn store export is
+        imported (``append_stored``); only cases ``expressible_over_http`` admits come here."""
+        key = hashlib.sha256(harn_canonical_bytes(list(stored_events))).digest()
+        if key in self._seeded or not stored_events:
+            return None
+        try:
+            self._journal.append_stored(stored_events)
+        except JournalWriteError as exc:
+            message = f"cannot append the case's stored events to {self.journal_path}: " + (
+                "; ".join(f.message for f in exc.findings[:3])
             )
             return CaseOutcome(seq, "errored", error_code="journal_write_failed", message=message)
         self._seeded.add(key)
@@ -515,14 +542,25 @@ def _open_journal(path: Path) -> SqliteJournal:
 
 
 # Case members an HTTP adapter over a journal cannot be given: a runtime condition
-# (docs/protocol.md, recap.project) or the session as Harn's store holds it.
-_NOT_OVER_HTTP_MEMBERS = ("journal", "admission", "damagedEventIds", "storedEvents")
+# (docs/protocol.md, recap.project).
+_NOT_OVER_HTTP_MEMBERS = ("journal", "admission", "damagedEventIds")
 
 
 def expressible_over_http(trial: Trial) -> bool:
-    """Whether a recap case can be sent as events appended to the journal and a GET:
-    no runtime condition and no stored events."""
-    return not any(member in trial.input for member in _NOT_OVER_HTTP_MEMBERS)
+    """Whether a recap case can be sent as events appended to the journal and a GET: no
+    runtime condition; stored events only when the journal can hold them as given (each
+    valid, ids increasing within a session, every integer one Harn's store holds, and no
+    journal-model events beside them), since the journal refuses the others before any
+    adapter could read them."""
+    if any(member in trial.input for member in _NOT_OVER_HTTP_MEMBERS):
+        return False
+    stored = trial.input.get("storedEvents")
+    if stored is None:
+        return True
+    if not isinstance(stored, list) or "events" in trial.input:
+        return False
+    order = StoredEventOrder()
+    return all(not order.findings(event) and unheld_integer(event) is None for event in stored)
 
 
 def certify_http(

@@ -16,10 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from session_contracts.conformance.reference.journal import JournalError, SqliteJournal
 from session_contracts.conformance.reference.recap import (
     RecapService,
+    clamp_limit,
     coerce_http_params,
     envelope_bytes,
+    project_stored,
     query_echo,
 )
 from session_contracts.conformance.reference.recap._http import error_body
@@ -29,6 +32,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from session_contracts._errors import Finding, InvalidDocument
+from session_contracts._redaction_policy import default_policy
 
 
 def _ignores_snake_aliases(params: list[tuple[str, str]]) -> Response | None:
@@ -53,6 +57,29 @@ def _drops_a_turn(envelope: dict[str, Any]) -> None:
         snapshot["turns"].pop()
 
 
+def _ignores_tool_call_id_header(journal: Path, query: dict[str, Any]) -> dict[str, Any] | None:
+    # Reads the journal's stored events without their tool_call_id header (Harn's recap
+    # reads it before the payload's id); None where the service answers unavailable.
+    try:
+        with SqliteJournal.open(journal) as opened:
+            read = opened.read(
+                query["sessionId"],
+                from_event_id=query["fromEventId"],
+                limit=clamp_limit(query["limit"]),
+            )
+    except JournalError:
+        return None
+    events = [
+        dict(event, headers={k: v for k, v in event["headers"].items() if k != "tool_call_id"})
+        for event in read.events
+    ]
+    snapshot = project_stored(events, query, rows_beyond=read.pending, policy=default_policy())
+    return {"state": "available", "snapshot": snapshot}
+
+
+# Defects of the reading: the events are read wrongly, the envelope built from them.
+READING_DEFECTS = {"ignores_tool_call_id_header": _ignores_tool_call_id_header}
+
 # Defects of the answer: the envelope is rewritten.
 ENVELOPE_DEFECTS = {
     "wrong_projection_hash": _wrong_projection_hash,
@@ -63,7 +90,7 @@ EXCHANGE_DEFECTS = {
     "answers_500": lambda: Response(b"boom", status_code=500),
     "answers_html": lambda: Response(b"<html>recap</html>", media_type="text/html"),
 }
-DEFECTS = ("ignores_snake_aliases", *ENVELOPE_DEFECTS, *EXCHANGE_DEFECTS)
+DEFECTS = ("ignores_snake_aliases", *READING_DEFECTS, *ENVELOPE_DEFECTS, *EXCHANGE_DEFECTS)
 
 
 def create_app(journal: str | Path, defect: str) -> Starlette:
@@ -84,6 +111,8 @@ def create_app(journal: str | Path, defect: str) -> Starlette:
         except InvalidDocument as exc:
             return Response(error_body(exc.findings[0]), 400, media_type="application/json")
         envelope = orjson.loads(envelope_bytes(service.answer(query).envelope))
+        if defect in READING_DEFECTS:
+            envelope = READING_DEFECTS[defect](Path(journal), query) or envelope
         if defect in ENVELOPE_DEFECTS:
             ENVELOPE_DEFECTS[defect](envelope)
         return Response(envelope_bytes(envelope), media_type="application/json")

@@ -14,6 +14,7 @@ from session_contracts.conformance.reference.journal._harn_stored import (
     journal_event_of,
     stored_event,
     stored_events_of,
+    unheld_integer,
 )
 from session_contracts.conformance.reference.journal._import import (
     FileImport,
@@ -82,5 +83,6 @@ __all__ = [
     "stored_event",
     "stored_events_of",
     "stored_findings",
+    "unheld_integer",
     "validate_event",
 ]

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from session_contracts._canonical import canonical_bytes, hash_bytes
+from session_contracts._errors import json_path
 from session_contracts._harn_canonical import harn_sha256
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "stored_event",
     "stored_events_of",
     "stored_kind_and_payload",
+    "unheld_integer",
 ]
 
 # The "schema" member of the bytes Harn's store hashes into an event's record hash.
@@ -270,6 +272,25 @@ def journal_event_of(stored: Mapping[str, Any]) -> dict[str, Any] | None:
         "recordedAtUnixMs": stored["ts_ms"],
         "payload": stored["payload"],
     }
+
+
+_I64_MIN, _U64_MAX = -(2**63), 2**64 - 1
+
+
+def unheld_integer(value: Any) -> str | None:
+    """The JSON path of the first integer serde_json cannot hold as one (outside
+    -2^63..2^64-1: Harn's store reads it as a float), or ``None``: a stored event with
+    such a number would not read back as it was given."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        node, parts = stack.pop()
+        if type(node) is int and not _I64_MIN <= node <= _U64_MAX:
+            return json_path(list(parts))
+        if isinstance(node, Mapping):
+            stack.extend((item, (*parts, key)) for key, item in node.items())
+        elif isinstance(node, list | tuple):
+            stack.extend((item, (*parts, index)) for index, item in enumerate(node))
+    return None
 
 
 def _is_decimal(text: str | None) -> bool:

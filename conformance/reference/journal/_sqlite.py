@@ -44,6 +44,7 @@ from session_contracts.conformance.reference._closing import ClosedOnExit
 from session_contracts.conformance.reference.journal._harn_stored import (
     chained_stored_events,
     discriminator,
+    unheld_integer,
 )
 from session_contracts.conformance.reference.journal._model import (
     MAX_FINDINGS,
@@ -687,6 +688,18 @@ def _encode_batch(
             body = harn_canonical_bytes(dict(event))
         except InvalidDocument as exc:
             problems.extend(rejected(exc.findings, index=index, event_id=event["event_id"]))
+            continue
+        unheld = unheld_integer(event)
+        if unheld is not None:
+            problems.append(
+                Finding(
+                    f"$[{index}]{unheld[1:]}",
+                    WRITE_REJECTED,
+                    f"event id {event['event_id']}: an integer outside -2^63..2^64-1, which "
+                    "Harn's store reads as a float (canonical_number_out_of_range)",
+                    "write such a number as a string, or as the float it becomes",
+                )
+            )
             continue
         session, event_id = event["session_id"], event["event_id"]
         previous = last.get(session)
