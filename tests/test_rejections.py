@@ -72,6 +72,8 @@ NOT_REJECTIONS = {
     # tool failures (the reference errs; the input is not at fault)
     "feedback_store_unavailable", "feedback_store_write_failed", "journal_corrupt",
     "journal_write_failed", "journal_write_rejected", "journal_missing",
+    # `journal import`'s own refusal of a file (a command's finding, not a case input)
+    "mixed_event_forms",
     # hash verification of stored documents (`verify`, `check`), not a case input
     "content_hash_mismatch", "projection_hash_mismatch", "record_hash_mismatch",
     "source_bounds_mismatch", "source_event_missing", "source_events_not_increasing",
