@@ -254,19 +254,18 @@ def _each(items: Any, parse: Any, prefix: str) -> list[Any]:
 
 def _events(case: Mapping[str, Any]) -> tuple[list[Any], list[Finding]]:
     """A case's journal events and the findings against them: each event's own, and
-    each id that does not increase on the one before (the journal holds each id once,
-    in increasing order: such a list is a rejected input, not an error of ours)."""
-    from session_contracts.conformance.reference.journal import (
-        SessionEvent,
-        canonical_event_bytes,
-    )
+    each id that does not increase on the one before (the protocol's events are one list
+    in journal order: such a list is a rejected input, not an error of ours)."""
+    from session_contracts.conformance.reference.journal import SessionEvent
+
+    from session_contracts._canonical import canonical_bytes
 
     def storable(raw_event: Any) -> Any:
-        # The journal stores each event as RFC 8785 bytes: a number those cannot
-        # hold exactly (an integer beyond 2**53 - 1 in an open payload) is refused
-        # as the event is written, a rejected input like any other finding.
+        # A journal event's record hash is of its RFC 8785 form: a number that form
+        # cannot hold exactly (an integer beyond 2**53 - 1 in an open payload) is
+        # refused as the event is written, a rejected input like any other finding.
         event = SessionEvent.from_json(raw_event)
-        canonical_event_bytes(event)
+        canonical_bytes(event.to_json())
         return event
 
     events, findings = _parse_each(case.get("events", []), storable, "$.events")

@@ -1,10 +1,10 @@
 """The canonical session event: its value type, its JSON form and its contract check.
 
 Everything here is pure: no file or database is touched.  The SQLite journal
-(``_sqlite``) and the JSON Lines tape (``_jsonl``) both store an event as its
-canonical JSON text (:func:`canonical_event_bytes`: RFC 8785, or Harn's form for
-an event holding an integral float, which RFC 8785 would turn into an integer)
-and come back through :func:`decode_stored_event`, so one contract check guards both.
+(``_sqlite``) and the JSON Lines tape (``_jsonl``) both store Harn's stored form
+of an event (``_harn_stored``) and read it back through :func:`decode_stored_form`,
+so one check of ``session-event.stored`` guards both; :func:`validate_event`
+checks an event of the journal's own model before it is stored.
 
 The check is the toolkit's shared validator (``session_contracts._validator``)
 for the document type ``session-event.event``: the schemas come from
@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, cast, get_args
 
-from session_contracts._canonical import canonical_bytes
 from session_contracts._errors import (
     EXIT_FINDINGS,
     EXIT_USAGE,
@@ -31,9 +30,8 @@ from session_contracts._errors import (
     InvalidDocument,
     SessionContractsError,
 )
-from session_contracts._harn_canonical import harn_canonical_bytes
 from session_contracts._jsonload import loads_strict
-from session_contracts._validator import default_validator, holds_integral_float
+from session_contracts._validator import default_validator
 
 __all__ = [
     "EVENT_DOCUMENT_TYPE",
@@ -47,8 +45,6 @@ __all__ = [
     "JournalWriteError",
     "SessionEvent",
     "SessionMissing",
-    "canonical_event_bytes",
-    "decode_stored_event",
     "decode_stored_form",
     "event_findings",
     "stored_findings",
@@ -279,43 +275,6 @@ class SessionEvent:
         }
 
 
-def canonical_event_bytes(event: SessionEvent) -> bytes:
-    """The event's stored bytes, after checking it against the contract.
-
-    RFC 8785, unless the event holds a float with an integral value (``1.0``,
-    ``-0.0``, ``1e20`` in an opaque payload value): RFC 8785 writes those as
-    integers, and Harn keeps them floats (docs/journal.md, "The stored bytes"),
-    so such an event is stored in Harn's canonical form, which writes them as
-    floats.  Either way the record hash is of the RFC 8785 form.  This is
-    exactly what both stores write: a SQLite row's ``event`` column and a tape
-    line hold these bytes.  Raises :class:`InvalidDocument`.
-    """
-    raw = event.to_json()
-    validate_event(raw)
-    rfc8785 = canonical_bytes(raw)  # also refuses what no record hash can cover
-    return harn_canonical_bytes(raw) if holds_integral_float(raw["payload"]) else rfc8785
-
-
-def decode_stored_event(
-    data: bytes | str,
-    *,
-    source: str,
-    event_id: int | None = None,
-    line: int | None = None,
-) -> SessionEvent:
-    """Parse and check one stored event; any problem is a :class:`JournalCorrupt`."""
-    try:
-        raw = loads_strict(data)
-    except InvalidDocument as exc:
-        raise corrupt(exc.findings, source=source, event_id=event_id, line=line) from None
-    if event_id is None and isinstance(raw, dict) and type(raw.get("id")) is int:
-        event_id = raw["id"]
-    try:
-        return SessionEvent.from_json(raw)
-    except InvalidDocument as exc:
-        raise corrupt(exc.findings, source=source, event_id=event_id, line=line) from None
-
-
 # ---------------------------------------------------------------------- validation
 
 
@@ -333,25 +292,24 @@ def validate_event(raw: Any) -> None:
 
 def event_findings(raw: Any) -> tuple[Finding, ...]:
     """Every way ``raw`` breaks the contract; empty when it is a valid event."""
-    validator = default_validator()
-    try:
-        found = validator.validate(EVENT_DOCUMENT_TYPE, raw)
-    except (ValueError, TypeError, OverflowError):
-        # jsonschema_rs refuses what it cannot convert (a lone surrogate, an
-        # integer beyond 64 bits, a non-JSON type); the pure-Python reference
-        # engine takes any Python value.
-        found = validator.validate(EVENT_DOCUMENT_TYPE, raw, reference=True)
-    return tuple(found[:MAX_FINDINGS])
+    return _findings(EVENT_DOCUMENT_TYPE, raw)
 
 
 def stored_findings(raw: Any) -> tuple[Finding, ...]:
     """Every way ``raw`` breaks the ``session-event.stored`` contract (Harn's
     ``StoredEvent``); empty when it is a valid stored event."""
+    return _findings(STORED_EVENT_DOCUMENT_TYPE, raw)
+
+
+def _findings(doctype: str, raw: Any) -> tuple[Finding, ...]:
     validator = default_validator()
     try:
-        found = validator.validate(STORED_EVENT_DOCUMENT_TYPE, raw)
+        found = validator.validate(doctype, raw)
     except (ValueError, TypeError, OverflowError):
-        found = validator.validate(STORED_EVENT_DOCUMENT_TYPE, raw, reference=True)
+        # jsonschema_rs refuses what it cannot convert (a lone surrogate, an
+        # integer beyond 64 bits, a non-JSON type); the pure-Python reference
+        # engine takes any Python value.
+        found = validator.validate(doctype, raw, reference=True)
     return tuple(found[:MAX_FINDINGS])
 
 
