@@ -1,6 +1,6 @@
 """The engine alone: jsonschema-rs on the contract schemas without our x- keywords.
 
-What `validate` and `check` are compared with (issue 14): the same documents, read
+What `validate` and `check` are compared with: the same documents, read
 with ``json.loads`` (no strict reading: duplicate keys, NaN and deep nesting pass)
 and validated by jsonschema-rs against the schemas with every ``x-`` keyword
 removed (no x- rules), formats checked as ours are.

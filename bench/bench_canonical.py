@@ -14,7 +14,7 @@ After an untimed warm-up, each round runs the four once, one after the other
 ``repeats`` such rounds, then 10 more of the three fast methods.  Times are
 medians; each ratio is the median of the ratios within one round, so a busy
 spell of the machine slows both sides of it alike.
-Targets, on every document (issue 14): rfc8785 / jcs >= 10, jcs / floor <= 2,
+Targets, on every document: rfc8785 / jcs >= 10, jcs / floor <= 2,
 harn / floor <= 1.3.  Every document's bytes are checked first: ``jcs`` against
 ``rfc8785`` and ``harn`` against the exact encoder of Harn's form.
 

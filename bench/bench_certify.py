@@ -1,4 +1,4 @@
-"""Issue 5 targets: certifying the reference producer with default settings (< 60 s), and
+"""Targets: certifying the reference producer with default settings (< 60 s), and
 the protocol's cost per case against calling the reference in-process (< 1 ms)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 6 targets: `check` on 100,000 captured recap envelopes, docs/s, and the ratio
+"""Targets: `check` on 100,000 captured recap envelopes, docs/s, and the ratio
 against validating the same documents with python-jsonschema alone (Draft202012Validator
 on the same schema), in the same run; target at least 5x.  Then the memory bound: peak
 RSS of a check over JSON Lines of two sizes (docs/check.md).

@@ -1,5 +1,5 @@
-"""Issue 2 targets: regenerate-all wall time, and `validate` throughput against
-jsonschema's Draft202012Validator alone on the same 10,000 documents.  Issue 14:
+"""Targets: regenerate-all wall time, and `validate` throughput against
+jsonschema's Draft202012Validator alone on the same 10,000 documents, and
 `validate` (strict reading + schema + x- rules) within 1.5x of the engine alone
 (``json.loads`` + jsonschema-rs on the schemas without x- keywords, bench/_engine.py)."""
 

@@ -1,4 +1,4 @@
-"""Issue 13 targets: peak RSS of the FILE commands on large single-line documents.
+"""Targets: peak RSS of the FILE commands on large single-line documents.
 
     python -m bench.bench_input_memory
 

@@ -1,4 +1,4 @@
-"""Issue 13 targets for ``serve`` under load.
+"""Targets for ``serve`` under load.
 
     python -m bench.bench_serve_load [--clients 16] [--rounds 2]
 

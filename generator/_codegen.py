@@ -36,7 +36,7 @@ __all__ = [
 # with this one only (the [codegen] extra and constraints.txt pin the same version).
 CODEGEN_VERSION = "0.89.0"
 
-# Flags chosen from shared/notes/codegen-facts.md: closed models, absent stays
+# Flags chosen for closed models, absent stays
 # absent (MISSING sentinel), no lax coercion, formats kept as plain strings so
 # values round-trip byte for byte, no timestamp so output is reproducible.
 CODEGEN_ARGUMENTS: tuple[str, ...] = (

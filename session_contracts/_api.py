@@ -156,7 +156,7 @@ def certify(
             [
                 Finding(
                     "$.checks",
-                    "check_unknown",
+                    "unknown_check",
                     f"unknown check id(s): {', '.join(unknown)}",
                     "list them with `session-contracts checks`",
                 )

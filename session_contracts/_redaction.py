@@ -10,8 +10,8 @@ Two guarantees shape the code:
 
 * Nothing this module returns holds a secret it found.  A :class:`Detection`
   records a kind and a position, a finding a kind and a JSON path whose keys
-  are themselves redacted (gitleaks once printed the secret it meant to hide,
-  issue 1243).
+  are themselves redacted (gitleaks once printed the secret it meant to hide:
+  gitleaks#1243).
 * Redaction is idempotent.  Markers already in a text are never scanned, and
   :func:`redact_text` repeats its pass over the text left between markers
   until nothing new turns up, so redacting its output changes nothing.

@@ -210,12 +210,6 @@ def _unknown_field(where: Sequence[str | int]) -> Finding:
     )
 
 
-def _violation_finding(base: Sequence[str | int], violation: Violation) -> Finding:
-    return Finding(
-        json_path([*base, *violation.where]), violation.code, violation.message, violation.hint
-    )
-
-
 # Keywords whose value is a subschema, a list of subschemas, or a map of them.
 _SUBSCHEMA = ("items", "additionalProperties", "not", "if", "then", "else", "contains",
               "propertyNames", "unevaluatedItems", "unevaluatedProperties")  # fmt: skip

@@ -1,4 +1,4 @@
-"""Issue 11, item 6: the protocol expresses what the seeds make observable.
+"""The protocol expresses what the seeds make observable.
 
 An operation builds the A2A status update from a live task (seed 000), and a
 recap case presents a journal that is not available, a runtime that refuses

@@ -33,7 +33,7 @@ FIXTURES = default_fixtures_dir()
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = load_corpus(FIXTURES)
 
-# The edge cases the corpus must hold (issue 6), each as a tag on at least one case.
+# The edge cases the corpus must hold, each as a tag on at least one case.
 REQUIRED_TAGS = {
     # recap
     "query-camel-case",

@@ -1,4 +1,4 @@
-"""`session-contracts journal import` and `journal stats` (issue 13)."""
+"""`session-contracts journal import`, `journal export` and `journal stats`."""
 
 from __future__ import annotations
 

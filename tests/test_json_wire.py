@@ -1,5 +1,5 @@
-"""Every JSON number survives the protocol transport and the printed documents (issue 12,
-item 5): integers of any size, -0.0, and 1e2 as the double it is."""
+"""Every JSON number survives the protocol transport and the printed documents:
+integers of any size, -0.0, and 1e2 as the double it is."""
 
 from __future__ import annotations
 

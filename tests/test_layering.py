@@ -1,4 +1,4 @@
-"""The oracle never imports the judge (issue 11, item 8).
+"""The oracle never imports the judge.
 
 The reference producer and its semantics (``conformance/reference``) and the
 producer side of the protocol (``conformance/protocol``) must stand on their

@@ -1,4 +1,4 @@
-"""A sound oracle and honest checks (issue 11, item 7).
+"""A sound oracle and honest checks.
 
 - A seed fixes each check's cases whatever else is selected (and whatever this
   process imported).

@@ -1,7 +1,7 @@
 """Leaks the oracle's own redaction let through: each a detector test.
 
 A secret the reference leaves in its output would make certify pass a producer that leaks
-it too, or fail the reference itself (issue 11: "the oracle itself leaks"). Each test plants
+it too, or fail the reference itself. Each test plants
 the secret where the leak was measured and asserts it never comes out.
 """
 

@@ -1,4 +1,4 @@
-"""The public Python API (issue 12, item 6): everything a user calls, from one import."""
+"""The public Python API: everything a user calls, from one import."""
 
 from __future__ import annotations
 
@@ -105,4 +105,4 @@ def test_an_empty_producer_is_a_usage_error(producer: str | list[str]) -> None:
 def test_an_unknown_check_is_a_usage_error() -> None:
     with pytest.raises(sc.UsageError) as caught:
         sc.certify(checks=["no.such-check"])
-    assert caught.value.findings[0].code == "check_unknown"
+    assert caught.value.findings[0].code == "unknown_check"

@@ -1,6 +1,6 @@
 """Planted secrets never survive redaction, whatever stands around them.
 
-The oracle once left ``A:" signing_key: "CANARY..."`` unredacted (issue 11):
+The oracle once left ``A:" signing_key: "CANARY..."`` unredacted:
 the text rule read ``A`` as a key whose quoted value was `` signing_key: `` and
 went on after that value, past the real pair.  The detector test below holds
 that fix; the hunt plants every canary of both policies behind labels, quotes
@@ -57,7 +57,7 @@ def _strings(value: Any) -> Iterator[str]:
     ],
 )
 def test_a_quoted_label_before_a_sensitive_key_does_not_hide_its_value(text: str) -> None:
-    """The issue-11 leak, in text and as a provider response's text (a JSON value)."""
+    """The ``A:" signing_key:`` leak, in text and as a provider response's text (a JSON value)."""
     secret = "CANARY0MhV9xBpiC4dOLjRGlfCf6y1GOeZ7CGosC"
     policy = POLICIES["extended"]
     assert secret not in redact_text(text, policy).text

@@ -1,5 +1,5 @@
 """Input limits: every FILE command reads a bounded amount, refuses more with a
-finding that names an option that exists, and never cuts input (issue 13)."""
+finding that names an option that exists, and never cuts input."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``serve`` bounds the projections running at once (issue 13): the overflow is
+"""``serve`` bounds the projections running at once: the overflow is
 answered 503 with Retry-After and a JSON body, small queries keep their lane."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""User mistakes and messages (issue 13): clear errors with codes and exit 2,
+"""User mistakes and messages: clear errors with codes and exit 2,
 findings at the member, the ACP adapter echoing ids of any size, a journal
 truncated while serving."""
 

@@ -1,5 +1,5 @@
 """Hostile producers: descendants that escape the process group, and producers
-that cannot be restarted (issue 13)."""
+that cannot be restarted."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The seeds' own JSON examples are fixtures: each validates as its document type (issue 12).
+"""The seeds' own JSON examples are fixtures: each validates as its document type.
 
 tests/fixtures/seed-examples.json keeps every JSON example of the four seeds,
 verbatim, with the seed it comes from and the document type it is an example

@@ -1,4 +1,4 @@
-"""An invalid large document is judged in bounded memory (issue 13, "Memory").
+"""An invalid large document is judged in bounded memory.
 
 The fast engine's errors each carry a converted copy of the value they are
 about, so a root-level error on a large document used hundreds of times the

@@ -364,7 +364,7 @@ def test_coverage_counts_are_not_bounded_by_one_another(reference: bool) -> None
     assert codes("session-recap.snapshot", document, reference) == set()
 
 
-# -- seed rules no plain schema can say (issue 12, item 4) ----------------------------------------
+# -- seed rules no plain schema can say ---------------------------------------------------------
 @pytest.mark.parametrize(
     ("gauge", "turn_value", "rolling_value"),
     [

@@ -129,7 +129,7 @@ _JSON_LEAVES = (
     | st.integers(-(2**53) + 1, 2**53 - 1)
     | st.floats(allow_nan=False, allow_infinity=False, width=64)
     | st.text(max_size=20)
-    # Extensions keep every JSON number (issue 12): integers past 64 bits,
+    # Extensions keep every JSON number: integers past 64 bits,
     # which a reader that parses numbers as doubles or 64-bit integers loses.
     | st.sampled_from([2**64, -(2**63) - 1, 900719925474099312345678901234567890, -0.0, 1e21])
     | st.integers(min_value=2**64, max_value=10**40)
@@ -1049,7 +1049,7 @@ def snake_case_query(query: Mapping[str, Any]) -> dict[str, Any]:
     return {_SNAKE.get(key, key): value for key, value in query.items()}
 
 
-# -- runtime conditions the protocol can present (issue 11, item 6) ------------------------------
+# -- runtime conditions the protocol can present ---------------------------------------------------
 _A2A_STATES = (
     "submitted",
     "working",

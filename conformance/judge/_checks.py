@@ -1,6 +1,6 @@
 """The catalogue of checks: each with a stable id, a level, its contract and
 the seed sentence it enforces.  ``session-contracts checks`` lists it; the
-judges that decide a case live in :mod:`session_contracts.conformance._judges`.
+judges that decide a case live in :mod:`session_contracts.conformance.judge._certify`.
 """
 
 from __future__ import annotations

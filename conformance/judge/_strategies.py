@@ -1,7 +1,7 @@
 """Hypothesis strategies for every document type, built from the schemas.
 
 hypothesis-jsonschema generates schema-shaped data but ignores our x- rules
-(and a few standard keywords: see shared/notes/codegen-facts.md).  Each draw
+(and ``unevaluatedProperties`` and ``dependentRequired``).  Each draw
 is therefore mended with the fixes the x- keywords themselves propose, then
 re-validated by the real validator: only valid documents come out.
 """

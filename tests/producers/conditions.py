@@ -1,4 +1,4 @@
-"""The reference producer with one defect in an operation of issue 11, item 6, chosen by argv[1].
+"""The reference producer with one defect in a runtime-condition operation, chosen by argv[1].
 
 tests/test_conditions.py proves certify and golden catch each one.
 """
