@@ -41,7 +41,7 @@ import orjson
 import rfc8785
 
 from session_contracts._canonical import canonical_bytes, content_hash
-from session_contracts._harn_canonical import _exact_bytes as harn_exact_bytes
+from session_contracts._harn_canonical import exact_bytes as harn_exact_bytes
 from session_contracts._harn_canonical import harn_canonical_bytes, harn_sha256
 
 EVENTS = 32_768

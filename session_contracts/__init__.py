@@ -17,6 +17,7 @@ from session_contracts._errors import (
     UsageError,
     json_path,
 )
+from session_contracts._version import __version__ as __version__
 
 if TYPE_CHECKING:
     from session_contracts._api import (
@@ -104,4 +105,3 @@ __all__ = [
     "validate",
     "verify",
 ]
-__version__ = "0.1.0"

@@ -54,13 +54,9 @@ from typing import Any
 
 import orjson
 
+from session_contracts._accel import speedups
 from session_contracts._errors import Finding, InvalidDocument, json_path
 from session_contracts._jsonload import loads_strict
-
-try:
-    from session_contracts import _speedups
-except ImportError:  # built without a C compiler: the same census runs in Python
-    _speedups = None  # type: ignore[assignment,unused-ignore]
 
 __all__ = [
     "HASH_PREFIX",
@@ -91,7 +87,7 @@ _PLAIN_TYPES: frozenset[type] = frozenset({dict, list, str, int, bool, _NONE_TYP
 _PLAIN_OR_FLOAT: frozenset[type] = _PLAIN_TYPES | {float}
 _CONTAINER_OR_FLOAT: frozenset[type] = frozenset({dict, list, float})
 _CENSUS_CHUNK = 4096
-_FAST_MAX_LEVELS = 200
+FAST_MAX_LEVELS = 200
 _UTF8_LEADS_E000_FFFF = (b"\xee", b"\xef")
 _UTF8_LEADS_ASTRAL = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
 _CHARS_E000_FFFF = re.compile("[\ue000-\uffff]")
@@ -110,7 +106,7 @@ def canonical_bytes(value: Any) -> bytes:
     out = _fast_bytes(value)
     if out is not None:
         return out
-    return _exact_bytes(value)
+    return exact_bytes(value)
 
 
 def content_hash(value: Any) -> str:
@@ -132,7 +128,7 @@ def is_plain_json(value: Any) -> bool:
     """Whether ``value`` is built only of plain ``dict`` (str keys), ``list``, ``str``,
     ``int``, finite ``float``, ``bool`` and ``None``, fewer than 200 levels deep
     (False when the C census is not built: callers then take their general path)."""
-    return _speedups is not None and _speedups.scan(value, False, _FAST_MAX_LEVELS) is not None
+    return speedups is not None and speedups.scan(value, False, FAST_MAX_LEVELS) is not None
 
 
 # ------------------------------------------------------------------------ fast path
@@ -147,7 +143,7 @@ def _fast_bytes(value: Any) -> bytes | None:
     """
     if type(value) is float:
         return _format_number(value).encode("ascii") if isfinite(value) else None
-    if _speedups is not None:
+    if speedups is not None:
         return _fast_bytes_by_c_census(value)
     out = _fast_bytes_in_code_point_order(value)
     if out is None or _orders_agree_in(out):
@@ -158,8 +154,8 @@ def _fast_bytes(value: Any) -> bytes | None:
 def _fast_bytes_by_c_census(value: Any) -> bytes | None:
     """The fast path with the C census, which also counts the float tokens to rewrite
     and finds the objects whose key orders clash (with the containers above them)."""
-    assert _speedups is not None
-    scanned = _speedups.scan(value, True, _FAST_MAX_LEVELS)
+    assert speedups is not None
+    scanned = speedups.scan(value, True, FAST_MAX_LEVELS)
     if scanned is None:
         return None
     dot_zero, negative_zero, exponent, clashing, dirty, _ = scanned
@@ -177,7 +173,7 @@ def _fast_bytes_by_c_census(value: Any) -> bytes | None:
             return _es6_numbers_by_quotes(out)
         out = _fix_exponent_tokens(out)
     if dot_zero:
-        stripped = _speedups.strip_dot_zero(out, dot_zero, negative_zero)
+        stripped = speedups.strip_dot_zero(out, dot_zero, negative_zero)
         if stripped is None:  # some string holds text like ``1.0,``
             return _es6_numbers_by_quotes(out)
         out = stripped
@@ -233,7 +229,7 @@ def _clashing_object_bytes(node: dict[str, Any]) -> bytes:
 
 def _fast_bytes_in_code_point_order(value: Any) -> bytes | None:
     """orjson's bytes with every number in ECMAScript form: JCS except perhaps key order."""
-    floats = _census(value)
+    floats = type_census(value)
     if floats is None:
         return None
     try:
@@ -244,7 +240,7 @@ def _fast_bytes_in_code_point_order(value: Any) -> bytes | None:
 
 
 # The census decides whether every value in the tree is a plain dict, list,
-# str, int, float, bool or None, nested at most _FAST_MAX_LEVELS deep (so the
+# str, int, float, bool or None, nested at most FAST_MAX_LEVELS deep (so the
 # walk ends on a reference cycle, and orjson's own limit of 254 levels is never
 # reached), and collects the floats.  A chunk's types are checked before
 # anything in it is descended into, so a tuple, an enum or any other object is
@@ -281,7 +277,7 @@ def _census_by_referents(value: Any) -> list[float] | None:
             floats.extend(compress(chunk, map(is_, map(type, chunk), repeat(float))))
         below = gc.get_referents(*chunk)
         if below:
-            if level >= _FAST_MAX_LEVELS:
+            if level >= FAST_MAX_LEVELS:
                 return None
             stack.append((below, level + 1))
     return floats
@@ -299,7 +295,7 @@ def _census_by_iteration(value: Any) -> list[float] | None:
     lists: list[list[Any]] = [value] if kind is list else []
     level = 1
     while dicts or lists:
-        if level >= _FAST_MAX_LEVELS:
+        if level >= FAST_MAX_LEVELS:
             return None
         values = list(
             chain(chain.from_iterable(map(dict.values, dicts)), chain.from_iterable(lists))
@@ -337,7 +333,7 @@ def _referents_census_is_sound() -> bool:
     return all(0.5 in gc.get_referents(sample) for sample in samples)
 
 
-_census: Callable[[Any], list[float] | None] = (
+type_census: Callable[[Any], list[float] | None] = (
     _census_by_referents if _referents_census_is_sound() else _census_by_iteration
 )
 
@@ -502,7 +498,7 @@ def _clashing_objects(value: Any) -> list[dict[str, Any]]:
 def _all_objects(value: Any) -> list[dict[str, Any]]:
     """Every dict in a value the census accepted, each time it occurs."""
     dicts: list[dict[str, Any]] = []
-    if _census is _census_by_referents:
+    if type_census is _census_by_referents:
         stack: list[list[Any]] = [[value]]
         while stack:
             chunk = stack.pop()
@@ -559,7 +555,7 @@ def _utf16_key_order(value: Any, out: bytes) -> bytes | None:
     for written, (node, times) in occurrences.items():
         if out.count(written) != times:
             return None
-        out = out.replace(written, _exact_bytes(node))
+        out = out.replace(written, exact_bytes(node))
     return out
 
 
@@ -592,7 +588,7 @@ _HAND_ENCODE_EVERY = 128
 _STR_TYPE_ONLY = frozenset({str})
 
 
-def _exact_bytes(value: Any) -> bytes:
+def exact_bytes(value: Any) -> bytes:
     try:
         dirty, reorder = _scan(value)
     except _Problem:

@@ -22,7 +22,7 @@ Fast and exact: orjson with ``OPT_SORT_KEYS`` writes exactly these bytes for
 plain values: it sorts keys by code point, formats floats with the same rules
 and escapes as serde_json does (measured against serde_json 1.0.154 on 200,000
 random doubles, and held by property tests against ``serde_float_format``).
-With the C extension, ``_speedups.harn_dumps`` writes those bytes in the one walk
+With the C extension, ``speedups.harn_dumps`` writes those bytes in the one walk
 that checks the types (plain ``dict``/``list``/``str``/``int``/``float``/``bool``/
 ``None``, every float finite), leaving the floats to orjson; without it a type
 census decides whether orjson may be used.  Everything else takes the exact
@@ -38,12 +38,8 @@ from typing import Any
 
 import orjson
 
-from session_contracts._canonical import _FAST_MAX_LEVELS, _census
-
-try:
-    from session_contracts import _speedups
-except ImportError:  # built without a C compiler: the census runs in Python
-    _speedups = None  # type: ignore[assignment,unused-ignore]
+from session_contracts._accel import speedups
+from session_contracts._canonical import FAST_MAX_LEVELS, type_census
 from session_contracts._errors import Finding, InvalidDocument, json_path
 
 __all__ = [
@@ -73,16 +69,16 @@ def harn_canonical_bytes(value: Any) -> bytes:
     Raises :class:`InvalidDocument` with one finding (code ``canonical_*``, the
     JSON path of the offending value) for what has no such form.
     """
-    if _speedups is not None and hasattr(_speedups, "harn_dumps"):
-        written = _speedups.harn_dumps(value, _FAST_MAX_LEVELS, orjson.dumps)
+    if speedups is not None and hasattr(speedups, "harn_dumps"):
+        written = speedups.harn_dumps(value, FAST_MAX_LEVELS, orjson.dumps)
         # None: something is not plain JSON (or too deep); the exact path names it.
-        return written if written is not None else _exact_bytes(value)
+        return written if written is not None else exact_bytes(value)
     if _fast_path_applies(value):
         try:
             return orjson.dumps(value, option=_FAST_OPTIONS)
         except orjson.JSONEncodeError:
             pass  # an integer beyond 64 bits or a lone surrogate: the exact path decides
-    return _exact_bytes(value)
+    return exact_bytes(value)
 
 
 def harn_sha256(value: Any) -> str:
@@ -103,7 +99,7 @@ def harn_sha256_of_parsed(value: Any) -> str:
     try:
         written = orjson.dumps(value, option=_FAST_OPTIONS)
     except orjson.JSONEncodeError:
-        written = _exact_bytes(value)
+        written = exact_bytes(value)
     return _HASH_PREFIX + hashlib.sha256(written).hexdigest()
 
 
@@ -149,9 +145,9 @@ def _fast_path_applies(value: Any) -> bool:
     """Whether every value is of a plain type, every float finite, and nesting is shallow
     (the RFC 8785 module's census).  Keys are left to orjson, which refuses keys that
     are not exactly ``str``."""
-    if _speedups is not None:
-        return _speedups.scan(value, False, _FAST_MAX_LEVELS) is not None
-    floats = _census(value)
+    if speedups is not None:
+        return speedups.scan(value, False, FAST_MAX_LEVELS) is not None
+    floats = type_census(value)
     if floats is None:
         return False
     # A sum of finite floats is finite unless it overflows; NaN and infinities never are.
@@ -225,7 +221,7 @@ def _scalar_bytes(node: Any, parts: list[str | int]) -> bytes:
     )
 
 
-def _exact_bytes(value: Any) -> bytes:
+def exact_bytes(value: Any) -> bytes:
     """An iterative encoder (no recursion limit) that refuses the first problem in order."""
     out: list[bytes] = []
     # Work items: ("v", node, parts) encodes a value; ("b", bytes) writes literal bytes.

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from session_contracts._accel import linescan, speedups
 from session_contracts._errors import Finding, InvalidDocument, json_path
 
 __all__ = [
@@ -136,14 +137,6 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
 # - a double of 2**63 or more is written with an exponent of at least ``e+18``.
 # Anything else, errors included, goes to the decoder below, which names the problem.
 
-try:
-    from session_contracts import _speedups
-except ImportError:  # built without a C compiler: the written text decides
-    _speedups = None  # type: ignore[assignment,unused-ignore]
-try:
-    from session_contracts import _linescan
-except ImportError:  # built without a C compiler: bytes.count and ``in``
-    _linescan = None  # type: ignore[assignment,unused-ignore]
 
 _READING_CENSUS_MAX_DEPTH = 1000
 _SLOW = object()
@@ -163,15 +156,15 @@ def _loads_fast(raw: bytes, max_depth: int) -> tuple[Any, bool] | object:
         if kind is float:
             return _SLOW if abs(value) >= _TWO_TO_THE_63 else (value, value.is_integer())
         return value, False
-    if _speedups is not None and max_depth <= _READING_CENSUS_MAX_DEPTH:
+    if speedups is not None and max_depth <= _READING_CENSUS_MAX_DEPTH:
         # The same three facts, read off the value in C instead of off its
         # indented text (tests/test_speedups.py holds the two ways equal).
-        census = _speedups.reading_census(value, max_depth)
+        census = speedups.reading_census(value, max_depth)
         if census is None:
             return _SLOW
         colons, big_float, integral_float = census
-        if _linescan is not None:
-            raw_colons, escaped_colon = _linescan.colon_facts(raw)
+        if linescan is not None:
+            raw_colons, escaped_colon = linescan.colon_facts(raw)
         else:
             raw_colons, escaped_colon = raw.count(b":"), b"\\u003" in raw
         if raw_colons != colons or (raw_colons and escaped_colon) or big_float:

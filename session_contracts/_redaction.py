@@ -114,7 +114,7 @@ _KIND = re.compile(r"[a-z][a-z0-9_]{0,63}")
 # which keeps the scan linear.
 # Unicode White_Space, spelled out (Python's \s also holds U+001C..U+001F).
 _SPACE = "".join(f"\\u{ord(c):04x}" for c in sorted(WHITE_SPACE))
-_ASSIGNMENT = re.compile(
+ASSIGNMENT = re.compile(
     r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,63})"
     r"\\?[\"']?[ \t]*(?::=|=>|:(?!:)|=(?!=))[ \t]*"
     r"(?:\\?(?P<q>[\"']))?"
@@ -596,7 +596,7 @@ def _assignments(segment: str) -> Iterator[re.Match[str]]:
     "v"`` the first pair's value is the second pair's key, and a scan that went on
     after the first pair's end would never see the second."""
     position = 0
-    while (match := _ASSIGNMENT.search(segment, position)) is not None:
+    while (match := ASSIGNMENT.search(segment, position)) is not None:
         yield match
         # Go back to the value's first character when it is quoted (a quoted
         # value may hold the next pair: `A:" signing_key: "v"`, whose first
@@ -816,7 +816,7 @@ def _compile_patterns(policy: RedactionPolicy) -> tuple[CompiledPattern, ...]:
 _PATTERNS_BY_IDENTITY: dict[int, tuple[RedactionPolicy, tuple[CompiledPattern, ...]]] = {}
 
 
-def _patterns_of(policy: RedactionPolicy) -> tuple[CompiledPattern, ...]:
+def patterns_of(policy: RedactionPolicy) -> tuple[CompiledPattern, ...]:
     hit = _PATTERNS_BY_IDENTITY.get(id(policy))
     if hit is not None and hit[0] is policy:
         return hit[1]
@@ -835,7 +835,7 @@ def _harn_string(text: str, policy: RedactionPolicy) -> tuple[str, tuple[Detecti
     placeholder is one detection, over the input characters it stands for (of
     the URL's serialization, when that alone changed the string).
     """
-    patterns = _patterns_of(policy)
+    patterns = patterns_of(policy)
     target = text
     url_detections: tuple[Detection, ...] = ()
     if policy.url_params is not None:
@@ -870,7 +870,7 @@ def _harn_value(node: Any, policy: RedactionPolicy) -> Any:
     return node
 
 
-def _detections(text: str, policy: RedactionPolicy, key: str | None = None) -> list[Detection]:
+def detections_in(text: str, policy: RedactionPolicy, key: str | None = None) -> list[Detection]:
     """What ``policy`` finds in ``text`` under the object key ``key``."""
     if policy.pattern_style:
         # Harn's scan (find_unredacted_secret) reads strings only, never keys.
@@ -944,13 +944,13 @@ def _finding(path: str, detection: Detection, where: str) -> Finding:
 
 def scan_text(text: str, policy: RedactionPolicy, path: str = "$") -> list[Finding]:
     """One finding per secret in ``text``, located at ``path``; never quoting the secret."""
-    return [_finding(path, d, "the string") for d in _detections(text, policy)]
+    return [_finding(path, d, "the string") for d in detections_in(text, policy)]
 
 
 def holds_secret(text: str, policy: RedactionPolicy, key: str | None = None) -> bool:
     """Whether :func:`scan_value` reports ``text`` when it meets it as a string under the
     object key ``key`` (None: an object key, an array item or the whole value)."""
-    return bool(_detections(text, policy, key))
+    return bool(detections_in(text, policy, key))
 
 
 def scan_value(value: Any, policy: RedactionPolicy) -> list[Finding]:
@@ -968,14 +968,16 @@ def scan_value(value: Any, policy: RedactionPolicy) -> list[Finding]:
         node, key, parts = stack.pop()
         path = json_path(parts)
         if isinstance(node, str):
-            findings.extend(_finding(path, d, "the string") for d in _detections(node, policy, key))
+            findings.extend(
+                _finding(path, d, "the string") for d in detections_in(node, policy, key)
+            )
         elif isinstance(node, dict):
             children: list[tuple[Any, str | None, list[str | int]]] = []
             for child_key, item in node.items():
                 if not isinstance(child_key, str):
                     children.append((item, None, [*parts, str(child_key)]))
                     continue
-                scrubbed = _detections(child_key, policy)
+                scrubbed = detections_in(child_key, policy)
                 findings.extend(_finding(path, d, "an object key") for d in scrubbed)
                 safe_key = _scrubbed(child_key, policy) if scrubbed else child_key
                 children.append((item, child_key, [*parts, safe_key]))

@@ -180,7 +180,7 @@ def _ascii_gate(sources: tuple[str, ...]) -> Any:
 _GATES_BY_IDENTITY: dict[int, tuple[Sequence[CompiledPattern], Any]] = {}
 
 
-def _gate_of(patterns: Sequence[CompiledPattern]) -> Any:
+def gate_of(patterns: Sequence[CompiledPattern]) -> Any:
     """``_ascii_gate`` of a pattern list, looked up by the list's identity."""
     hit = _GATES_BY_IDENTITY.get(id(patterns))
     if hit is not None and hit[0] is patterns:
@@ -192,7 +192,7 @@ def _gate_of(patterns: Sequence[CompiledPattern]) -> Any:
     return gate
 
 
-def _gate_finds(gate: Any, text: str) -> bool:
+def gate_finds(gate: Any, text: str) -> bool:
     """``gate.search(text) is not None`` for ASCII ``text``, without the wrapper's
     work for match objects and offsets: one call into RE2 (google-re2, pinned)."""
     compiled = getattr(gate, "_regexp", None)
@@ -211,8 +211,8 @@ def _single_pass(
         # On ASCII text every pattern runs on RE2 (regex_for), so the union means
         # exactly "some pattern matches the text"; if none does, no replacement
         # happens and no later pattern sees a changed text.
-        gate = _gate_of(patterns)
-        if gate is not None and not _gate_finds(gate, text):
+        gate = gate_of(patterns)
+        if gate is not None and not gate_finds(gate, text):
             return text, ()
     current = text
     spans: list[_Span] = []  # placeholders in ``current``, in order

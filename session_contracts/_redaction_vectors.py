@@ -67,9 +67,9 @@ def _text_kinds(text: str, policy: RedactionPolicy, key: str | None) -> set[str]
         return set()
     if policy.pattern_style:
         return {d.kind for d in redact_text(text, policy).detections}
-    from session_contracts._redaction import _detections
+    from session_contracts._redaction import detections_in
 
-    return {d.kind for d in _detections(text, policy, key)}
+    return {d.kind for d in detections_in(text, policy, key)}
 
 
 def kinds_of(case: Mapping[str, Any]) -> list[str]:

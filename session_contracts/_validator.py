@@ -21,6 +21,7 @@ import orjson
 import referencing
 import referencing.jsonschema
 
+from session_contracts._accel import speedups
 from session_contracts._errors import Finding, json_path
 from session_contracts._schemas import DocumentType, SchemaSet, default_schema_set
 from session_contracts._xkeywords import (
@@ -29,11 +30,6 @@ from session_contracts._xkeywords import (
     CheckFunction,
     Violation,
 )
-
-try:
-    from session_contracts import _speedups
-except ImportError:  # built without a C compiler
-    _speedups = None  # type: ignore[assignment,unused-ignore]
 
 _SCAN_LEVELS = 200
 
@@ -70,7 +66,7 @@ _HINTS = {
 }
 
 
-def _snake(name: str) -> str:
+def snake_name(name: str) -> str:
     out = []
     for i, char in enumerate(name):
         if char.isupper() and i:
@@ -79,7 +75,7 @@ def _snake(name: str) -> str:
     return "".join(out)
 
 
-_KIND_CODES = {
+KIND_CODES = {
     "Type": "wrong_type",
     "Enum": "not_allowed_value",
     "Constant": "not_allowed_value",
@@ -255,20 +251,20 @@ def _ints_only_variant(schema: Any) -> Any:
 def holds_integral_float(instance: Any) -> bool:
     """Whether ``instance`` holds a float with an integral value (``5.0``, ``-0.0``,
     ``1e20``): the C census where it is built and the value plain, else its Python twin."""
-    if _speedups is not None:
-        scanned = _speedups.scan(instance, True, _SCAN_LEVELS)
+    if speedups is not None:
+        scanned = speedups.scan(instance, True, _SCAN_LEVELS)
         if scanned is not None:
             return bool(scanned[5] > 0)
-    return _holds_integral_float_in_python(instance)
+    return holds_integral_float_in_python(instance)
 
 
-def _holds_integral_float_in_python(instance: Any) -> bool:
+def holds_integral_float_in_python(instance: Any) -> bool:
     if isinstance(instance, float):
         return instance.is_integer()
     if isinstance(instance, Mapping):
-        return any(_holds_integral_float_in_python(item) for item in instance.values())
+        return any(holds_integral_float_in_python(item) for item in instance.values())
     if isinstance(instance, list | tuple):
-        return any(_holds_integral_float_in_python(item) for item in instance)
+        return any(holds_integral_float_in_python(item) for item in instance)
     return False
 
 
@@ -412,7 +408,7 @@ class DocumentValidator:
                 f"add {missing!r}",
             )
             return
-        code = _KIND_CODES.get(kind, _snake(kind))
+        code = KIND_CODES.get(kind, snake_name(kind))
         yield Finding(json_path(where), code, str(error.message), _HINTS.get(code, ""))
 
     # -- reference engine --------------------------------------------------
@@ -545,7 +541,7 @@ class DocumentValidator:
             "type": "wrong_type",
             "enum": "not_allowed_value",
             "const": "not_allowed_value",
-        }.get(str(error.validator), _snake(str(error.validator)).replace("-", "_"))
+        }.get(str(error.validator), snake_name(str(error.validator)).replace("-", "_"))
         yield Finding(json_path(where), code, error.message, _HINTS.get(code, ""))
 
     # -- public ------------------------------------------------------------

@@ -31,14 +31,14 @@ from session_contracts._canonical import (
     HASH_PREFIX,
     MAX_DEPTH,
     MAX_SAFE_INTEGER,
-    _census,
     _census_by_iteration,
     _census_by_referents,
-    _exact_bytes,
     canonical_bytes,
     canonical_bytes_from_text,
     content_hash,
+    exact_bytes,
     hash_bytes,
+    type_census,
 )
 from session_contracts._errors import EXIT_FINDINGS, InvalidDocument, json_path
 
@@ -67,7 +67,7 @@ def test_structural_vector_byte_for_byte(name: str) -> None:
     raw = (vectors / "input" / f"{name}.json").read_bytes()
     assert canonical_bytes_from_text(raw) == expected
     assert canonical_bytes_from_text(raw.decode("utf-8")) == expected
-    assert _exact_bytes(json.loads(raw)) == expected
+    assert exact_bytes(json.loads(raw)) == expected
 
 
 def test_all_ten_thousand_number_vectors() -> None:
@@ -396,7 +396,7 @@ def _floats_in(value: Any) -> list[float]:
 def test_both_paths_equal_rfc8785(value: Any) -> None:
     expected = rfc8785.dumps(value)
     assert canonical_bytes(value) == expected
-    assert _exact_bytes(value) == expected
+    assert exact_bytes(value) == expected
     assert content_hash(value) == _reference_hash(value)
 
 
@@ -406,7 +406,7 @@ def test_fast_path_equals_rfc8785(value: Any) -> None:
     # Without floats the census passes with no float, so this is orjson's output
     # (with, when keys clash across U+E000..U+FFFF and the astral planes, the
     # clashing objects rewritten).
-    assert _census(value) == []
+    assert type_census(value) == []
     assert canonical_bytes(value) == rfc8785.dumps(value)
 
 
@@ -448,7 +448,7 @@ def test_censuses_stop_on_a_cycle() -> None:
     reason="the gc census is used on CPython 3.11 and 3.12 only",
 )
 def test_the_gc_census_is_in_use() -> None:
-    assert _census is _census_by_referents
+    assert type_census is _census_by_referents
 
 
 @_PROPERTY

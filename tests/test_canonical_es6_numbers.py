@@ -24,7 +24,7 @@ import subprocess
 import pytest
 import rfc8785
 
-from session_contracts._canonical import _exact_bytes, canonical_bytes
+from session_contracts._canonical import canonical_bytes, exact_bytes
 
 COUNT = 100_000
 NODE_LINES_SHA256 = "5cee13fb2f5e181c939f169437ac357a2bdef407a9dfecc8b749f54e0e3c5b55"
@@ -170,7 +170,7 @@ def test_the_exact_path_matches_node_too(patterns: list[int]) -> None:
     texts: list[str] = []
     for start in range(0, len(patterns), 1000):
         chunk = [_from_bits(pattern) for pattern in patterns[start : start + 1000]]
-        texts += _exact_bytes(chunk).decode("ascii")[1:-1].split(",")
+        texts += exact_bytes(chunk).decode("ascii")[1:-1].split(",")
     digest = hashlib.sha256(_lines(texts, patterns)).hexdigest()
     assert digest == NODE_LINES_SHA256, _first_wrong(patterns, texts)
 

@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 
 from session_contracts._canonical import (
     _es6_numbers_by_quotes,
-    _exact_bytes,
     _fast_bytes,
     _format_number,
     canonical_bytes,
+    exact_bytes,
 )
-from session_contracts._harn_canonical import _exact_bytes as harn_exact_bytes
+from session_contracts._harn_canonical import exact_bytes as harn_exact_bytes
 from session_contracts._harn_canonical import harn_canonical_bytes
 
 _EDGE_FLOATS = [
@@ -118,7 +118,7 @@ _PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[Hea
 def test_fast_equals_exact_equals_rfc8785(value: Any) -> None:
     expected = rfc8785.dumps(value)
     assert canonical_bytes(value) == expected
-    assert _exact_bytes(value) == expected
+    assert exact_bytes(value) == expected
 
 
 @_PROPERTY
@@ -167,7 +167,7 @@ def test_many_clashing_objects(objects: list[dict[str, Any]], nesting: int) -> N
     for _ in range(nesting):
         value = {"\U0001f602": value, "\ufb33": [value], "\ue000": 1.5}
     assert canonical_bytes(value) == rfc8785.dumps(value)
-    assert _exact_bytes(value) == rfc8785.dumps(value)
+    assert exact_bytes(value) == rfc8785.dumps(value)
 
 
 @pytest.mark.parametrize("number", _EDGE_FLOATS)

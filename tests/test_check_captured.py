@@ -165,16 +165,16 @@ def test_doctype_can_be_forced(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", sorted(canaries()))
 def test_the_fast_secret_gate_never_hides_a_canary(kind: str) -> None:
-    from session_contracts.conformance.judge._captured import _may_hold_secret
+    from session_contracts.conformance.judge._captured import secret_screen, value_holds_secret
 
     from session_contracts._redaction_policy import default_policy
 
     document = json.loads((EXAMPLES / "session-recap.snapshot.json").read_text())
     document["turns"][0]["prompts"][0]["text"] = f"see {canaries()[kind]} here"
-    assert _may_hold_secret(document, default_policy())
+    assert value_holds_secret(secret_screen(default_policy()), document)
     document["extensions"] = {canaries()[kind]: 1}
     del document["turns"][0]["prompts"][0]["text"]
-    assert _may_hold_secret(document, default_policy())
+    assert value_holds_secret(secret_screen(default_policy()), document)
 
 
 # -- the secret screen is exact -----------------------------------------------------
@@ -346,8 +346,8 @@ def test_policy_literals_cannot_be_made_by_the_redaction_views() -> None:
     lacks, so the guard against that (VIEW_UNSAFE) switches none of its gates off."""
     from session_contracts.conformance.reference.recap._redaction_gate import (
         VIEW_UNSAFE,
-        _pattern_clauses,
         detector_gates,
+        pattern_clauses,
     )
 
     from session_contracts._redaction import RegexDetector
@@ -357,7 +357,7 @@ def test_policy_literals_cannot_be_made_by_the_redaction_views() -> None:
         literal.text
         for detector in extended_policy().detectors
         if isinstance(detector, RegexDetector)
-        for clause in _pattern_clauses(detector.pattern, 0)
+        for clause in pattern_clauses(detector.pattern, 0)
         for literal in clause.literals
     }
     assert literals
@@ -424,7 +424,7 @@ def test_statistics_are_bounded_whatever_the_input() -> None:
 
 
 def test_a_tie_settled_by_validity_is_not_validated_again() -> None:
-    from session_contracts.conformance.judge._captured import _detected
+    from session_contracts.conformance.judge._captured import detected_type
 
     from session_contracts._validator import default_validator
 
@@ -433,7 +433,7 @@ def test_a_tie_settled_by_validity_is_not_validated_again() -> None:
         if path.stem not in PRODUCER_TYPES:
             continue
         document = json.loads(path.read_text())
-        name, known_valid = _detected(document, validator)
+        name, known_valid = detected_type(document, validator)
         assert name == path.stem
         if known_valid:
             assert validator.validate(name, document) == []

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from session_contracts._errors import InvalidDocument
 from session_contracts._harn_canonical import (
     HARN_MAX_DEPTH,
-    _exact_bytes,
     _fast_path_applies,
+    exact_bytes,
     harn_canonical_bytes,
     harn_sha256,
     harn_sha256_of_parsed,
@@ -44,7 +44,7 @@ def test_vector(vector: dict[str, str]) -> None:
     value = json.loads(vector["input"])
     expected = vector["canonical"].encode("utf-8")
     assert harn_canonical_bytes(value) == expected
-    assert _exact_bytes(value) == expected
+    assert exact_bytes(value) == expected
     assert harn_sha256(value) == vector["sha256"]
     assert vector["sha256"] == "sha256:" + hashlib.sha256(expected).hexdigest()
 
@@ -117,7 +117,7 @@ _values = st.recursive(
 @settings(max_examples=300)
 @given(_values)
 def test_fast_path_equals_exact_path(value: Any) -> None:
-    assert harn_canonical_bytes(value) == _exact_bytes(value)
+    assert harn_canonical_bytes(value) == exact_bytes(value)
 
 
 @settings(max_examples=200)

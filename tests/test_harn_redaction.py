@@ -602,11 +602,11 @@ _ASCII_TEXTS = st.one_of(
     text=_ASCII_TEXTS,
 )
 def test_the_gate_call_answers_what_the_re2_wrapper_answers(prefix: str, text: str) -> None:
-    from session_contracts._redaction import _patterns_of
-    from session_contracts._redaction_harn import _gate_finds, _gate_of
+    from session_contracts._redaction import patterns_of
+    from session_contracts._redaction_harn import gate_finds, gate_of
 
-    gate = _gate_of(_patterns_of(POLICY))
+    gate = gate_of(patterns_of(POLICY))
     assert gate is not None
     sample = prefix + text
     if sample.isascii():
-        assert _gate_finds(gate, sample) == (gate.search(sample) is not None)
+        assert gate_finds(gate, sample) == (gate.search(sample) is not None)

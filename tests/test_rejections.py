@@ -23,7 +23,7 @@ from session_contracts._rejections import (
     answered_findings,
     rejection_class,
 )
-from session_contracts._validator import _KIND_CODES, _snake, default_validator
+from session_contracts._validator import KIND_CODES, default_validator, snake_name
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = REPO / "schemas" / "producer-protocol.schema.json"
@@ -168,8 +168,8 @@ def test_every_schema_keyword_code_is_in_the_vocabulary() -> None:
     used: set[str] = set()
     for schema in default_validator().schema_set.schemas.values():
         _keywords(schema, used)
-    codes = {_SPECIAL.get(k, _snake(k)) for k in used & _ASSERTIONS}
-    codes |= set(_KIND_CODES.values())
+    codes = {_SPECIAL.get(k, snake_name(k)) for k in used & _ASSERTIONS}
+    codes |= set(KIND_CODES.values())
     assert {"max_items", "min_length", "unique_items", "exclusive_minimum"} <= codes
     assert sorted(codes - set(REJECTION_CODES)) == []
 

@@ -24,6 +24,7 @@ from typing import Any, BinaryIO
 import re2  # type: ignore[import-untyped, unused-ignore]
 from session_contracts.conformance.reference.recap._redaction_gate import holding
 
+from session_contracts._accel import linescan
 from session_contracts._errors import Finding, InvalidDocument
 from session_contracts._input_files import open_regular_file
 from session_contracts._jsonload import (
@@ -41,11 +42,6 @@ from session_contracts._redaction_policy import default_policy
 from session_contracts._schemas import SchemaSet
 from session_contracts._validator import DocumentValidator, default_validator
 from session_contracts._verify import verify_document
-
-try:
-    from session_contracts import _linescan
-except ImportError:  # built without a C compiler: an RE2 set finds the needles
-    _linescan = None  # type: ignore[assignment,unused-ignore]
 
 __all__ = [
     "CheckStats",
@@ -125,7 +121,7 @@ _CACHED_KEYS = 64
 _CACHED_KEY_CHARACTERS = 2_048
 
 
-def _detected(document: Any, validator: DocumentValidator) -> tuple[str | None, bool]:
+def detected_type(document: Any, validator: DocumentValidator) -> tuple[str | None, bool]:
     """(document type or None, whether the document is already known valid as it).
 
     A tie between equally specific types is settled by validity; the winner's
@@ -147,7 +143,7 @@ def _detected(document: Any, validator: DocumentValidator) -> tuple[str | None, 
 def detect_doctype(document: Any, validator: DocumentValidator | None = None) -> str | None:
     """The document type whose required members the document has, most specific first;
     among equally specific ones, the first it is valid as."""
-    return _detected(document, validator or default_validator())[0]
+    return detected_type(document, validator or default_validator())[0]
 
 
 def _files(paths: Sequence[str]) -> Iterator[tuple[str, BinaryIO]]:
@@ -417,8 +413,8 @@ def _line_sets(
     kept = [m for m in members if not (m[1] and any(byte in _ASCII_UPPER for byte in m[0]))]
     meanings = tuple(meaning for _, _, meaning in kept)
     folded_numbers = tuple(number for number, (_, folded) in needles.items() if folded)
-    if _linescan is not None:
-        found = _linescan.NeedleSet([(text, folded) for text, folded, _ in kept]).found
+    if linescan is not None:
+        found = linescan.NeedleSet([(text, folded) for text, folded, _ in kept]).found
         return _LineSets(found, meanings, folded_numbers)
     return _LineSets(_re2_finder(kept), meanings, folded_numbers)
 
@@ -494,15 +490,15 @@ def secret_screen(policy: RedactionPolicy) -> SecretScreen:
     """The screen of ``policy`` (a detector the analysis cannot bound always runs)."""
     from session_contracts.conformance.reference.recap._redaction_gate import (
         CASE_TRAPS,
-        _pattern_clauses,
-        _strongest,
         detector_gates,
+        pattern_clauses,
+        strongest_clauses,
     )
 
     gates = tuple(_gate(gate.clauses) or () for gate in detector_gates(policy))
     key_detectors = [d for d in policy.detectors if d.enabled and isinstance(d, KeyEntropyDetector)]
     key_gates = tuple(
-        _gate(_strongest(_pattern_clauses(d.key_pattern, re.IGNORECASE))) or ()
+        _gate(strongest_clauses(pattern_clauses(d.key_pattern, re.IGNORECASE))) or ()
         for d in key_detectors
     )
     key_patterns = tuple(re.compile(d.key_pattern, re.IGNORECASE) for d in key_detectors)
@@ -687,11 +683,6 @@ def screened_secret_findings(
     return scan_value(value, screen.policy)
 
 
-def _may_hold_secret(value: Any, policy: RedactionPolicy) -> bool:
-    """Whether the secret scan of ``value`` reports anything (kept for the tests)."""
-    return value_holds_secret(secret_screen(policy), value)
-
-
 def check_documents(
     paths: Sequence[str], *, doctype: str | None = None
 ) -> Iterator[tuple[str, str | None, list[Finding]]]:
@@ -703,7 +694,7 @@ def check_documents(
         if isinstance(value, InvalidDocument):
             yield source, None, list(value.findings)
             continue
-        name, known_valid = (doctype, False) if doctype else _detected(value, validator)
+        name, known_valid = (doctype, False) if doctype else detected_type(value, validator)
         if name is None:
             yield (
                 source,

@@ -78,7 +78,7 @@ def roundtrip_inputs(contracts: tuple[str, ...]) -> st.SearchStrategy[dict[str, 
 
 
 @cache
-def _closed_objects(name: str) -> tuple[tuple[str | int, ...], ...]:
+def closed_objects(name: str) -> tuple[tuple[str | int, ...], ...]:
     """Where the bundled example of ``name`` refuses an unknown member."""
     from session_contracts._validator import default_validator
 
@@ -112,14 +112,14 @@ def unknown_field_inputs(contracts: tuple[str, ...]) -> st.SearchStrategy[dict[s
 
     def inject(name: str, data: st.DataObject) -> dict[str, Any]:
         document = copy.deepcopy(bundled_examples()[name])
-        where = list(data.draw(st.sampled_from(_closed_objects(name)), label="object path"))
+        where = list(data.draw(st.sampled_from(closed_objects(name)), label="object path"))
         node = document
         for part in where:
             node = node[part]
         node[UNKNOWN_KEY] = copy.deepcopy(data.draw(st.sampled_from(_UNKNOWN_VALUES)))
         return {"doctype": name, "document": document, "injected_at": where}
 
-    names = [name for name in _doctypes(contracts) if _closed_objects(name)]
+    names = [name for name in _doctypes(contracts) if closed_objects(name)]
     return st.tuples(st.sampled_from(names), st.data()).map(lambda pair: inject(*pair))
 
 

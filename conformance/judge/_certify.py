@@ -29,7 +29,7 @@ from session_contracts.conformance.judge._explicit_cases import EXPLICIT_CASES, 
 from session_contracts.conformance.judge._golden import answer_of, reference_outcome
 from session_contracts.conformance.judge._runner import CaseOutcome, ProducerProcess
 from session_contracts.conformance.protocol import Handler, Rejected
-from session_contracts.conformance.protocol._serve import _answer
+from session_contracts.conformance.protocol._serve import answer_request
 from session_contracts.conformance.reference._producer import HANDLERS
 
 from session_contracts._canonical import canonical_bytes
@@ -237,7 +237,7 @@ def _numbers_close(a: Any, b: Any) -> bool:
     return json_equal(a, b)
 
 
-def _normalize_feedback(output: Any) -> Any:
+def normalize_feedback(output: Any) -> Any:
     # Checkpoint ids are the implementation's own: compare them by first appearance.
     names: dict[str, str] = {}
 
@@ -424,7 +424,7 @@ def judge_semantics(runner: Runner, trial: Trial) -> None:
         return
     actual = _expect_result(outcome)
     if trial.operation == "feedback.run":
-        expected, actual = _normalize_feedback(expected), _normalize_feedback(actual)
+        expected, actual = normalize_feedback(expected), normalize_feedback(actual)
     if not _numbers_close(expected, actual):
         raise _Failed("differs from the reference: " + _first_difference(expected, actual))
 
@@ -1217,7 +1217,9 @@ def in_process_runner(handlers: Mapping[str, Handler]) -> Runner:
         # As on the wire (session_contracts/_json_wire.py): integers of any size exact.
         case_input = loads_wire(dumps_wire(dict(trial.input)))
         answer = loads_wire(
-            dumps_wire(_answer(0, handlers.get(trial.operation), case_input, trial.operation))
+            dumps_wire(
+                answer_request(0, handlers.get(trial.operation), case_input, trial.operation)
+            )
         )
         outcome = answer["outcome"]
         if outcome == "result":

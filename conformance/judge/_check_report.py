@@ -8,9 +8,10 @@ files past :data:`MAX_FILES` share one case.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from session_contracts.conformance.judge._junit import JunitCase, JunitSuite, junit_suite_xml
 
 from session_contracts._errors import Finding
 
@@ -51,27 +52,17 @@ class CheckJunit:
             case.shown.append(finding.at(source).render())
 
     def xml(self, *, seconds: float) -> bytes:
-        failures = sum(case.with_errors > 0 for case in self.files.values())
-        suite = ET.Element(
-            "testsuite",
-            name="session-contracts check",
-            tests=str(len(self.files)),
-            failures=str(failures),
-            errors="0",
-            time=f"{seconds:.3f}",
-        )
+        cases = []
         for name, case in self.files.items():
-            element = ET.SubElement(suite, "testcase", classname="check", name=name)
-            if case.with_errors:
-                more = case.errors - len(case.shown)
-                text = "\n".join(case.shown + ([f"... and {more} more"] if more > 0 else []))
-                ET.SubElement(
-                    element,
-                    "failure",
-                    message=(
-                        f"{case.with_errors} of {case.documents} document(s) invalid, "
-                        f"{case.errors} error(s)"
-                    ),
-                ).text = text
-        xml: bytes = ET.tostring(suite, encoding="utf-8", xml_declaration=True)
-        return xml
+            more = case.errors - len(case.shown)
+            cases.append(
+                JunitCase(
+                    "check",
+                    name,
+                    "failure" if case.with_errors else "passed",
+                    f"{case.with_errors} of {case.documents} document(s) invalid, "
+                    f"{case.errors} error(s)",
+                    "\n".join(case.shown + ([f"... and {more} more"] if more > 0 else [])),
+                )
+            )
+        return junit_suite_xml(JunitSuite("session-contracts check", tuple(cases), seconds))

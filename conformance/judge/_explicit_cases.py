@@ -53,14 +53,14 @@ def _unknown_members() -> list[ExplicitCase]:
     """
     from session_contracts.conformance.judge._cases import (
         UNKNOWN_KEY,
-        _closed_objects,
         bundled_examples,
+        closed_objects,
     )
 
     cases = []
     for doctype in sorted(bundled_examples()):
         shapes: set[tuple[str | int, ...]] = set()
-        for where in _closed_objects(doctype):
+        for where in closed_objects(doctype):
             shape = tuple(0 if isinstance(part, int) else part for part in where)
             if shape in shapes:
                 continue

@@ -260,9 +260,9 @@ def _normalize(operation: str, output: Any) -> Any:
         return output
     # Checkpoint ids are the producer's own, messages are for people: both
     # are compared as certify compares them.
-    from session_contracts.conformance.judge._certify import _normalize_feedback
+    from session_contracts.conformance.judge._certify import normalize_feedback
 
-    return _normalize_feedback(output)
+    return normalize_feedback(output)
 
 
 def answer_of(operation: str, outcome: CaseOutcome) -> dict[str, Any]:

@@ -11,7 +11,6 @@ import argparse
 import fnmatch
 import sys
 import time
-import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -33,6 +32,12 @@ from session_contracts.conformance.judge._golden import (
     reference_outcome,
     undeclared_reason,
     write_atomically,
+)
+from session_contracts.conformance.judge._junit import (
+    JunitCase,
+    JunitSuite,
+    Outcome,
+    junit_suites_xml,
 )
 from session_contracts.conformance.judge._report import check_report_paths
 from session_contracts.conformance.judge._report_html import golden_html
@@ -254,40 +259,34 @@ def _result_json(result: FixtureResult) -> dict[str, Any]:
 
 
 def junit_xml(results: Sequence[FixtureResult], *, seconds: float) -> bytes:
-    suites = ET.Element("testsuites", name="session-contracts golden", time=f"{seconds:.3f}")
+    """One suite per area (the case name's first segment), one case per fixture."""
     by_area: dict[str, list[FixtureResult]] = {}
     for result in results:
         by_area.setdefault(result.case.split("/", 1)[0], []).append(result)
-    for area, members in sorted(by_area.items()):
-        suite = ET.SubElement(
-            suites,
-            "testsuite",
-            name=f"golden.{area}",
-            tests=str(len(members)),
-            failures=str(sum(r.status == "failed" for r in members)),
-            errors=str(sum(r.status == "errored" for r in members)),
-            skipped=str(sum(r.status == "skipped" for r in members)),
-        )
-        for result in members:
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                classname=f"golden.{area}",
-                name=result.case,
-                time=f"{result.seconds:.6f}",
-            )
-            text = "\n".join(
-                [result.message, *(d.render() for d in result.differences), result.hint]
-            ).strip()
-            message = f"[{result.code}] {result.message}"[:500]
-            if result.status == "failed":
-                ET.SubElement(case, "failure", message=message).text = text
-            elif result.status == "errored":
-                ET.SubElement(case, "error", message=message).text = text
-            elif result.status == "skipped":
-                ET.SubElement(case, "skipped", message=message)
-    xml: bytes = ET.tostring(suites, encoding="utf-8", xml_declaration=True)
-    return xml
+    suites = [
+        JunitSuite(f"golden.{area}", tuple(_junit_case(f"golden.{area}", r) for r in members))
+        for area, members in sorted(by_area.items())
+    ]
+    return junit_suites_xml("session-contracts golden", suites, seconds=seconds)
+
+
+_JUNIT_OUTCOMES: dict[str, Outcome] = {
+    "failed": "failure",
+    "errored": "error",
+    "skipped": "skipped",
+}
+
+
+def _junit_case(classname: str, result: FixtureResult) -> JunitCase:
+    text = "\n".join([result.message, *(d.render() for d in result.differences), result.hint])
+    return JunitCase(
+        classname,
+        result.case,
+        _JUNIT_OUTCOMES.get(result.status, "passed"),
+        f"[{result.code}] {result.message}",
+        text.strip(),
+        seconds=result.seconds,
+    )
 
 
 def badge(counts: Counter[str]) -> bytes:

@@ -7,7 +7,6 @@ report must never repeat a canary or any other secret a producer leaked.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,12 @@ from typing import Any
 
 import orjson
 from session_contracts.conformance.judge._certify import CheckResult, Evidence
+from session_contracts.conformance.judge._junit import (
+    JunitCase,
+    JunitSuite,
+    Outcome,
+    junit_suites_xml,
+)
 
 from session_contracts._annotations import github_annotation
 from session_contracts._errors import Finding, UsageError
@@ -223,43 +228,40 @@ def total_evidence(results: Sequence[CheckResult]) -> dict[str, int]:
 
 
 def junit_xml(results: Sequence[CheckResult], *, seconds: float) -> bytes:
-    suites = ET.Element("testsuites", name="session-contracts certify", time=f"{seconds:.3f}")
+    """One suite per contract, one case per check, its evidence as a property."""
     by_contract: dict[str, list[CheckResult]] = {}
     for result in results:
         by_contract.setdefault(result.check.contract, []).append(result)
-    for contract, members in sorted(by_contract.items()):
-        suite = ET.SubElement(
-            suites,
-            "testsuite",
-            name=contract,
-            tests=str(len(members)),
-            failures=str(sum(_junit_kind(r) == "failure" for r in members)),
-            errors=str(sum(_junit_kind(r) == "error" for r in members)),
-            skipped=str(sum(_junit_kind(r) == "skipped" for r in members)),
-        )
-        for result in members:
-            case = ET.SubElement(suite, "testcase", classname=contract, name=result.check.id)
-            evidence = result.evidence
-            ET.SubElement(ET.SubElement(case, "properties"), "property", name="evidence").set(
-                "value",
-                f"{evidence.agreed} agreed of {evidence.judged} judged, {evidence.skipped} "
-                f"skipped, {evidence.errored} errored",
-            )
-            message = scrub(result.message)
-            kind = _junit_kind(result)
-            if kind == "skipped":
-                ET.SubElement(case, "skipped", message=message[:500])
-            elif kind is not None:
-                text = f"{result.status}: {message}"
-                ET.SubElement(case, kind, message=text[:500]).text = text
-    xml: bytes = ET.tostring(suites, encoding="utf-8", xml_declaration=True)
-    return xml
+    suites = [
+        JunitSuite(contract, tuple(_junit_case(result) for result in members))
+        for contract, members in sorted(by_contract.items())
+    ]
+    return junit_suites_xml("session-contracts certify", suites, seconds=seconds)
 
 
-def _junit_kind(result: CheckResult) -> str | None:
-    """failure, error, skipped, or None (passed): an applicable check without evidence fails."""
+def _junit_case(result: CheckResult) -> JunitCase:
+    evidence = result.evidence
+    summary = (
+        f"{evidence.agreed} agreed of {evidence.judged} judged, {evidence.skipped} "
+        f"skipped, {evidence.errored} errored"
+    )
+    message = scrub(result.message)
+    kind = _junit_kind(result)
+    text = f"{result.status}: {message}"
+    return JunitCase(
+        result.check.contract,
+        result.check.id,
+        kind,
+        message if kind == "skipped" else text,
+        "" if kind == "skipped" else text,
+        properties=(("evidence", summary),),
+    )
+
+
+def _junit_kind(result: CheckResult) -> Outcome:
+    """An applicable check without evidence fails."""
     if result.status == "passed":
-        return None
+        return "passed"
     if result.status == "errored":
         return "error"
     if result.status == "skipped" and not result.applicable:

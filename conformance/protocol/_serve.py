@@ -67,7 +67,9 @@ class Skipped(Exception):
         self.reason, self.issue_url = reason, issue_url
 
 
-def _answer(seq: Any, handler: Handler | None, case_input: Any, operation: Any) -> dict[str, Any]:
+def answer_request(
+    seq: Any, handler: Handler | None, case_input: Any, operation: Any
+) -> dict[str, Any]:
     if handler is None:
         return {
             "seq": seq,
@@ -166,7 +168,11 @@ def serve(
                 )
                 continue
             operation = case["operation"]
-            send(_answer(command.get("seq"), handlers.get(operation), case.get("input"), operation))
+            send(
+                answer_request(
+                    command.get("seq"), handlers.get(operation), case.get("input"), operation
+                )
+            )
         elif kind == "stop":
             return 0
         else:

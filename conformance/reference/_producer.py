@@ -16,10 +16,10 @@ from typing import Any
 
 from session_contracts.conformance.protocol import Handler, Rejected, serve
 
-from session_contracts import __version__
 from session_contracts._errors import Finding, InvalidDocument, json_path, json_path_steps
 from session_contracts._schemas import DocumentType
 from session_contracts._validator import DocumentValidator, default_validator
+from session_contracts._version import __version__
 
 __all__ = ["HANDLERS", "MAX_REJECTION_FINDINGS", "main"]
 

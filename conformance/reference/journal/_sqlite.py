@@ -63,18 +63,19 @@ from session_contracts.conformance.reference.journal._model import (
     validate_event,
 )
 
+from session_contracts._accel import linescan
 from session_contracts._canonical import canonical_bytes, hash_bytes
 from session_contracts._errors import Finding, InvalidDocument
 from session_contracts._harn_canonical import harn_canonical_bytes
 from session_contracts._jsonload import MAX_DEPTH, MAX_DOCUMENT_BYTES, loads_strict
 from session_contracts._validator import default_validator
 
-try:
-    from session_contracts._linescan import opening_count as _opening_count
-except ImportError:  # built without a C compiler: two passes of bytes.count
 
-    def _opening_count(raw: bytes, /) -> int:
-        return raw.count(b"{") + raw.count(b"[")
+def _opening_count_in_python(raw: bytes, /) -> int:
+    return raw.count(b"{") + raw.count(b"[")
+
+
+_opening_count = _opening_count_in_python if linescan is None else linescan.opening_count
 
 
 __all__ = [

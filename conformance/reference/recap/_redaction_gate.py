@@ -45,8 +45,9 @@ from functools import lru_cache
 from itertools import chain, product
 from typing import Any, Protocol, TypeVar
 
+from session_contracts._accel import linescan
 from session_contracts._redaction import (
-    _ASSIGNMENT,
+    ASSIGNMENT,
     URL_KIND,
     KeyEntropyDetector,
     RedactionPolicy,
@@ -55,11 +56,6 @@ from session_contracts._redaction import (
     redact_value,
 )
 from session_contracts._rust_regex import translate
-
-try:
-    from session_contracts import _linescan
-except ImportError:  # built without a C compiler: holding() decides alone
-    _linescan = None  # type: ignore[assignment,unused-ignore]
 
 __all__ = [
     "CASE_TRAPS",
@@ -288,7 +284,7 @@ def _repeated(exact: frozenset[_Literal] | None, low: int, high: int) -> frozens
     return frozenset(out)
 
 
-def _pattern_clauses(pattern: str, flags: int) -> tuple[Clause, ...]:
+def pattern_clauses(pattern: str, flags: int) -> tuple[Clause, ...]:
     try:
         parsed = _parser.parse(pattern, flags)
     except (re.error, RecursionError):
@@ -297,7 +293,7 @@ def _pattern_clauses(pattern: str, flags: int) -> tuple[Clause, ...]:
     return info.clauses + _clause_of(info.exact)
 
 
-def _strongest(clauses: Iterable[Clause]) -> tuple[Clause, ...]:
+def strongest_clauses(clauses: Iterable[Clause]) -> tuple[Clause, ...]:
     unique = sorted(
         set(clauses),
         key=lambda clause: (
@@ -335,12 +331,12 @@ def _harn_pattern_clauses(source: str) -> tuple[Clause, ...]:
     spelling of the pattern is the fallback.
     """
     try:
-        widened = _strongest(_pattern_clauses(_WORD_BOUNDARY.sub(r"\1", source), 0))
+        widened = strongest_clauses(pattern_clauses(_WORD_BOUNDARY.sub(r"\1", source), 0))
     except (re.error, ValueError, OverflowError):
         widened = ()
     if widened:
         return widened
-    return _strongest(_pattern_clauses(translate(source, "python-fast"), 0))
+    return strongest_clauses(pattern_clauses(translate(source, "python-fast"), 0))
 
 
 def _pattern_gates(policy: RedactionPolicy) -> tuple[DetectorGate, ...]:
@@ -366,18 +362,18 @@ def detector_gates(policy: RedactionPolicy) -> tuple[DetectorGate, ...]:
             continue
         if isinstance(detector, RegexDetector):
             flags = re.IGNORECASE if detector.ignore_case else 0
-            clauses = _pattern_clauses(detector.pattern, flags)
+            clauses = pattern_clauses(detector.pattern, flags)
         elif isinstance(detector, KeyEntropyDetector):
             # In text a key-entropy detector reads `key: value` assignments and
             # then matches its key pattern inside the key: both must be present.
-            clauses = _pattern_clauses(detector.key_pattern, re.IGNORECASE) + _pattern_clauses(
-                _ASSIGNMENT.pattern, _ASSIGNMENT.flags
+            clauses = pattern_clauses(detector.key_pattern, re.IGNORECASE) + pattern_clauses(
+                ASSIGNMENT.pattern, ASSIGNMENT.flags
             )
         else:  # pragma: no cover - a detector type this gate does not know always runs
             clauses = ()
         if any(VIEW_UNSAFE.search(literal.text) for c in clauses for literal in c.literals):
             clauses = ()  # the views could make such a literal: the detector always runs
-        gates.append(DetectorGate(detector.id, _strongest(clauses)))
+        gates.append(DetectorGate(detector.id, strongest_clauses(clauses)))
     return tuple(gates)
 
 
@@ -522,7 +518,7 @@ class TextScreen:
     ``may_change(text)`` is False only when no detector of the policy (no pattern,
     nor the URL step, for a pattern policy) has every clause in the text: the gate
     :func:`redact_texts` applies, so the text is then its own redaction.  An ASCII
-    text is searched for every literal at once in C (``_linescan.NeedleSet``:
+    text is searched for every literal at once in C (``linescan.NeedleSet``:
     folded literals compared with the text's ASCII letters lowered, as
     ``text.lower()`` does on ASCII), and the verdict, which depends only on the
     literals found, is remembered per such set (at most ``_MAX_VERDICTS``, then it
@@ -542,7 +538,7 @@ class TextScreen:
         self._keys: dict[Any, bool] = {}
         self._plan: tuple[tuple[frozenset[int], ...], ...] = ()
         self._find: Any = None
-        if _linescan is None:
+        if linescan is None:
             return
         members: dict[tuple[bytes, bool], int] = {}
         plan = []
@@ -560,7 +556,7 @@ class TextScreen:
                 clauses.append(frozenset(numbers))
             plan.append(tuple(clauses))
         self._plan = tuple(plan)
-        self._find = _linescan.NeedleSet(list(members)).found
+        self._find = linescan.NeedleSet(list(members)).found
 
     def may_change(self, text: str) -> bool:
         if self._find is None or not text.isascii():
