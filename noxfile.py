@@ -10,30 +10,56 @@ from pathlib import Path
 import nox
 
 nox.options.default_venv_backend = "venv"
-nox.options.sessions = ["tests", "lint", "typecheck"]
+# `nox` alone runs what CI runs after the wheel (.ci/run); `nox -s tests` is the quick loop.
+nox.options.sessions = ["tests", "integration", "compat", "pure_python", "lint", "typecheck"]
 # CI must not pass by skipping a Python it lacks; a developer's machine may have 3.11 alone.
 nox.options.error_on_missing_interpreters = os.environ.get("CI") == "true"
 
-PYTHON = "3.11"  # the oldest supported: every session but tests runs on it
-# tests runs on each supported Python: the whole suite (but slow) on 3.11; on the newer two
-# the fast suite, without the tests marked integration (toolchain builds, certify and golden
-# check of producers at full size): they test our code more than the interpreter, and they
-# are about a third of the suite's time, which three full runs would pay three times.
-PYTHONS = ["3.11", "3.12", "3.13"]
+PYTHON = "3.11"  # the oldest supported: every session but compat and wheel runs on it
+NEWER = ["3.12", "3.13"]
+PYTHONS = [PYTHON, *NEWER]
+# Tests sit in folders by kind: unit/, rules/ (a seed's or a contract's rules), cli/ (the
+# commands in process) and integration/ (subprocesses, servers, toolchains, whole producers).
 FAST = "not slow and not integration"
+# pytest-xdist: a worker per core; a file's tests stay on one worker (they share fixtures).
+PARALLEL = ("-n", "auto", "--dist", "loadfile")
 # Every install pins what it can to the versions CI tests (constraints.txt).
 CONSTRAINTS = ("-c", "constraints.txt")
 HAND_WRITTEN = ["session_contracts", "generator", "conformance", "tests", "bench", "noxfile.py"]
 
 
-@nox.session(python=PYTHONS)
+@nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """The test suite (property tests, golden examples, the drift check) but the tests marked
-    slow (`nox -s slow`): all of it on 3.11, the fast suite (no integration tests) on 3.12
-    and 3.13; `-- ARGS` replaces the selection."""
+    """What a developer runs: the unit, rule and CLI tests (neither integration nor slow),
+    a few minutes on two cores; `-- ARGS` replaces the selection."""
     session.install(*CONSTRAINTS, "-e", ".[dev]")
-    selection = ["-m", "not slow" if session.python == PYTHON else FAST]
-    session.run("pytest", *(session.posargs or selection))
+    session.run("pytest", *PARALLEL, *(session.posargs or ["-m", FAST]))
+
+
+@nox.session(python=PYTHON)
+def integration(session: nox.Session) -> None:
+    """The integration tests: producers, servers and toolchains (tsc, go, cargo, Chromium)."""
+    session.install(*CONSTRAINTS, "-e", ".[dev]")
+    session.run("pytest", *PARALLEL, "-m", "integration and not slow", *session.posargs)
+
+
+@nox.session(python=NEWER)
+def compat(session: nox.Session) -> None:
+    """The unit tests on the newer Pythons: the C modules, canonical forms, strict reading,
+    redaction and the journal are where an interpreter's changes would show."""
+    session.install(*CONSTRAINTS, "-e", ".[dev]")
+    session.run("pytest", *PARALLEL, "-m", FAST, "tests/unit", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def pure_python(session: nox.Session) -> None:
+    """The unit tests with the C modules switched off (session_contracts/_accel.py): each
+    Python twin must give the C module's answers."""
+    session.install(*CONSTRAINTS, "-e", ".[dev]")
+    session.run(
+        "pytest", *PARALLEL, "-m", FAST, "tests/unit", *session.posargs,
+        env={"SESSION_CONTRACTS_PURE_PYTHON": "1"},
+    )  # fmt: skip
 
 
 @nox.session(python=PYTHON)

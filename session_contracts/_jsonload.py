@@ -158,7 +158,7 @@ def _loads_fast(raw: bytes, max_depth: int) -> tuple[Any, bool] | object:
         return value, False
     if speedups is not None and max_depth <= _READING_CENSUS_MAX_DEPTH:
         # The same three facts, read off the value in C instead of off its
-        # indented text (tests/test_speedups.py holds the two ways equal).
+        # indented text (tests/unit/test_speedups.py holds the two ways equal).
         census = speedups.reading_census(value, max_depth)
         if census is None:
             return _SLOW

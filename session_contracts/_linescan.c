@@ -21,7 +21,7 @@
  * ASCII letters match either case, every other byte only itself.
  *
  * The RE2 set stays as the fallback where this module is not built;
- * tests/test_linescan.py holds the three ways (AVX2, byte by byte, RE2) equal.
+ * tests/unit/test_linescan.py holds the three ways (AVX2, byte by byte, RE2) equal.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -684,7 +684,7 @@ def _gaps(blocked: Sequence[tuple[int, int]], length: int) -> Iterator[tuple[int
 # a quote, or a separator and blanks and a value; so a literal without a
 # backslash, without a separator followed by a blank, and not starting with
 # blanks followed by more, is in the view only if it is in the text.  No literal of
-# the default policy has one (tests/test_check_captured.py checks this), which
+# the default policy has one (tests/cli/test_check_captured.py checks this), which
 # keeps the literal gates of the recap's redaction and of `check` exact.
 _ESCAPED_QUOTE_RUN = re.compile(r"\\{2,}(?=[\"'])")
 _KEY_CHAIN_LINK = re.compile(

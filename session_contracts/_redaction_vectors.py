@@ -7,7 +7,7 @@ Harn's catalog; ``extended``: our detectors) and the exact output of
 that redacted something (``detectors``: what a failing producer gets wrong).
 ``docs/vectors/redaction.json`` holds them; ``python -m
 session_contracts._redaction_vectors`` writes them and
-tests/test_redaction_vectors.py holds the file fresh.  The ``redaction.apply``
+tests/unit/test_redaction_vectors.py holds the file fresh.  The ``redaction.apply``
 operation of the producer protocol takes a vector's input and policy and
 answers its output.
 """

@@ -7,7 +7,7 @@ one class name the same kind of fault (``max_length`` and ``max_utf8_bytes`` are
 both a length limit), and the judge accepts any code of the class the reference
 found at that path.  This module is the one source of the vocabulary: the
 protocol schema's ``$defs/RejectionCode`` enum and ``x-rejectionClasses`` map and
-the table in docs/protocol.md are held equal to it by tests/test_rejections.py.
+the table in docs/protocol.md are held equal to it by tests/unit/test_rejections.py.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@
  * no __hash__, no __iter__), so the value cannot change under it.
  *
  * The pure-Python census in _canonical.py is the specification of what this
- * module answers; tests/test_speedups.py holds the two equal.
+ * module answers; tests/unit/test_speedups.py holds the two equal.
  *
  * harn_dumps (below) goes one step further for Harn's form: it writes the bytes
  * in the same walk, and its specification is orjson itself.

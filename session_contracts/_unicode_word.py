@@ -8,7 +8,7 @@ the dialect spells the class out from this table.  Alphabetic is the letters
 marks are the enclosed Latin letters listed by hand in the generator.
 
 Generated from Python's ``unicodedata`` (version :data:`UNICODE_VERSION`) by
-``tests/test_harn_redaction.py::test_word_table_matches_unicodedata``'s rule;
+``tests/unit/test_harn_redaction.py::test_word_table_matches_unicodedata``'s rule;
 do not edit by hand.
 """
 

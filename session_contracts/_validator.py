@@ -579,7 +579,7 @@ class DocumentValidator:
             # they are about (the whole document, for a root-level error, and
             # again in every oneOf/anyOf branch): hundreds of times a large
             # document. The reference engine points into the value instead;
-            # both engines give the same findings (tests/test_x_rules.py).
+            # both engines give the same findings (tests/rules/test_x_rules.py).
             validator = self._reference_validator(document_type)
             for error in validator.iter_errors(instance):
                 findings.extend(self._convert_py(error))

@@ -37,6 +37,17 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
+# Tests live in folders by kind; a test in integration/ (subprocesses, servers, toolchains,
+# certify and golden of whole producers) is marked so, wherever its file says nothing.
+KINDS = ("unit", "rules", "cli", "integration")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        kind = item.path.parent.name
+        if kind == "integration":
+            item.add_marker(pytest.mark.integration)
+
 
 @pytest.fixture(scope="session")
 def repo() -> Path:

@@ -1,6 +1,6 @@
 """The reference producer with one defect in a runtime-condition operation, chosen by argv[1].
 
-tests/test_conditions.py proves certify and golden catch each one.
+tests/integration/test_conditions.py proves certify and golden catch each one.
 """
 
 from __future__ import annotations

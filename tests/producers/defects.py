@@ -4,7 +4,7 @@ Each defect wraps the reference HANDLERS (as tests/producers/faulty.py does) and
 breaks one output-observable rule of the seeds the way a careful third party
 might. ``DEFECTS`` names, for each, the operation it replaces, the seed sentence
 (conformance/fixtures/sentences.json) it breaks, the check that must catch it
-and the golden fixture that must catch it; tests/test_defects.py proves both
+and the golden fixture that must catch it; tests/integration/test_defects.py proves both
 catch it at default settings, and docs/checks.md ("Defect matrix") shows the
 table. Run one as a producer: ``python tests/producers/defects.py NAME``.
 """

@@ -1,6 +1,6 @@
 """The reference producer with exactly one defect, chosen by argv[1].
 
-tests/test_certify.py proves each defect is caught by its intended check.
+tests/integration/test_certify.py proves each defect is caught by its intended check.
 """
 
 from __future__ import annotations
@@ -390,7 +390,7 @@ def main() -> int:
 # oracle: own-rule checks
 # Single defects that 25 random cases used to miss (each caught by an explicit case of
 # conformance/judge/_explicit_cases.py), and defects that another rule's check must
-# not report under its own name (tests/test_oracle.py).
+# not report under its own name (tests/integration/test_oracle.py).
 def usage_future_tolerance_300_ms(case: Mapping[str, Any]) -> Any:
     # Refuses usage more than 300 ms ahead of the clock (the rule allows 300,000 ms).
     steps = copy.deepcopy(list(case["steps"]))

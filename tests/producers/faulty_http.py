@@ -2,7 +2,7 @@
 
 A small starlette app in front of :class:`RecapService`: it reads the query
 as the real adapter does (``coerce_http_params``, ``query_echo``), then
-breaks one thing.  tests/test_certify_http.py proves each defect is caught by
+breaks one thing.  tests/integration/test_certify_http.py proves each defect is caught by
 its check, and that each way of breaking the HTTP exchange itself becomes the
 right errored outcome.
 

@@ -1,6 +1,6 @@
 """A producer that misbehaves on purpose, one way per mode (argv[1]).
 
-Used by tests/test_protocol.py to prove the harness survives every fault.
+Used by tests/integration/test_protocol.py to prove the harness survives every fault.
 """
 
 from __future__ import annotations

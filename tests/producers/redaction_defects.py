@@ -3,7 +3,7 @@
 ``POLICY/KIND`` (``default/jwt``, ``extended/url_password``, ...) turns that
 detector off in ``redaction.apply`` under that policy; ``default/url_credentials``
 drops Harn's standalone-URL step and ``default/sensitive_key`` its sensitive JSON
-keys.  Everything else is the reference.  tests/test_redaction_apply.py proves
+keys.  Everything else is the reference.  tests/integration/test_redaction_apply.py proves
 the ``redaction.apply`` check catches each one at default settings.
 """
 

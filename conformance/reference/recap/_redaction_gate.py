@@ -75,7 +75,7 @@ _parser: Any = importlib.import_module("re._parser")
 _c: Any = importlib.import_module("re._constants")
 
 # The non-ASCII characters that match an ASCII letter under re.IGNORECASE
-# (tests/test_recap.py checks the list against re itself, code point by code
+# (tests/rules/test_recap.py checks the list against re itself, code point by code
 # point).  Of every other character, the lowercase form holds no ASCII letter.
 CASE_TRAPS = frozenset("\u0130\u0131\u017f\u212a")
 _CASE_TRAP_PATTERN = re.compile("[" + "".join(sorted(CASE_TRAPS)) + "]")

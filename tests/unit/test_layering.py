@@ -1,0 +1,173 @@
+"""The package's layers, and what one module may take from another.
+
+Layers, lowest first: the data (schemas, generated bindings); the core (strict JSON,
+canonical forms, validation, redaction, schema diff); the code generator; the producer
+side of the protocol; the reference producer (the oracle); the judge (certify, golden,
+check); the entry points (the public API, the CLI, quickstart). A module imports only
+from its own layer or below, so the oracle never imports the judge and a certifier bug
+can never change what the reference answers.
+
+Across modules, only public names are imported (a private *module* may be imported
+whole), and only ``session_contracts._accel`` imports the C modules.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+# Where each import prefix lives in the checkout (pyproject.toml's package-dir).
+FOLDERS = {
+    "session_contracts.schemas": REPO / "schemas",
+    "session_contracts.generator": REPO / "generator",
+    "session_contracts.generated": REPO / "generated",
+    "session_contracts.conformance": REPO / "conformance",
+    "session_contracts": REPO / "session_contracts",
+}
+# Lowest first; a module belongs to the layer of its longest matching prefix.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("data", ("session_contracts.schemas", "session_contracts.generated")),
+    ("core", ("session_contracts._", "session_contracts.bindings")),
+    ("codegen", ("session_contracts.generator",)),
+    ("protocol", ("session_contracts.conformance.protocol",)),
+    ("oracle", ("session_contracts.conformance.reference",)),
+    ("judge", ("session_contracts.conformance",)),
+    (
+        "entry",
+        (
+            "session_contracts",
+            "session_contracts.__main__",
+            "session_contracts.cli",
+            "session_contracts._api",
+            "session_contracts._quickstart",
+        ),
+    ),
+)
+C_MODULES = ("session_contracts._speedups", "session_contracts._linescan")
+ACCEL = "session_contracts._accel"
+
+
+def _layer(module: str) -> int:
+    best, rank = -1, -1
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            matches = (
+                module.startswith(prefix)
+                if prefix.endswith("_")
+                else module == prefix or module.startswith(prefix + ".")
+            )
+            if matches and len(prefix) > best:
+                best, rank = len(prefix), index
+    assert rank >= 0, f"{module} is in no layer"
+    return rank
+
+
+def _module_files() -> Iterator[tuple[str, Path]]:
+    for prefix, folder in FOLDERS.items():
+        for path in sorted(folder.rglob("*.py")):
+            parts = list(path.relative_to(folder).with_suffix("").parts)
+            if prefix == "session_contracts" and parts[0] in ("schemas", "generator"):
+                continue
+            if parts[-1] == "__init__":
+                parts.pop()
+            yield ".".join([prefix, *parts]), path
+
+
+MODULES = dict(_module_files())
+
+
+def _is_module(name: str) -> bool:
+    return name in MODULES or name in C_MODULES
+
+
+def _imports(module: str, path: Path) -> Iterator[tuple[str, str | None]]:
+    """(imported module, imported name or None) for every import, lazy ones included."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, None
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                yield (full, None) if _is_module(full) else (base, alias.name)
+
+
+def _ours(name: str) -> bool:
+    return name == "session_contracts" or name.startswith("session_contracts.")
+
+
+def test_every_module_is_in_a_layer() -> None:
+    assert len(MODULES) > 100
+    for module in MODULES:
+        _layer(module)
+
+
+def test_no_module_imports_from_a_layer_above_its_own() -> None:
+    offenders = [
+        f"{module} ({LAYERS[_layer(module)][0]}) imports {target} ({LAYERS[_layer(target)][0]})"
+        for module, path in MODULES.items()
+        for target, _ in _imports(module, path)
+        if _ours(target) and _layer(target) > _layer(module)
+    ]
+    assert offenders == []
+
+
+def test_the_oracle_never_imports_the_judge() -> None:
+    judge = _layer("session_contracts.conformance.judge")
+    for module in MODULES:
+        if module.startswith(
+            ("session_contracts.conformance.reference", "session_contracts.conformance.protocol")
+        ):
+            assert _layer(module) < judge
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    offenders = [
+        f"{module} imports {name} from {target}"
+        for module, path in MODULES.items()
+        for target, name in _imports(module, path)
+        if _ours(target)
+        and name is not None
+        and name.startswith("_")
+        and not name.startswith("__")
+        and target != module
+    ]
+    assert offenders == []
+
+
+def test_only_the_accel_module_imports_the_c_modules() -> None:
+    offenders = [
+        f"{module} imports {target}"
+        for module, path in MODULES.items()
+        for target, _ in _imports(module, path)
+        if target in C_MODULES and module != ACCEL
+    ]
+    assert offenders == []
+
+
+def test_the_checks_see_an_offending_module(tmp_path: Path) -> None:
+    offending = tmp_path / "bad.py"
+    offending.write_text(
+        "from session_contracts.conformance.judge._certify import certify\n"
+        "from session_contracts._canonical import _fast_bytes\n"
+        "from session_contracts import _speedups\n",
+        encoding="utf-8",
+    )
+    found = list(_imports("session_contracts.conformance.reference.bad", offending))
+    assert ("session_contracts.conformance.judge._certify", "certify") in found
+    assert ("session_contracts._canonical", "_fast_bytes") in found
+    assert ("session_contracts._speedups", None) in found
+    oracle = _layer("session_contracts.conformance.reference.bad")
+    assert _layer("session_contracts.conformance.judge._certify") > oracle
+
+
+def test_no_module_is_left_in_the_flat_conformance_folder() -> None:
+    flat = sorted(p.name for p in (REPO / "conformance").glob("*.py") if p.name != "__init__.py")
+    assert flat == []

@@ -1,0 +1,96 @@
+"""pyproject.toml's dependency ranges, constraints.txt's pins and the generator's pinned
+version agree, and each extra holds what the commands guarded by it import."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from session_contracts.generator._codegen import CODEGEN_VERSION
+
+from session_contracts._extras import EXTRA_MODULES
+
+REPO = Path(__file__).resolve().parents[2]
+_REQUIREMENT = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*(.*)$")
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _constraints() -> dict[str, str]:
+    pins: dict[str, str] = {}
+    for line in (REPO / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        name, _, version = line.partition("==")
+        assert version, f"constraints.txt: {line!r} is not an exact pin"
+        pins[_canonical(name)] = version
+    return pins
+
+
+def _project() -> dict[str, object]:
+    with (REPO / "pyproject.toml").open("rb") as handle:
+        project: dict[str, object] = tomllib.load(handle)["project"]
+    return project
+
+
+def _requirements() -> list[tuple[str, str, str]]:
+    """(group, name, specifier) of every dependency, the default install's group ``""``."""
+    project = _project()
+    groups: dict[str, list[str]] = {"": project["dependencies"]}  # type: ignore[dict-item]
+    groups.update(project["optional-dependencies"])  # type: ignore[call-overload]
+    found = []
+    for group, requirements in groups.items():
+        for requirement in requirements:
+            match = _REQUIREMENT.match(requirement)
+            assert match is not None, requirement
+            found.append((group, _canonical(match.group(1)), match.group(3).strip()))
+    return found
+
+
+def _lower_bound(specifier: str) -> str | None:
+    for clause in specifier.split(","):
+        clause = clause.strip()
+        if clause.startswith((">=", "==")):
+            return clause[2:]
+    return None
+
+
+def test_the_generator_pin_is_one_version_everywhere() -> None:
+    assert _constraints()["datamodel-code-generator"] == CODEGEN_VERSION
+    codegen = [spec for group, name, spec in _requirements() if name == "datamodel-code-generator"]
+    assert codegen == [f"=={CODEGEN_VERSION}"]
+
+
+def test_every_range_starts_at_the_tested_pin() -> None:
+    pins = _constraints()
+    for group, name, specifier in _requirements():
+        if name == "session-contracts":
+            continue  # dev's self-reference to the other extras
+        assert name in pins, f"{name} ([{group}]) has no pin in constraints.txt"
+        assert _lower_bound(specifier) == pins[name], f"{name}: {specifier!r} vs =={pins[name]}"
+
+
+def test_only_the_generator_is_pinned_exactly_in_pyproject() -> None:
+    exact = [name for _, name, spec in _requirements() if spec.startswith("==")]
+    assert exact == ["datamodel-code-generator"]
+
+
+@pytest.mark.parametrize("extra", sorted(EXTRA_MODULES))
+def test_each_guarded_module_comes_with_its_extra(extra: str) -> None:
+    distributions = metadata.packages_distributions()
+    wanted = {name for group, name, _ in _requirements() if group == extra}
+    for module in EXTRA_MODULES[extra]:
+        provided_by = {_canonical(d) for d in distributions.get(module, [])}
+        assert provided_by & wanted, f"{module} is not installed by the [{extra}] extra"
+
+
+def test_dev_holds_every_extra() -> None:
+    dev = _project()["optional-dependencies"]["dev"]  # type: ignore[index]
+    extras = sorted(set(EXTRA_MODULES))
+    assert f"session-contracts[{','.join(extras)}]" in dev
