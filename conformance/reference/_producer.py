@@ -655,7 +655,7 @@ def recap_project(case: Any) -> Any:
     """Write the case's events to a fresh journal and ask the recap service:
     the same path the HTTP, ACP and CLI adapters take. Harn's stored events
     (``storedEvents``) are read as Harn's in-memory store reads them."""
-    from session_contracts.conformance.reference.journal import SqliteJournal
+    from session_contracts.conformance.reference.journal import SqliteJournal, damage_events
     from session_contracts.conformance.reference.recap import RecapService
 
     case = _case_object(case)
@@ -674,7 +674,7 @@ def recap_project(case: Any) -> Any:
             if events:
                 journal.append(events)
         if damaged:
-            _damage_rows(path, damaged)
+            damage_events(path, damaged, DAMAGED_ROW)
         if journal_state == "unavailable":
             path = Path(folder) / "no-journal-here" / "journal.sqlite"
         with RecapService(path) as service:
@@ -708,21 +708,6 @@ def _recap_conditions(case: Mapping[str, Any]) -> tuple[str, str, list[int]]:
 
 # What a damaged row holds instead of its canonical event: not JSON at all.
 DAMAGED_ROW = '{"event_id": 1, "damaged'
-
-
-def _damage_rows(path: Path, event_ids: list[int]) -> None:
-    """Overwrite the stored bytes of these events, as a torn write or bit rot would."""
-    import sqlite3
-
-    connection = sqlite3.connect(path)
-    try:
-        with connection:
-            connection.executemany(
-                "UPDATE session_events SET event = ? WHERE event_id = ?",
-                [(DAMAGED_ROW, event_id) for event_id in event_ids],
-            )
-    finally:
-        connection.close()
 
 
 def redaction_apply(case: Any) -> Any:

@@ -152,6 +152,24 @@ def test_only_the_accel_module_imports_the_c_modules() -> None:
     assert offenders == []
 
 
+# The two stores: the journal (Harn's stored events) and the feedback store (seed 001's
+# durable commits). No other module writes SQL.
+SQL_SPEAKERS = (
+    "session_contracts.conformance.reference.journal._sqlite",
+    "session_contracts.conformance.reference.feedback._store",
+)
+
+
+def test_only_the_two_stores_speak_sql() -> None:
+    offenders = [
+        f"{module} imports sqlite3"
+        for module, path in MODULES.items()
+        for target, _ in _imports(module, path)
+        if target == "sqlite3" and module not in SQL_SPEAKERS
+    ]
+    assert offenders == []
+
+
 def test_the_checks_see_an_offending_module(tmp_path: Path) -> None:
     offending = tmp_path / "bad.py"
     offending.write_text(

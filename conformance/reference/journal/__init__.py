@@ -46,6 +46,7 @@ from session_contracts.conformance.reference.journal._sqlite import (
     APPLICATION_ID,
     ReadResult,
     SqliteJournal,
+    damage_events,
     quick_validator,
 )
 
@@ -67,6 +68,7 @@ __all__ = [
     "SessionEvent",
     "SessionMissing",
     "SqliteJournal",
+    "damage_events",
     "decode_stored_form",
     "event_findings",
     "export_tape",

@@ -83,6 +83,7 @@ __all__ = [
     "FORMAT_VERSION",
     "ReadResult",
     "SqliteJournal",
+    "damage_events",
     "quick_validator",
 ]
 
@@ -731,6 +732,20 @@ def _encode_batch(
 # The layout before this one: journal-model events, one per row, ids across sessions.
 _LAYOUT_ONE = 1
 SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def damage_events(path: str | os.PathLike[str], event_ids: Sequence[int], data: str) -> None:
+    """Overwrite the stored bytes of these events with ``data``, as a torn write or bit rot
+    would (the damaged-rows condition of ``recap.project``); nothing else is touched."""
+    connection = sqlite3.connect(path)
+    try:
+        with connection:
+            connection.executemany(
+                "UPDATE session_events SET event = ? WHERE event_id = ?",
+                [(data, event_id) for event_id in event_ids],
+            )
+    finally:
+        connection.close()
 
 
 def journal_file_items(path: str | os.PathLike[str]) -> list[tuple[str, Any]]:
