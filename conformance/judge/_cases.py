@@ -18,6 +18,7 @@ from typing import Any
 from hypothesis import strategies as st
 from session_contracts.conformance.judge._strategies import documents, object_paths
 
+from session_contracts._contracts import CONTRACT_DOCTYPES
 from session_contracts._schemas import default_schema_set
 
 __all__ = [
@@ -37,13 +38,6 @@ __all__ = [
 ]
 
 UNKNOWN_KEY = "zz_not_in_the_contract"
-# Document types a producer of each contract is asked to round-trip.
-CONTRACT_DOCTYPES = {
-    "session-health": ("session-health.",),
-    "session-feedback": ("session-feedback.",),
-    "session-recap": ("session-recap.",),
-    "run-record": ("run-record.",),
-}
 
 
 @cache

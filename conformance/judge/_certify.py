@@ -33,6 +33,7 @@ from session_contracts.conformance.protocol._serve import answer_request
 from session_contracts.conformance.reference._producer import HANDLERS
 
 from session_contracts._canonical import canonical_bytes
+from session_contracts._contracts import CONTRACT_DOCTYPES
 from session_contracts._json_wire import dumps_wire, loads_wire
 from session_contracts._rejections import agreement, answered_findings
 from session_contracts._validator import default_validator
@@ -932,7 +933,7 @@ def _claims(contracts: tuple[str, ...], operations: tuple[str, ...], case: Expli
     return any(
         doctype.startswith(prefix)
         for contract in contracts
-        for prefix in _cases.CONTRACT_DOCTYPES.get(contract, ())
+        for prefix in CONTRACT_DOCTYPES.get(contract, ())
     )
 
 

@@ -26,6 +26,10 @@ from session_contracts.conformance.judge._runner import CaseOutcome
 from session_contracts.conformance.protocol import Rejected, Skipped
 
 from session_contracts._canonical import content_hash
+from session_contracts._contracts import (
+    contracts_of_doctype,
+    contracts_of_operation,
+)
 from session_contracts._errors import Finding, InvalidDocument, json_path
 from session_contracts._jsonload import loads_strict
 from session_contracts._rejections import RejectionFinding, agreement, answered_findings
@@ -372,24 +376,14 @@ def differences(expected: Any, actual: Any, limit: int = _MAX_DIFFERENCES) -> li
 # The skip reason golden gives a fixture whose contract or operation the producer
 # does not declare (a producer's own skip of a declared operation is "skipped").
 NOT_DECLARED = "not_declared"
-_OPERATION_CONTRACTS = {
-    "health.reduce": ("session-health",),
-    "feedback.run": ("session-feedback",),
-    "recap.project": ("session-recap",),
-    "runrecord.project": ("run-record",),
-    "runrecord.provider_call_response": ("run-record",),
-}
-# The canonical session journal is the input of the recap and of run records.
-_DOCTYPE_PREFIX_CONTRACTS = {"session-event": ("session-recap", "run-record")}
 
 
 def fixture_contracts(case: GoldenCase) -> tuple[str, ...]:
     """The contracts a fixture exercises; a producer claiming any of them is sent it."""
     if case.operation == "document.roundtrip":
         doctype = case.input.get("doctype") if isinstance(case.input, dict) else None
-        prefix = str(doctype).partition(".")[0]
-        return _DOCTYPE_PREFIX_CONTRACTS.get(prefix, (prefix,))
-    return _OPERATION_CONTRACTS.get(case.operation, ())
+        return contracts_of_doctype(str(doctype))
+    return contracts_of_operation(case.operation)
 
 
 def fixture_contract(case: GoldenCase) -> str:

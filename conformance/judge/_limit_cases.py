@@ -288,7 +288,9 @@ def document_limit_cases() -> list[ExplicitCase]:
     checkpoint and inside an observation) is varied in the first only: the same
     definition, and a case count that stays in proportion.
     """
-    from session_contracts.conformance.judge._cases import CONTRACT_DOCTYPES, bundled_examples
+    from session_contracts.conformance.judge._cases import bundled_examples
+
+    from session_contracts._contracts import CONTRACT_DOCTYPES
 
     prefixes = tuple(p for contract in CONTRACT_DOCTYPES.values() for p in contract)
     examples = bundled_examples()

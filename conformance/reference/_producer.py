@@ -16,6 +16,7 @@ from typing import Any
 
 from session_contracts.conformance.protocol import Handler, Rejected, serve
 
+from session_contracts._contracts import CONTRACTS
 from session_contracts._errors import Finding, InvalidDocument, json_path, json_path_steps
 from session_contracts._schemas import DocumentType
 from session_contracts._validator import DocumentValidator, default_validator
@@ -724,6 +725,9 @@ def redaction_apply(case: Any) -> Any:
     return apply(case)
 
 
+# The reference claims every contract.
+HELLO_CONTRACTS = tuple(contract.name for contract in CONTRACTS)
+
 HANDLERS: dict[str, Handler] = {
     "recap.project": recap_project,
     "runrecord.project": runrecord_project,
@@ -744,5 +748,5 @@ def main() -> int:
             "version": __version__,
             "language": "python",
         },
-        contracts=["session-health", "session-feedback", "session-recap", "run-record"],
+        contracts=list(HELLO_CONTRACTS),
     )
