@@ -27,6 +27,7 @@ from session_contracts.conformance.judge import _cases
 from session_contracts.conformance.judge._checks import CHECKS, Check
 from session_contracts.conformance.judge._explicit_cases import EXPLICIT_CASES, ExplicitCase
 from session_contracts.conformance.judge._golden import answer_of, reference_outcome
+from session_contracts.conformance.judge._json_diff import ABSENT, character_offset, mismatches
 from session_contracts.conformance.judge._runner import CaseOutcome, ProducerProcess
 from session_contracts.conformance.protocol import Handler, Rejected
 from session_contracts.conformance.protocol._serve import answer_request
@@ -261,21 +262,17 @@ def normalize_feedback(output: Any) -> Any:
 
 
 def _first_difference(expected: Any, actual: Any, where: str = "$") -> str:
-    if isinstance(expected, dict) and isinstance(actual, dict):
-        for key in sorted(set(expected) | set(actual)):
-            if key not in actual:
-                return f"{where}.{key}: missing (expected {_short(expected[key])})"
-            if key not in expected:
-                return f"{where}.{key}: unexpected member {_short(actual[key])}"
-            if not _numbers_close(expected[key], actual[key]):
-                return _first_difference(expected[key], actual[key], f"{where}.{key}")
-    if isinstance(expected, list) and isinstance(actual, list):
-        if len(expected) != len(actual):
-            return f"{where}: {len(actual)} entries, expected {len(expected)}"
-        for index, (e, a) in enumerate(zip(expected, actual, strict=True)):
-            if not _numbers_close(e, a):
-                return _first_difference(e, a, f"{where}[{index}]")
-    return f"{where}: {_short(actual)}, expected {_short(expected)}"
+    """Where ``actual`` first differs from ``expected`` (floats within 1e-9), both shown."""
+    found = mismatches(expected, actual, equal=_numbers_close)
+    if not found:
+        return f"{where}: {_short(actual)}, expected {_short(expected)}"
+    mismatch = found[0]
+    path = where + mismatch.path[1:]
+    if mismatch.actual is ABSENT:
+        return f"{path}: missing (expected {_short(mismatch.expected)})"
+    if mismatch.expected is ABSENT:
+        return f"{path}: unexpected {_short(mismatch.actual)}"
+    return f"{path}: {_short(mismatch.actual)}, expected {_short(mismatch.expected)}"
 
 
 def _short(value: Any) -> str:
@@ -689,27 +686,18 @@ def judge_redaction_apply(runner: Runner, trial: Trial) -> None:
         )
 
 
-def _first_difference_path(expected: Any, actual: Any, path: str = "$") -> str:
-    """Where two JSON values first differ (a string: the character offset)."""
-    if isinstance(expected, dict) and isinstance(actual, dict):
-        for key in expected.keys() | actual.keys():
-            if key not in expected or key not in actual:
-                return f"{path}.{key} (present in only one)"
-            if not json_equal(expected[key], actual[key]):
-                return _first_difference_path(expected[key], actual[key], f"{path}.{key}")
-        return path
-    if isinstance(expected, list) and isinstance(actual, list):
-        for index, (left, right) in enumerate(zip(expected, actual, strict=False)):
-            if not json_equal(left, right):
-                return _first_difference_path(left, right, f"{path}[{index}]")
-        return f"{path} (length {len(expected)} expected, {len(actual)} given)"
-    if isinstance(expected, str) and isinstance(actual, str):
-        offset = next(
-            (i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b),
-            min(len(expected), len(actual)),
-        )
-        return f"{path}, character {offset}"
-    return path
+def _first_difference_path(expected: Any, actual: Any) -> str:
+    """Where two JSON values first differ, without showing either (a string: the
+    character offset)."""
+    found = mismatches(expected, actual)
+    if not found:
+        return "$"
+    mismatch = found[0]
+    if mismatch.expected is ABSENT or mismatch.actual is ABSENT:
+        return f"{mismatch.path} (present in only one)"
+    if isinstance(mismatch.expected, str) and isinstance(mismatch.actual, str):
+        return f"{mismatch.path}, character {character_offset(mismatch.expected, mismatch.actual)}"
+    return mismatch.path
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from session_contracts.conformance.judge._json_diff import ABSENT, mismatches
 from session_contracts.conformance.judge._runner import CaseOutcome
 from session_contracts.conformance.protocol import Rejected, Skipped
 
@@ -319,8 +320,8 @@ class Difference:
         return f"{self.path}: got {self.actual}, expected {self.expected}"
 
 
-def _show(value: Any, missing: bool = False) -> str:
-    if missing:
+def _show(value: Any) -> str:
+    if value is ABSENT:
         return "(absent)"
     text = orjson.dumps(value).decode()
     if len(text) > 100:
@@ -334,42 +335,11 @@ def _show(value: Any, missing: bool = False) -> str:
 def differences(expected: Any, actual: Any, limit: int = _MAX_DIFFERENCES) -> list[Difference]:
     """The first ``limit`` differences, in document order, at their JSON paths."""
     found: list[Difference] = []
-
-    def walk(e: Any, a: Any, parts: tuple[str | int, ...]) -> None:
-        if len(found) >= limit or json_equal(e, a):
-            return
-        if isinstance(e, dict) and isinstance(a, dict):
-            for key in [*e, *(k for k in a if k not in e)]:
-                if key not in a:
-                    found.append(Difference(json_path((*parts, key)), _show(e[key]), "(absent)"))
-                elif key not in e:
-                    found.append(Difference(json_path((*parts, key)), "(absent)", _show(a[key])))
-                else:
-                    walk(e[key], a[key], (*parts, key))
-                if len(found) >= limit:
-                    return
-            return
-        if isinstance(e, list) and isinstance(a, list):
-            for index in range(max(len(e), len(a))):
-                if index >= len(a):
-                    found.append(
-                        Difference(json_path((*parts, index)), _show(e[index]), "(absent)")
-                    )
-                elif index >= len(e):
-                    found.append(
-                        Difference(json_path((*parts, index)), "(absent)", _show(a[index]))
-                    )
-                else:
-                    walk(e[index], a[index], (*parts, index))
-                if len(found) >= limit:
-                    return
-            return
-        shown_e, shown_a = _show(e), _show(a)
+    for mismatch in mismatches(expected, actual, limit=limit):
+        shown_e, shown_a = _show(mismatch.expected), _show(mismatch.actual)
         if shown_e == shown_a:
             shown_a += " (differs in a secret the report does not repeat)"
-        found.append(Difference(json_path(parts), shown_e, shown_a))
-
-    walk(expected, actual, ())
+        found.append(Difference(mismatch.path, shown_e, shown_a))
     return found
 
 
