@@ -11,17 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema_rs
+from package_modules import module_files
 
 from session_contracts._codes import AREAS, CODES_BY_AREA, FINDING_CODES, codes_page
 from session_contracts._rejections import REJECTION_CODES
 from session_contracts._validator import KIND_CODES, snake_name
 
 REPO = Path(__file__).resolve().parents[2]
-FOLDERS = {
-    "session_contracts": REPO / "session_contracts",
-    "session_contracts.conformance": REPO / "conformance",
-    "session_contracts.generator": REPO / "generator",
-}
 # Calls whose first two arguments may be a code: the finding itself, the rejection of a
 # case, and the helpers each module builds its findings with.
 EMITTERS = {
@@ -36,20 +32,10 @@ EMITTERS = {
     "_broken",
     "_warning",
 }
+SHIPPED = ("session_contracts", "session_contracts.conformance", "session_contracts.generator")
 SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 # The jsonschema-rs kind of our own x- keywords: its findings carry the x- rule's code.
 X_KEYWORD_KIND = "Custom"
-
-
-def _modules() -> Iterator[tuple[str, Path]]:
-    for prefix, folder in FOLDERS.items():
-        for path in sorted(folder.rglob("*.py")):
-            parts = list(path.relative_to(folder).with_suffix("").parts)
-            if prefix == "session_contracts" and parts[0] in ("schemas", "generator"):
-                continue
-            if parts[-1] == "__init__":
-                parts.pop()
-            yield ".".join([prefix, *parts]), path
 
 
 def _codes_in(module: str, source: str) -> Iterator[str]:
@@ -81,7 +67,7 @@ def _codes_in(module: str, source: str) -> Iterator[str]:
 
 def _emitted() -> dict[str, str]:
     found: dict[str, str] = {}
-    for module, path in _modules():
+    for module, path in module_files(SHIPPED):
         for code in _codes_in(module, path.read_text(encoding="utf-8")):
             found.setdefault(code, module)
     return found

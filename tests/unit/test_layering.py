@@ -17,15 +17,9 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from package_modules import module_files
+
 REPO = Path(__file__).resolve().parents[2]
-# Where each import prefix lives in the checkout (pyproject.toml's package-dir).
-FOLDERS = {
-    "session_contracts.schemas": REPO / "schemas",
-    "session_contracts.generator": REPO / "generator",
-    "session_contracts.generated": REPO / "generated",
-    "session_contracts.conformance": REPO / "conformance",
-    "session_contracts": REPO / "session_contracts",
-}
 # Lowest first; a module belongs to the layer of its longest matching prefix.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("data", ("session_contracts.schemas", "session_contracts.generated")),
@@ -64,18 +58,7 @@ def _layer(module: str) -> int:
     return rank
 
 
-def _module_files() -> Iterator[tuple[str, Path]]:
-    for prefix, folder in FOLDERS.items():
-        for path in sorted(folder.rglob("*.py")):
-            parts = list(path.relative_to(folder).with_suffix("").parts)
-            if prefix == "session_contracts" and parts[0] in ("schemas", "generator"):
-                continue
-            if parts[-1] == "__init__":
-                parts.pop()
-            yield ".".join([prefix, *parts]), path
-
-
-MODULES = dict(_module_files())
+MODULES = dict(module_files())
 
 
 def _is_module(name: str) -> bool:
