@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from session_contracts._validator import default_validator
 from session_contracts._xkeywords import json_equal
 from session_contracts.bindings import decode, encode
@@ -39,6 +41,7 @@ def _check(doctype: str, document: Any) -> None:
     assert json_equal(encode(decode(doctype, document)), document)
 
 
+@pytest.mark.seed("001")
 def test_seed_001_client_info_progress_and_usage_examples(shared: Path) -> None:
     client_info, progress, usage = _blocks(_seed(shared, "001"))
     _check("session-feedback.client-info", client_info)
@@ -46,6 +49,7 @@ def test_seed_001_client_info_progress_and_usage_examples(shared: Path) -> None:
     _check("session-feedback.usage", usage)
 
 
+@pytest.mark.seed("003")
 def test_seed_003_evidence_and_span_examples(shared: Path) -> None:
     evidence_example, span_example = _blocks(_seed(shared, "003"))
     _check("run-record.evidence", evidence_example["evidence"])
@@ -53,6 +57,7 @@ def test_seed_003_evidence_and_span_examples(shared: Path) -> None:
         _check("run-record.span", span)
 
 
+@pytest.mark.seed("002")
 def test_seed_002_query_fields_in_both_spellings(shared: Path) -> None:
     text = _seed(shared, "002")
     camel = re.findall(r"^(\w+Id|limit) \| (string|unsigned integer)", text, re.M)
@@ -63,6 +68,7 @@ def test_seed_002_query_fields_in_both_spellings(shared: Path) -> None:
     assert default_validator().validate("session-recap.query", snake) == []
 
 
+@pytest.mark.seed("002")
 def test_seed_002_unavailable_reasons_are_the_schema_enum(shared: Path) -> None:
     reasons = set(re.findall(r"^(\w+) \| ", _seed(shared, "002"), re.M)) - {
         "runId",
@@ -82,6 +88,7 @@ def test_seed_002_unavailable_reasons_are_the_schema_enum(shared: Path) -> None:
     }
 
 
+@pytest.mark.seed("001")
 def test_seed_001_missing_reasons_are_the_schema_enum(shared: Path) -> None:
     text = _seed(shared, "001")
     sentence = re.search(r"Missing reasons distinguish (.*?)\.", text).group(1)  # type: ignore[union-attr]
@@ -95,6 +102,7 @@ def test_seed_001_missing_reasons_are_the_schema_enum(shared: Path) -> None:
     assert reasons == enum
 
 
+@pytest.mark.seed("001")
 def test_seed_001_phases_are_the_schema_enum(shared: Path) -> None:
     text = _seed(shared, "001")
     sentence = re.search(r"^Phases: (.*?)\. ", text, re.M).group(1)  # type: ignore[union-attr]
