@@ -28,6 +28,7 @@ from session_contracts.conformance.judge._certify import (
 from session_contracts.conformance.judge._checks import CHECKS, Check, check_by_id
 from session_contracts.conformance.judge._report import (
     BaselineVerdict,
+    add_report_arguments,
     badge,
     check_report_paths,
     compare_baseline,
@@ -94,13 +95,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--update-baseline", action="store_true", help="rewrite --baseline from this run's failures"
     )
-    parser.add_argument("--report-json", help="write the JSON report here")
-    parser.add_argument("--junit", help="write JUnit XML here")
-    parser.add_argument("--badge", help="write a shields.io endpoint badge JSON here")
-    parser.add_argument(
-        "--report-html",
-        metavar="FILE",
-        help="write a self-contained HTML page here: the summary, every check's evidence, "
+    add_report_arguments(
+        parser,
+        html_holds="the summary, every check's evidence, "
         "and each failure's smallest case, both answers and their difference",
     )
     parser.add_argument(

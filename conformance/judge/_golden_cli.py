@@ -39,7 +39,7 @@ from session_contracts.conformance.judge._junit import (
     Outcome,
     junit_suites_xml,
 )
-from session_contracts.conformance.judge._report import check_report_paths
+from session_contracts.conformance.judge._report import add_report_arguments, check_report_paths
 from session_contracts.conformance.judge._report_html import golden_html
 from session_contracts.conformance.judge._runner import (
     CaseOutcome,
@@ -95,13 +95,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["github", "none"],
         help="also print GitHub workflow annotations (default: github inside GitHub Actions)",
     )
-    check.add_argument("--junit", help="write JUnit XML here")
-    check.add_argument("--report-json", help="write the JSON report here")
-    check.add_argument("--badge", help="write a shields.io endpoint badge JSON here")
-    check.add_argument(
-        "--report-html",
-        metavar="FILE",
-        help="write a self-contained HTML page here: every fixture's verdict, and for each "
+    add_report_arguments(
+        check,
+        html_holds="every fixture's verdict, and for each "
         "failure its input, the expected and actual answers and their difference",
     )
 

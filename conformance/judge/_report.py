@@ -7,6 +7,7 @@ report must never repeat a canary or any other secret a producer leaked.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from session_contracts._redaction_policy import default_policy, extended_policy
 __all__ = [
     "BaselineEntry",
     "BaselineVerdict",
+    "add_report_arguments",
     "badge",
     "check_report_paths",
     "compare_baseline",
@@ -41,6 +43,18 @@ __all__ = [
     "scrub",
     "write_baseline",
 ]
+
+
+def add_report_arguments(parser: argparse.ArgumentParser, *, html_holds: str) -> None:
+    """The report options certify and golden share: JSON, JUnit, badge and HTML page."""
+    parser.add_argument("--report-json", help="write the JSON report here")
+    parser.add_argument("--junit", help="write JUnit XML here")
+    parser.add_argument("--badge", help="write a shields.io endpoint badge JSON here")
+    parser.add_argument(
+        "--report-html",
+        metavar="FILE",
+        help=f"write a self-contained HTML page here: {html_holds}",
+    )
 
 
 def check_report_paths(paths: Mapping[str, str | None]) -> None:
