@@ -41,11 +41,9 @@ details and the measurements.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import math
 import re
-import sys
 from collections.abc import Callable
 from itertools import chain, compress, repeat
 from math import copysign, isfinite
@@ -86,7 +84,6 @@ _NONE_TYPE = type(None)
 _PLAIN_TYPES: frozenset[type] = frozenset({dict, list, str, int, bool, _NONE_TYPE})
 _PLAIN_OR_FLOAT: frozenset[type] = _PLAIN_TYPES | {float}
 _CONTAINER_OR_FLOAT: frozenset[type] = frozenset({dict, list, float})
-_CENSUS_CHUNK = 4096
 FAST_MAX_LEVELS = 200
 _UTF8_LEADS_E000_FFFF = (b"\xee", b"\xef")
 _UTF8_LEADS_ASTRAL = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
@@ -247,44 +244,10 @@ def _fast_bytes_in_code_point_order(value: Any) -> bytes | None:
 # never traversed.
 
 
-def _census_by_referents(value: Any) -> list[float] | None:
-    """Type census walking containers with ``gc.get_referents`` (CPython 3.11, 3.12).
-
-    Returns the floats of ``value`` (any order), or None if some value is not of
-    a plain type or the nesting is deeper than the fast path goes.
-    ``get_referents`` runs each container's ``tp_traverse``, which for a
-    ``list`` visits every item and for a ``dict`` every value (plus, in a table
-    that is not string-keyed, every key: a key that is not a ``str`` fails the
-    census, as it must); ``str``, ``int``, ``float``, ``bool`` and ``None`` have
-    none.  That is one C call per chunk instead of the passes of the portable
-    census below, and about half its time.
-    """
-    floats: list[float] = []
-    stack: list[tuple[list[Any], int]] = [([value], 1)]
-    plain = _PLAIN_OR_FLOAT
-    while stack:
-        chunk, level = stack.pop()
-        if len(chunk) > _CENSUS_CHUNK:
-            stack.extend(
-                (chunk[at : at + _CENSUS_CHUNK], level)
-                for at in range(0, len(chunk), _CENSUS_CHUNK)
-            )
-            continue
-        kinds = set(map(type, chunk))
-        if not kinds <= plain:
-            return None
-        if float in kinds:
-            floats.extend(compress(chunk, map(is_, map(type, chunk), repeat(float))))
-        below = gc.get_referents(*chunk)
-        if below:
-            if level >= FAST_MAX_LEVELS:
-                return None
-            stack.append((below, level + 1))
-    return floats
-
-
 def _census_by_iteration(value: Any) -> list[float] | None:
-    """The same census with ``dict.values`` and list iteration (any Python)."""
+    """Returns the floats of ``value`` (any order), or None if some value is not of a
+    plain type or the nesting is deeper than the fast path goes: level by level, with
+    ``dict.values`` and list iteration (the Python twin of the C census)."""
     kind = type(value)
     if kind is not dict and kind is not list:
         if kind not in _PLAIN_OR_FLOAT:
@@ -312,30 +275,7 @@ def _census_by_iteration(value: Any) -> list[float] | None:
     return floats
 
 
-def _referents_census_is_sound() -> bool:
-    """Whether this interpreter's ``get_referents`` shows every dict value and list item.
-
-    True on CPython 3.11 and 3.12, where ``dict`` and ``list`` traversal visits
-    every slot.  CPython 3.13 stopped visiting the values of an instance
-    ``__dict__`` whose values live inside the instance, so newer versions and
-    other interpreters use the portable census.  The probe below re-checks the
-    known cases at import.
-    """
-    if sys.implementation.name != "cpython" or sys.version_info >= (3, 13):
-        return False
-
-    class _Probe:
-        number: float
-
-    probe = _Probe()
-    probe.number = 0.5
-    samples: list[Any] = [probe.__dict__, {"a": 0.5}, {1: 0.5}, [0.5], dict.fromkeys("ab", 0.5)]
-    return all(0.5 in gc.get_referents(sample) for sample in samples)
-
-
-type_census: Callable[[Any], list[float] | None] = (
-    _census_by_referents if _referents_census_is_sound() else _census_by_iteration
-)
+type_census: Callable[[Any], list[float] | None] = _census_by_iteration
 
 
 # Numbers.  orjson writes a float with the same shortest round-trip digits as
@@ -498,22 +438,6 @@ def _clashing_objects(value: Any) -> list[dict[str, Any]]:
 def _all_objects(value: Any) -> list[dict[str, Any]]:
     """Every dict in a value the census accepted, each time it occurs."""
     dicts: list[dict[str, Any]] = []
-    if type_census is _census_by_referents:
-        stack: list[list[Any]] = [[value]]
-        while stack:
-            chunk = stack.pop()
-            if len(chunk) > _CENSUS_CHUNK:
-                stack.extend(
-                    chunk[at : at + _CENSUS_CHUNK] for at in range(0, len(chunk), _CENSUS_CHUNK)
-                )
-                continue
-            kinds = list(map(type, chunk))
-            if dict in kinds:
-                dicts.extend(compress(chunk, map(is_, kinds, repeat(dict))))
-            below = gc.get_referents(*chunk)
-            if below:
-                stack.append(below)
-        return dicts
     kind = type(value)
     level: list[Any] = [value] if kind is dict or kind is list else []
     while level:

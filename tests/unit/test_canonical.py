@@ -16,7 +16,6 @@ import json
 import math
 import re
 import struct
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,6 @@ from session_contracts._canonical import (
     MAX_DEPTH,
     MAX_SAFE_INTEGER,
     _census_by_iteration,
-    _census_by_referents,
     canonical_bytes,
     canonical_bytes_from_text,
     content_hash,
@@ -412,11 +410,9 @@ def test_fast_path_equals_rfc8785(value: Any) -> None:
 
 @_PROPERTY
 @given(_ANY_JSON)
-def test_censuses_agree_and_see_every_float(value: Any) -> None:
+def test_the_census_sees_every_float(value: Any) -> None:
     expected = sorted(map(repr, _floats_in(value)))
-    assert sorted(map(repr, _census_by_referents(value) or [])) == expected
     assert sorted(map(repr, _census_by_iteration(value) or [])) == expected
-    assert _census_by_referents(value) is not None
     assert _census_by_iteration(value) is not None
 
 
@@ -432,23 +428,13 @@ def test_censuses_agree_and_see_every_float(value: Any) -> None:
         [collections.OrderedDict()],
     ],
 )
-def test_censuses_refuse_what_orjson_would_write_differently(value: Any) -> None:
-    assert _census_by_referents(value) is None
+def test_the_census_refuses_what_orjson_would_write_differently(value: Any) -> None:
     assert _census_by_iteration(value) is None
 
 
-def test_censuses_stop_on_a_cycle() -> None:
+def test_the_census_stops_on_a_cycle() -> None:
     loop = _self_containing_list()
-    assert _census_by_referents(loop) is None
     assert _census_by_iteration(loop) is None
-
-
-@pytest.mark.skipif(
-    sys.implementation.name != "cpython" or sys.version_info >= (3, 13),
-    reason="the gc census is used on CPython 3.11 and 3.12 only",
-)
-def test_the_gc_census_is_in_use() -> None:
-    assert type_census is _census_by_referents
 
 
 @_PROPERTY
