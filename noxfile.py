@@ -53,7 +53,7 @@ def compat(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def pure_python(session: nox.Session) -> None:
-    """The unit tests with the C modules switched off (session_contracts/_accel.py): each
+    """The unit tests with the C modules switched off (session_contracts/accel.py): each
     Python twin must give the C module's answers."""
     session.install(*CONSTRAINTS, "-e", ".[dev]")
     session.run(

@@ -12,7 +12,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from session_contracts._schemas import SchemaSet
+from session_contracts.validation.schema_set import SchemaSet
 
 _DIALECT = "https://json-schema.org/draft/2020-12/schema"
 # Keywords whose value maps names to subschemas: a member named "x-..." there is a

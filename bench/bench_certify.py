@@ -12,11 +12,11 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as hypothesis_seed
-from session_contracts.conformance.judge import _cases
-from session_contracts.conformance.judge._certify import DEFAULT_EXAMPLES, certify, explicit_trials
-from session_contracts.conformance.judge._checks import CHECKS
-from session_contracts.conformance.judge._runner import ProducerProcess
-from session_contracts.conformance.reference._producer import HANDLERS
+from session_contracts.conformance.judge.cases import operations as strategies
+from session_contracts.conformance.judge.certify import DEFAULT_EXAMPLES, certify, explicit_trials
+from session_contracts.conformance.judge.checks import CHECKS
+from session_contracts.conformance.judge.runner import ProducerProcess
+from session_contracts.conformance.reference.producer import HANDLERS
 
 REFERENCE = [sys.executable, "-m", "session_contracts", "reference-producer"]
 
@@ -28,12 +28,12 @@ def _draw_cases(count: int) -> list[tuple[str, Any]]:
         max_examples=count, database=None, deadline=None, suppress_health_check=list(HealthCheck)
     )
     @hypothesis_seed(7)
-    @given(_cases.health_streams())
+    @given(strategies.health_streams())
     def collect(case: Any) -> None:
         drawn.append(("health.reduce", case))
 
     collect()
-    examples = _cases.bundled_examples()
+    examples = strategies.bundled_examples()
     drawn += [("document.roundtrip", {"doctype": n, "document": d}) for n, d in examples.items()]
     return drawn
 

@@ -40,9 +40,9 @@ from typing import Any
 import orjson
 from session_contracts.conformance.reference.journal import SqliteJournal
 from session_contracts.conformance.reference.recap import RecapService, envelope_bytes, query_echo
-from session_contracts.conformance.reference.recap._service import paused_gc
+from session_contracts.conformance.reference.recap.service import paused_gc
 
-from session_contracts._canonical import content_hash
+from session_contracts.json.canonical import content_hash
 
 if not __package__:  # run as a script (python bench/bench_recap.py): find the bench package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -36,7 +36,7 @@ from session_contracts.conformance.reference.runrecord import (
     project_run_record,
 )
 
-from session_contracts._validator import default_validator
+from session_contracts.validation.validator import default_validator
 
 SPANS = 10_000
 SESSION_ID = "sess-bench-0199"

@@ -1,2 +1,2 @@
 """The authoritative v1 JSON Schemas (draft 2020-12), their examples and the redaction
-policies: data only, read through session_contracts._schemas."""
+policies: data only, read through session_contracts.validation.schema_set."""

@@ -3,13 +3,12 @@
 The public Python API (README, "Python API"): validate, decode and encode,
 canonical bytes and content hashes in both forms, hash verification,
 redaction, and certification of a producer with typed results. Everything a
-user needs is exported here; modules whose names start with ``_`` are
-private.
+user needs is exported here; the modules below are the implementation.
 """
 
 from typing import TYPE_CHECKING, Any
 
-from session_contracts._errors import (
+from session_contracts.errors import (
     Finding,
     InvalidDocument,
     SessionContractsError,
@@ -17,10 +16,10 @@ from session_contracts._errors import (
     UsageError,
     json_path,
 )
-from session_contracts._version import __version__ as __version__
+from session_contracts.version import __version__ as __version__
 
 if TYPE_CHECKING:
-    from session_contracts._api import (
+    from session_contracts.api import (
         Certification,
         RedactionPolicy,
         canonical_bytes,
@@ -43,21 +42,21 @@ if TYPE_CHECKING:
 # command, and most commands need neither the validator nor the redaction
 # engine nor the bindings.
 _LAZY: dict[str, str] = {
-    "Certification": "session_contracts._api",
-    "RedactionPolicy": "session_contracts._api",
-    "canonical_bytes": "session_contracts._api",
-    "certify": "session_contracts._api",
-    "content_hash": "session_contracts._api",
-    "default_policy": "session_contracts._api",
-    "document_types": "session_contracts._api",
-    "extended_policy": "session_contracts._api",
-    "harn_canonical_bytes": "session_contracts._api",
-    "harn_content_hash": "session_contracts._api",
-    "load_policy": "session_contracts._api",
-    "redact": "session_contracts._api",
-    "redact_value": "session_contracts._api",
-    "validate": "session_contracts._api",
-    "verify": "session_contracts._api",
+    "Certification": "session_contracts.api",
+    "RedactionPolicy": "session_contracts.api",
+    "canonical_bytes": "session_contracts.api",
+    "certify": "session_contracts.api",
+    "content_hash": "session_contracts.api",
+    "default_policy": "session_contracts.api",
+    "document_types": "session_contracts.api",
+    "extended_policy": "session_contracts.api",
+    "harn_canonical_bytes": "session_contracts.api",
+    "harn_content_hash": "session_contracts.api",
+    "load_policy": "session_contracts.api",
+    "redact": "session_contracts.api",
+    "redact_value": "session_contracts.api",
+    "validate": "session_contracts.api",
+    "verify": "session_contracts.api",
     "decode": "session_contracts.bindings",
     "encode": "session_contracts.bindings",
     "encode_json": "session_contracts.bindings",

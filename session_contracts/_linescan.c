@@ -2,7 +2,7 @@
  * session_contracts._linescan: which of a fixed set of byte strings occur in a line.
  *
  * check's secret screen asks, for every captured line, which literals of the
- * redaction policy's detectors occur in it (conformance/judge/_captured.py).
+ * redaction policy's detectors occur in it (conformance/judge/captured.py).
  * An RE2 set answers that too, but its DFA costs some twenty instructions a
  * byte.  Here a needle of one byte is found with memchr; a longer one is
  * compared only where the line holds one of the pairs of adjacent bytes that

@@ -13,10 +13,10 @@ from typing import Any
 
 import pydantic
 
-from session_contracts._errors import Finding, InvalidDocument, json_path, json_path_steps
-from session_contracts._json_wire import dumps_wire
-from session_contracts._jsonload import loads_strict
-from session_contracts._validator import (
+from session_contracts.errors import Finding, InvalidDocument, json_path, json_path_steps
+from session_contracts.json.strict import loads_strict
+from session_contracts.json.wire import dumps_wire
+from session_contracts.validation.validator import (
     DocumentValidator,
     apply_historical_aliases,
     apply_input_aliases,

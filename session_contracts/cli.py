@@ -17,8 +17,8 @@ from typing import Any, TextIO
 
 import orjson
 
-from session_contracts._annotations import annotations_wanted, finding_annotation
-from session_contracts._errors import (
+from session_contracts.ci_annotations import annotations_wanted, finding_annotation
+from session_contracts.errors import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_USAGE,
@@ -26,8 +26,8 @@ from session_contracts._errors import (
     SessionContractsError,
     UsageError,
 )
-from session_contracts._json_wire import dumps_wire
-from session_contracts._jsonload import MAX_DOCUMENT_BYTES, JsonDocument
+from session_contracts.json.strict import MAX_DOCUMENT_BYTES, JsonDocument
+from session_contracts.json.wire import dumps_wire
 
 __all__ = ["main"]
 
@@ -46,7 +46,7 @@ def _documents(args: argparse.Namespace) -> Iterator[JsonDocument]:
     A FIFO or device is refused, never waited on; input over
     ``--max-document-bytes`` is refused, never read whole or cut.
     """
-    from session_contracts._input_files import iter_input_documents
+    from session_contracts.input_files import iter_input_documents
 
     return iter_input_documents(
         args.file, jsonl=getattr(args, "jsonl", None), max_bytes=args.max_document_bytes
@@ -92,7 +92,7 @@ def _print_findings(
 
 
 def _cmd_doctypes(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts._schemas import default_schema_set
+    from session_contracts.validation.schema_set import default_schema_set
 
     schema_set = default_schema_set()
     if args.format == "json":
@@ -112,7 +112,7 @@ def _cmd_doctypes(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts._validator import default_validator
+    from session_contracts.validation.validator import default_validator
 
     validator = default_validator()
     validator.schema_set.document_type(args.doctype)
@@ -161,7 +161,7 @@ def _cmd_roundtrip(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_generate(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts._paths import find_checkout
+    from session_contracts.checkout import find_checkout
     from session_contracts.generator import (
         Drift,
         check,
@@ -198,7 +198,7 @@ def _cmd_generate(args: argparse.Namespace, out: TextIO) -> int:
 
 def _breaking_change_gate(args: argparse.Namespace, root: Path, out: TextIO) -> int:
     """Refuse a breaking change to a schema whose version did not move (docs/schema-diff.md)."""
-    from session_contracts._schema_diff import (
+    from session_contracts.schema_diff import (
         blocking_changes,
         diff_schema_sets,
         git_toplevel,
@@ -238,7 +238,7 @@ def _breaking_change_gate(args: argparse.Namespace, root: Path, out: TextIO) -> 
 
 
 def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts._schema_diff import diff_schema_sets, load_schema_set
+    from session_contracts.schema_diff import diff_schema_sets, load_schema_set
 
     root = Path(args.root) if args.root else Path.cwd()
     base = load_schema_set(args.base, root)
@@ -263,8 +263,8 @@ def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_canonicalize(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts._canonical import canonical_bytes, hash_bytes
-    from session_contracts._harn_canonical import harn_canonical_bytes
+    from session_contracts.json.canonical import canonical_bytes, hash_bytes
+    from session_contracts.json.harn_canonical import harn_canonical_bytes
 
     to_bytes = harn_canonical_bytes if args.form == "harn" else canonical_bytes
     failed = False
@@ -312,9 +312,9 @@ def _journal_record_hashes(path: str, document: Any) -> dict[int, str]:
 
 
 def _cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts._snapshot_hashes import classify_extensions
-    from session_contracts._validator import default_validator
-    from session_contracts._verify import HASH_BEARING, verify_document
+    from session_contracts.hashes.snapshot import classify_extensions
+    from session_contracts.hashes.verify import HASH_BEARING, verify_document
+    from session_contracts.validation.validator import default_validator
 
     validator = default_validator()
     validator.schema_set.document_type(args.doctype)
@@ -351,25 +351,25 @@ def _cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_reference_producer(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance.reference._producer import main as producer_main
+    from session_contracts.conformance.reference.producer import main as producer_main
 
     return producer_main()
 
 
 def _cmd_certify(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance.judge._certify_cli import run
+    from session_contracts.conformance.judge.certify_cli import run
 
     return run(args, out)
 
 
 def _cmd_golden(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance.judge._golden_cli import run
+    from session_contracts.conformance.judge.golden_cli import run
 
     return run(args, out)
 
 
 def _cmd_checks(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance.judge._certify_cli import list_checks
+    from session_contracts.conformance.judge.certify_cli import list_checks
 
     return list_checks(out, args.format)
 
@@ -381,7 +381,7 @@ _POLICY_HELP = (
 
 
 def _recap_policy(args: argparse.Namespace) -> Any:
-    from session_contracts._redaction_policy import default_policy, load_policy
+    from session_contracts.redaction.policy import default_policy, load_policy
 
     return load_policy(args.policy) if args.policy else default_policy()
 
@@ -512,16 +512,16 @@ def _cmd_journal_stats(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance.judge._captured import CheckStats, check_documents
+    from session_contracts.conformance.judge.captured import CheckStats, check_documents
 
     for path in args.paths:
         if path != "-" and not Path(path).exists():
             raise UsageError([Finding("$", "input_not_found", f"no such file: {path}", "")])
     if args.doctype:
-        from session_contracts._validator import default_validator
+        from session_contracts.validation.validator import default_validator
 
         default_validator().schema_set.document_type(args.doctype)
-    from session_contracts.conformance.judge._check_report import CheckJunit
+    from session_contracts.conformance.judge.check_report import CheckJunit
 
     # Bounded statistics: memory does not grow with the input (docs/check.md).
     stats, junit = CheckStats(), CheckJunit()
@@ -550,7 +550,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_quickstart(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts._quickstart import run
+    from session_contracts.quickstart import run
 
     return run(out, root=Path(args.root) if args.root else None)
 
@@ -677,7 +677,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     producer.set_defaults(handler=_cmd_reference_producer)
 
-    from session_contracts.conformance.judge._certify_cli import add_arguments
+    from session_contracts.conformance.judge.certify_cli import add_arguments
 
     certify = commands.add_parser(
         "certify", help="certify a producer (default: the built-in reference producer)"
@@ -688,7 +688,7 @@ def _build_parser() -> argparse.ArgumentParser:
     golden = commands.add_parser(
         "golden", help="golden fixtures: check a producer against them, or update them"
     )
-    from session_contracts.conformance.judge._golden_cli import (
+    from session_contracts.conformance.judge.golden_cli import (
         add_arguments as add_golden_arguments,
     )
 
@@ -786,7 +786,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         handler: Handler = args.handler
         if args.extra is not None:
-            from session_contracts._extras import require_extra
+            from session_contracts.extras import require_extra
 
             require_extra(args.extra, args.command)
         return handler(args, sys.stdout)

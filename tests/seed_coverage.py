@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from session_contracts.conformance.judge._checks import CHECKS
+from session_contracts.conformance.judge.checks import CHECKS
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent

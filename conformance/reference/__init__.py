@@ -2,7 +2,7 @@
 
 One package per contract (``journal``, ``recap``, ``health``, ``feedback``,
 ``runrecord``) and the producer that speaks the protocol for all of them
-(``_producer``). Nothing here imports the judge (``conformance/judge``): the
+(``producer``). Nothing here imports the judge (``conformance/judge``): the
 reference answers cases, it never certifies anything; ``tests/unit/test_layering.py``
 holds that rule.
 """

@@ -4,8 +4,8 @@ Outputs live in generated/typescript/, generated/go/ and generated/rust/; `sessi
 generate` writes them and `generate --check` reports each stale, missing or orphaned file.
 """
 
-from session_contracts.generator.polyglot._files import PolyglotDrift, check, write
-from session_contracts.generator.polyglot._model import (
+from session_contracts.generator.polyglot.files import PolyglotDrift, check, write
+from session_contracts.generator.polyglot.model import (
     EnumDef,
     Field,
     Model,
@@ -15,7 +15,7 @@ from session_contracts.generator.polyglot._model import (
     UnionDef,
     build_model,
 )
-from session_contracts.generator.polyglot._render import LANGUAGES, PolyglotFile, render_all
+from session_contracts.generator.polyglot.render import LANGUAGES, PolyglotFile, render_all
 
 __all__ = [
     "LANGUAGES",

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from session_contracts.conformance.judge._captured import check_documents, detect_doctype
+from session_contracts.conformance.judge.captured import check_documents, detect_doctype
 
-from session_contracts._redaction import (
+from session_contracts.redaction.engine import (
     canaries,
     canary_secrets,
     known_canary_secrets,
     lookalikes,
 )
-from session_contracts._redaction_policy import default_policy, extended_policy
-from session_contracts._validator import default_validator
+from session_contracts.redaction.policy import default_policy, extended_policy
+from session_contracts.validation.validator import default_validator
 
 # check scans with the default policy (Harn's); the screen is held exact for ours too.
 POLICIES = {"default": default_policy(), "extended": extended_policy()}
@@ -165,9 +165,9 @@ def test_doctype_can_be_forced(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", sorted(canaries()))
 def test_the_fast_secret_gate_never_hides_a_canary(kind: str) -> None:
-    from session_contracts.conformance.judge._captured import secret_screen, value_holds_secret
+    from session_contracts.conformance.judge.captured import secret_screen, value_holds_secret
 
-    from session_contracts._redaction_policy import default_policy
+    from session_contracts.redaction.policy import default_policy
 
     document = json.loads((EXAMPLES / "session-recap.snapshot.json").read_text())
     document["turns"][0]["prompts"][0]["text"] = f"see {canaries()[kind]} here"
@@ -250,9 +250,9 @@ def _writings(value: object) -> list[bytes]:
 @settings(max_examples=300, deadline=None)
 @given(value=_VALUES)
 def test_the_screen_flags_exactly_what_scan_value_flags(policy_name: str, value: object) -> None:
-    from session_contracts.conformance.judge._captured import ScreenMemo, secret_findings
+    from session_contracts.conformance.judge.captured import ScreenMemo, secret_findings
 
-    from session_contracts._redaction import scan_value
+    from session_contracts.redaction.engine import scan_value
 
     policy = POLICIES[policy_name]
     expected = scan_value(value, policy)
@@ -267,9 +267,9 @@ def test_the_screen_flags_exactly_what_scan_value_flags(policy_name: str, value:
 def test_the_screen_is_exact_across_a_stream_sharing_one_memo(
     policy_name: str, values: list[object]
 ) -> None:
-    from session_contracts.conformance.judge._captured import ScreenMemo, secret_findings
+    from session_contracts.conformance.judge.captured import ScreenMemo, secret_findings
 
-    from session_contracts._redaction import scan_value
+    from session_contracts.redaction.engine import scan_value
 
     policy = POLICIES[policy_name]
     memo = ScreenMemo()
@@ -286,7 +286,7 @@ def test_the_line_screens_sets_find_what_searching_each_needle_finds(
 ) -> None:
     import dataclasses
 
-    from session_contracts.conformance.judge._captured import line_may_hold_secret, secret_screen
+    from session_contracts.conformance.judge.captured import line_may_hold_secret, secret_screen
 
     screen = secret_screen(POLICIES[policy_name])
     assert screen.line_sets is not None
@@ -306,7 +306,7 @@ def test_the_line_set_finds_each_needle_in_any_case_as_the_lowered_line_does(
     verdict memo answer as searching each needle in the line and its lowered form."""
     import dataclasses
 
-    from session_contracts.conformance.judge._captured import line_may_hold_secret, secret_screen
+    from session_contracts.conformance.judge.captured import line_may_hold_secret, secret_screen
 
     screen = secret_screen(POLICIES[policy_name])
     one_by_one = dataclasses.replace(screen, line_sets=None)
@@ -321,9 +321,9 @@ def test_the_line_set_finds_each_needle_in_any_case_as_the_lowered_line_does(
 
 @pytest.mark.parametrize("kind", sorted(canaries()))
 def test_the_line_screen_never_passes_a_planted_canary(kind: str) -> None:
-    from session_contracts.conformance.judge._captured import line_may_hold_secret, secret_screen
+    from session_contracts.conformance.judge.captured import line_may_hold_secret, secret_screen
 
-    from session_contracts._redaction_policy import default_policy
+    from session_contracts.redaction.policy import default_policy
 
     screen = secret_screen(default_policy())
     envelope = json.loads((EXAMPLES / "session-recap.envelope.json").read_text())
@@ -344,14 +344,14 @@ def test_policy_literals_cannot_be_made_by_the_redaction_views() -> None:
     the extended policy's detectors also read views of it (escaped quotes collapsed,
     key chains skipped).  Neither can make a literal of that policy that the text
     lacks, so the guard against that (VIEW_UNSAFE) switches none of its gates off."""
-    from session_contracts.conformance.reference.recap._redaction_gate import (
+    from session_contracts.conformance.reference.recap.redaction_gate import (
         VIEW_UNSAFE,
         detector_gates,
         pattern_clauses,
     )
 
-    from session_contracts._redaction import RegexDetector
-    from session_contracts._redaction_policy import default_policy
+    from session_contracts.redaction.engine import RegexDetector
+    from session_contracts.redaction.policy import default_policy
 
     literals = {
         literal.text
@@ -368,9 +368,9 @@ def test_policy_literals_cannot_be_made_by_the_redaction_views() -> None:
 
 
 def test_a_literal_the_views_could_make_switches_its_gate_off() -> None:
-    from session_contracts.conformance.reference.recap._redaction_gate import detector_gates
+    from session_contracts.conformance.reference.recap.redaction_gate import detector_gates
 
-    from session_contracts._redaction import RedactionPolicy, RegexDetector
+    from session_contracts.redaction.engine import RedactionPolicy, RegexDetector
 
     # A literal holding a backslash: the escape-run view could make it.
     custom = RegexDetector(id="escaped_pin", pattern=r'pin\\": ?\\"[0-9]{6}')
@@ -384,9 +384,9 @@ def test_a_literal_the_views_could_make_switches_its_gate_off() -> None:
     ["to\u212aen", "pa\u017f\u017fword", "ap\u0130_key", "\u017fecret", "\u212aey"],
 )
 def test_the_screen_sees_keys_that_fold_to_sensitive_ones(policy_name: str, key: str) -> None:
-    from session_contracts.conformance.judge._captured import ScreenMemo, secret_findings
+    from session_contracts.conformance.judge.captured import ScreenMemo, secret_findings
 
-    from session_contracts._redaction import scan_value
+    from session_contracts.redaction.engine import scan_value
 
     policy = POLICIES[policy_name]
     secret = SECRETS["sensitive_key_high_entropy"]
@@ -397,13 +397,13 @@ def test_the_screen_sees_keys_that_fold_to_sensitive_ones(policy_name: str, key:
 
 
 def test_statistics_are_bounded_whatever_the_input() -> None:
-    from session_contracts.conformance.judge._captured import (
+    from session_contracts.conformance.judge.captured import (
         OTHER_UNKNOWN_FIELDS,
         UNKNOWN_FIELDS_CAP,
         CheckStats,
     )
 
-    from session_contracts._errors import Finding
+    from session_contracts.errors import Finding
 
     stats = CheckStats()
     for number in range(UNKNOWN_FIELDS_CAP + 500):
@@ -424,9 +424,9 @@ def test_statistics_are_bounded_whatever_the_input() -> None:
 
 
 def test_a_tie_settled_by_validity_is_not_validated_again() -> None:
-    from session_contracts.conformance.judge._captured import detected_type
+    from session_contracts.conformance.judge.captured import detected_type
 
-    from session_contracts._validator import default_validator
+    from session_contracts.validation.validator import default_validator
 
     validator = default_validator()
     for path in sorted(EXAMPLES.glob("*.json")):

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from session_contracts._errors import UsageError
-from session_contracts._input_files import open_regular_file, read_regular_file
+from session_contracts.errors import UsageError
+from session_contracts.input_files import open_regular_file, read_regular_file
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from session_contracts._input_files import iter_input_documents
-from session_contracts._jsonload import MAX_DOCUMENT_BYTES
+from session_contracts.input_files import iter_input_documents
+from session_contracts.json.strict import MAX_DOCUMENT_BYTES
 
 COMMANDS = [
     ["validate", "session-recap.query"],

@@ -12,19 +12,19 @@ from xml.etree import ElementTree
 
 import pytest
 from producers import faulty_http
-from session_contracts.conformance.judge._certify import CheckResult, Trial
-from session_contracts.conformance.judge._certify_http import (
+from session_contracts.conformance.judge.certify import CheckResult, Trial
+from session_contracts.conformance.judge.certify_http import (
     NOT_IMPOSABLE_OVER_HTTP,
     NOT_OVER_HTTP,
     HttpTarget,
 )
-from session_contracts.conformance.judge._checks import CHECKS, check_by_id
-from session_contracts.conformance.judge._report import BaselineVerdict, github_annotations
+from session_contracts.conformance.judge.checks import CHECKS, check_by_id
+from session_contracts.conformance.judge.report import BaselineVerdict, github_annotations
 from session_contracts.conformance.reference.recap import RecapService, create_app
 from uvicorn_thread import free_socket, serving
 
 from session_contracts import cli
-from session_contracts._validator import default_validator
+from session_contracts.validation.validator import default_validator
 
 pytestmark = pytest.mark.integration  # certifies HTTP adapters in threads and processes
 
@@ -317,7 +317,7 @@ def test_github_annotations_name_each_failed_check(
 
 
 def test_annotation_levels_and_scrubbing() -> None:
-    from session_contracts._redaction import canary_secrets
+    from session_contracts.redaction.engine import canary_secrets
 
     secret = next(iter(canary_secrets().values()))
     required, recommended = check_by_id("recap.hashes"), check_by_id("redaction.lookalikes-survive")

@@ -19,14 +19,14 @@ from typing import Any
 
 import pytest
 from producers import conditions
-from session_contracts.conformance.judge._golden import (
+from session_contracts.conformance.judge.golden import (
     default_fixtures_dir,
     judge,
     load_corpus,
 )
-from session_contracts.conformance.judge._runner import CaseOutcome
+from session_contracts.conformance.judge.runner import CaseOutcome
 from session_contracts.conformance.protocol import Rejected
-from session_contracts.conformance.reference._producer import HANDLERS
+from session_contracts.conformance.reference.producer import HANDLERS
 
 pytestmark = pytest.mark.integration  # certifies and golden-checks producer processes
 

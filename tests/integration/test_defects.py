@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from session_contracts.conformance.judge._certify import Trial, certify, run_check
-from session_contracts.conformance.judge._checks import check_by_id
-from session_contracts.conformance.judge._golden import default_fixtures_dir, judge, load_corpus
-from session_contracts.conformance.judge._runner import CaseOutcome, ProducerProcess
+from session_contracts.conformance.judge.certify import Trial, certify, run_check
+from session_contracts.conformance.judge.checks import check_by_id
+from session_contracts.conformance.judge.golden import default_fixtures_dir, judge, load_corpus
+from session_contracts.conformance.judge.runner import CaseOutcome, ProducerProcess
 from session_contracts.conformance.protocol import Rejected, Skipped
-from session_contracts.conformance.reference._producer import HANDLERS
+from session_contracts.conformance.reference.producer import HANDLERS
 
-from session_contracts._json_wire import dumps_wire, loads_wire
+from session_contracts.json.wire import dumps_wire, loads_wire
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "producers"))
 import defects
@@ -188,7 +188,7 @@ def test_golden_check_catches_the_older_defects(name: str) -> None:
 def test_a_producer_that_skips_every_stored_event_case_is_not_certified(tmp_path: Path) -> None:
     # 002 (recap.deterministic-projection), as Harn's store holds the session (docs/recap.md
     # section 11): declaring recap.project and skipping storedEvents is silence, not evidence.
-    from session_contracts.conformance.judge._certify import is_certified
+    from session_contracts.conformance.judge.certify import is_certified
 
     def skips_stored_events(case: Mapping[str, Any]) -> Any:
         if isinstance(case, Mapping) and "storedEvents" in case:

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from session_contracts.conformance.judge._golden import (
+from session_contracts.conformance.judge.golden import (
     CASE_SUFFIX,
     answer_of,
     differences,
 )
-from session_contracts.conformance.judge._runner import CaseOutcome
+from session_contracts.conformance.judge.runner import CaseOutcome
 
 pytestmark = pytest.mark.integration  # golden-checks producer processes
 
@@ -352,9 +352,9 @@ def test_feedback_answers_compare_checkpoint_ids_by_first_appearance() -> None:
 
 
 def test_secret_placeholders_expand_to_the_built_in_fake_secrets(tmp_path: Path) -> None:
-    from session_contracts.conformance.judge._golden import load_corpus
+    from session_contracts.conformance.judge.golden import load_corpus
 
-    from session_contracts._redaction import canary_secrets
+    from session_contracts.redaction.engine import canary_secrets
 
     root = tmp_path / "fixtures"
     text = {"doctype": "x", "document": {"note": "key {{secret:github_token}} here"}}
@@ -376,10 +376,10 @@ def test_a_case_input_the_reference_cannot_take_errors_without_a_traceback(
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(
-        "from session_contracts.conformance.reference import _producer\n"
+        "from session_contracts.conformance.reference import producer\n"
         "def broken(case):\n"
         "    raise KeyError('steps')\n"
-        "_producer.HANDLERS['feedback.run'] = broken\n"
+        "producer.HANDLERS['feedback.run'] = broken\n"
     )
     monkeypatch.setenv(
         "PYTHONPATH", os.pathsep.join(filter(None, [str(hooks), os.environ.get("PYTHONPATH")]))
@@ -399,9 +399,9 @@ def test_a_case_input_the_reference_cannot_take_errors_without_a_traceback(
 def test_an_expected_rejection_without_findings_is_outdated(corpus: Path) -> None:
     # An expected file written before rejections were judged by their reason
     # (no findings) cannot judge one: it fails and says to update, never passes.
-    from session_contracts.conformance.judge._golden import judge, load_corpus, reference_outcome
+    from session_contracts.conformance.judge.golden import judge, load_corpus, reference_outcome
 
-    from session_contracts._canonical import content_hash
+    from session_contracts.json.canonical import content_hash
 
     assert golden("update", "--fixtures", str(corpus)).returncode == 0
     (case,) = [c for c in load_corpus(corpus).cases if c.name == "documents/span-without-trace"]

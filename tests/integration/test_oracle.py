@@ -25,7 +25,8 @@ from typing import Any
 
 import orjson
 import pytest
-from session_contracts.conformance.judge._certify import (
+from session_contracts.conformance.judge.cases.explicit import EXPLICIT_CASES
+from session_contracts.conformance.judge.certify import (
     DEFAULT_EXAMPLES,
     CheckResult,
     Runner,
@@ -34,11 +35,10 @@ from session_contracts.conformance.judge._certify import (
     in_process_runner,
     run_check,
 )
-from session_contracts.conformance.judge._checks import CHECKS, check_by_id
-from session_contracts.conformance.judge._explicit_cases import EXPLICIT_CASES
-from session_contracts.conformance.reference._producer import HANDLERS
+from session_contracts.conformance.judge.checks import CHECKS, check_by_id
+from session_contracts.conformance.reference.producer import HANDLERS
 
-from session_contracts._json_wire import dumps_wire
+from session_contracts.json.wire import dumps_wire
 
 pytestmark = pytest.mark.integration  # certifies the reference and faulty producers many times over
 

@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from session_contracts.conformance.reference._producer import HANDLERS
+from session_contracts.conformance.reference.producer import HANDLERS
 from session_contracts.generator import polyglot
 from session_contracts.generator.polyglot import Model, ObjectDef, TypeRef, UnionDef
-from session_contracts.generator.polyglot._domains import SAME_DOMAIN
+from session_contracts.generator.polyglot.domains import SAME_DOMAIN
 
-from session_contracts._errors import ToolError
-from session_contracts._validator import default_validator
 from session_contracts.cli import main
+from session_contracts.errors import ToolError
+from session_contracts.validation.validator import default_validator
 
 pytestmark = pytest.mark.integration  # compiles with tsc, go and cargo
 
@@ -663,7 +663,7 @@ def _lower_bound(schemas: dict[str, Any], file: str, schema: Any) -> float | Non
 
 
 def test_integer_signs_follow_the_schemas_lower_bounds() -> None:
-    # Unsigned where the schema bounds the integer at 0 or more, or where _domains.py ties
+    # Unsigned where the schema bounds the integer at 0 or more, or where domains.py ties
     # a member Harn's schema leaves unbounded to one that is (seed 002: "fromEventId |
     # unsigned integer"); signed where the schema allows negatives.
     schemas = {p.name: json.loads(p.read_text(encoding="utf-8")) for p in SCHEMAS.glob("*.json")}

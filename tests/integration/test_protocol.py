@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from session_contracts.conformance.judge._runner import HarnessError, ProducerProcess
+from session_contracts.conformance.judge.runner import HarnessError, ProducerProcess
 
 PRODUCERS = Path(__file__).resolve().parents[1] / "producers"
 EXAMPLES = Path(__file__).resolve().parents[2] / "schemas" / "examples"

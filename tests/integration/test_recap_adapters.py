@@ -27,7 +27,7 @@ from session_contracts.conformance.reference.recap import (
     create_app,
     envelope_bytes,
 )
-from session_contracts.conformance.reference.recap._acp import MAX_LINE_BYTES, handle_line, run_acp
+from session_contracts.conformance.reference.recap.acp import MAX_LINE_BYTES, handle_line, run_acp
 from starlette.exceptions import StarletteDeprecationWarning
 from uvicorn_thread import serving
 
@@ -37,8 +37,8 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", StarletteDeprecationWarning)
     from starlette.testclient import TestClient
 
-from session_contracts._jsonload import loads_strict
 from session_contracts.cli import main
+from session_contracts.json.strict import loads_strict
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "recap"
 SESSION = "sess-basic"

@@ -16,8 +16,8 @@ import httpx
 import orjson
 import uvicorn
 from session_contracts.conformance.reference.recap import RecapService
-from session_contracts.conformance.reference.recap._http import JsonErrorH11Protocol, create_app
-from session_contracts.conformance.reference.recap._service import RecapOutcome
+from session_contracts.conformance.reference.recap.http import JsonErrorH11Protocol, create_app
+from session_contracts.conformance.reference.recap.service import RecapOutcome
 from uvicorn_thread import free_socket, serving
 
 

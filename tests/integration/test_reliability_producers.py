@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from session_contracts.conformance.judge._runner import ProducerProcess, descendants
+from session_contracts.conformance.judge.runner import ProducerProcess, descendants
 
 pytestmark = pytest.mark.integration  # certifies misbehaving producer processes
 

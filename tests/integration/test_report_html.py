@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from session_contracts.conformance.judge._certify import (
+from session_contracts.conformance.judge.certify import (
     CheckResult,
     in_process_runner,
     is_certified,
     run_check,
 )
-from session_contracts.conformance.judge._checks import check_by_id
-from session_contracts.conformance.judge._golden import (
+from session_contracts.conformance.judge.checks import check_by_id
+from session_contracts.conformance.judge.golden import (
     FixtureResult,
     answer_of,
     default_fixtures_dir,
@@ -38,13 +38,13 @@ from session_contracts.conformance.judge._golden import (
     load_corpus,
     reference_outcome,
 )
-from session_contracts.conformance.judge._report import report_body, total_evidence
-from session_contracts.conformance.judge._report_html import certify_html, golden_html
+from session_contracts.conformance.judge.report import report_body, total_evidence
+from session_contracts.conformance.judge.report_html import certify_html, golden_html
 from session_contracts.conformance.protocol import Handler, Skipped
-from session_contracts.conformance.reference._producer import HANDLERS
+from session_contracts.conformance.reference.producer import HANDLERS
 
-from session_contracts._redaction import canary_secrets
 from session_contracts.cli import main
+from session_contracts.redaction.engine import canary_secrets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "producers"))
 import defects
@@ -315,7 +315,7 @@ def test_the_same_results_give_the_same_bytes(tmp_path: Path) -> None:
 def _golden_page(handlers: Mapping[str, Handler], pattern: str) -> tuple[bytes, list[Any]]:
     corpus = load_corpus(default_fixtures_dir())
     runner = in_process_runner(handlers)
-    from session_contracts.conformance.judge._certify import Trial
+    from session_contracts.conformance.judge.certify import Trial
 
     cases = [c for c in corpus.cases if c.name.startswith(pattern)]
     results = [judge(c, runner(Trial(c.operation, c.input)), root=corpus.root) for c in cases]

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import session_contracts._validator as validator_module
+import session_contracts.validation.validator as validator_module
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "schemas" / "examples"
 
@@ -43,7 +43,7 @@ _MEASURE = """
 import json, resource, sys
 sys.path.insert(0, {tests!r})
 from test_validator_memory import _invalid_snapshot
-from session_contracts._validator import DocumentValidator
+from session_contracts.validation.validator import DocumentValidator
 validator = DocumentValidator()
 document = _invalid_snapshot(400_000)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

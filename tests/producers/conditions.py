@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from session_contracts.conformance.protocol import serve
-from session_contracts.conformance.reference._producer import HANDLERS
+from session_contracts.conformance.reference.producer import HANDLERS
 
 
 def a2a_moves_the_task(case: Mapping[str, Any]) -> Any:

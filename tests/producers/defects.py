@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from session_contracts.conformance.protocol import Rejected, serve
-from session_contracts.conformance.reference._producer import HANDLERS
+from session_contracts.conformance.reference.producer import HANDLERS
 
 Handler = Callable[[Mapping[str, Any]], Any]
 
@@ -40,7 +40,7 @@ class Defect:
 # -- recap ----------------------------------------------------------------------------------------
 def _rehash(output: Any) -> Any:
     """A consistent producer rehashes what it changed: the defect stays semantic."""
-    from session_contracts._snapshot_hashes import projection_hash
+    from session_contracts.hashes.snapshot import projection_hash
 
     snapshot = output.get("snapshot") if isinstance(output, dict) else None
     if isinstance(snapshot, dict):
@@ -115,7 +115,7 @@ def _patched(module: Any, name: str, value: Any) -> Iterator[None]:
 
 def clamps_limit_to_32769(case: Mapping[str, Any]) -> Any:
     # An off-by-one ceiling: 32,769 is kept, not clamped to 32,768.
-    from session_contracts.conformance.reference.recap import _service
+    from session_contracts.conformance.reference.recap import service as _service
 
     def clamp(requested: int | None) -> int:
         return 4096 if requested is None else max(1, min(32_769, requested))
@@ -127,7 +127,7 @@ def clamps_limit_to_32769(case: Mapping[str, Any]) -> Any:
 # -- health ---------------------------------------------------------------------------------------
 def _reduce_with(case: Mapping[str, Any], transitions: Mapping[str, Any]) -> Any:
     """The reference reducer with some transitions replaced (after its own input checks)."""
-    from session_contracts.conformance.reference.health import _reducer
+    from session_contracts.conformance.reference.health import reducer as _reducer
 
     HANDLERS["health.reduce"](case)  # rejects what the reference rejects
     state = _reducer.initial_state(str(case["session_id"]))
@@ -144,7 +144,7 @@ def _reduce_with(case: Mapping[str, Any], transitions: Mapping[str, Any]) -> Any
 
 def reset_clears_gauges(case: Mapping[str, Any]) -> Any:
     # A transcript reset also forgets the diagnostic trend and the last stop class.
-    from session_contracts.conformance.reference.health import _reducer
+    from session_contracts.conformance.reference.health import reducer as _reducer
 
     def reset(state: Any, observation: Any) -> Any:
         return replace(
@@ -161,7 +161,7 @@ def reset_clears_gauges(case: Mapping[str, Any]) -> Any:
 def reset_forgets_resolved_calls(case: Mapping[str, Any]) -> Any:
     # A transcript reset also forgets which calls were counted: a repeated
     # terminal update after the reset counts the call again.
-    from session_contracts.conformance.reference.health import _reducer
+    from session_contracts.conformance.reference.health import reducer as _reducer
 
     def reset(state: Any, observation: Any) -> Any:
         return replace(
@@ -419,7 +419,7 @@ def _health_facts(case: Mapping[str, Any], edit: Callable[[dict[str, Any]], None
 
 def _patched_trend(trend: Callable[..., Any]) -> Handler:
     def handler(case: Mapping[str, Any]) -> Any:
-        from session_contracts.conformance.reference.health import _reducer
+        from session_contracts.conformance.reference.health import reducer as _reducer
 
         original = _reducer.diagnostic_trend
 
@@ -518,7 +518,7 @@ def absent_exit_counted_as_zero(case: Mapping[str, Any]) -> Any:
 
 def no_fact_on_terminal_outcome(case: Mapping[str, Any]) -> Any:
     # Publishes facts after iterations only, never for a terminal outcome.
-    from session_contracts.conformance.reference.health import _reducer
+    from session_contracts.conformance.reference.health import reducer as _reducer
 
     def terminal(state: Any, observation: Any) -> Any:
         return _reducer.step(state, observation)[0], ()
@@ -528,7 +528,7 @@ def no_fact_on_terminal_outcome(case: Mapping[str, Any]) -> Any:
 
 def no_fact_for_late_resolution(case: Mapping[str, Any]) -> Any:
     # A call resolved after the snapshot updates the state but publishes nothing.
-    from session_contracts.conformance.reference.health import _reducer
+    from session_contracts.conformance.reference.health import reducer as _reducer
 
     def quiet(state: Any, observation: Any) -> Any:
         return _reducer.step(state, observation)[0], ()
@@ -538,7 +538,7 @@ def no_fact_for_late_resolution(case: Mapping[str, Any]) -> Any:
 
 def stale_after_five_minutes(case: Mapping[str, Any]) -> Any:
     # Marks reports stale after five minutes, not fifteen.
-    from session_contracts.conformance.reference.feedback import _rules
+    from session_contracts.conformance.reference.feedback import rules as _rules
 
     with _patched(_rules, "STALE_AFTER_MS", 300_000):
         return HANDLERS["feedback.run"](case)
@@ -581,7 +581,7 @@ def unassigned_not_counted(case: Mapping[str, Any]) -> Any:
 
 def _semantic_as(read: Callable[[str], str | None]) -> Handler:
     """The recap with Harn's ``semantic_string`` reading of text replaced by ``read``."""
-    from session_contracts.conformance.reference.recap import _event_facts
+    from session_contracts.conformance.reference.recap import event_facts as _event_facts
 
     def semantic(text: Any) -> str | None:
         return read(text) if isinstance(text, str) else None
@@ -814,7 +814,7 @@ _LIMIT = re.compile(r"the limit is ([\d,]+) bytes")
 
 
 def _at(instance: Any, path: str) -> Any:
-    from session_contracts._errors import json_path_steps
+    from session_contracts.errors import json_path_steps
 
     node = instance
     for step in json_path_steps(path) or ():
@@ -835,7 +835,7 @@ Keep = Callable[[Any, str, Any, Callable[[str, Any], Any]], bool]
 
 def _kept(keep: Keep) -> Callable[[Handler], Handler]:
     """A handler whose validator drops every finding ``keep`` refuses (one rule bent)."""
-    from session_contracts._validator import DocumentValidator
+    from session_contracts.validation.validator import DocumentValidator
 
     validate = DocumentValidator.validate
 
@@ -873,7 +873,7 @@ def _item_limit_ignored(finding: Any, doctype: str, instance: Any, again: Any) -
 
 def _enum_case_insensitive(finding: Any, doctype: str, instance: Any, again: Any) -> bool:
     # allowed.includes(value.toLowerCase()): a value in another case is accepted.
-    from session_contracts._errors import json_path_steps
+    from session_contracts.errors import json_path_steps
 
     value = _at(instance, finding.path)
     steps = json_path_steps(finding.path)
@@ -915,13 +915,13 @@ def _lacks_pattern(operation: str, kind: str) -> Handler:
     """The operation under the default policy without the pattern ``kind``."""
 
     def handler(case: Mapping[str, Any]) -> Any:
-        from session_contracts.conformance.reference.recap import _service
+        from session_contracts.conformance.reference.recap import service as _service
 
-        from session_contracts import _redaction_policy
+        from session_contracts.redaction import policy
 
-        broken = _redaction_policy.default_policy().disable(kind)
+        broken = policy.default_policy().disable(kind)
         with (
-            _patched(_redaction_policy, "default_policy", lambda: broken),
+            _patched(policy, "default_policy", lambda: broken),
             _patched(_service, "default_policy", lambda: broken),
         ):
             return HANDLERS[operation](case)
@@ -1373,7 +1373,7 @@ DEFECTS: dict[str, Defect] = {
 def _bent_defects() -> dict[str, Defect]:
     """One producer per (kind of limit, way of bending it), and per pattern of the default
     catalog a producer without it, for each operation that redacts."""
-    from session_contracts._redaction_policy import default_policy
+    from session_contracts.redaction.policy import default_policy
 
     bent: dict[str, Defect] = {}
     limits, phases = "feedback.list-and-entry-limits", "feedback.phases"
@@ -1446,7 +1446,7 @@ def _bent_defects() -> dict[str, Defect]:
 DEFECTS.update(_bent_defects())
 
 
-# -- hashes, sameness rules and state paths (conformance/judge/_hash_cases.py, _sameness_cases.py)
+# -- hashes, sameness rules and state paths (conformance/judge/cases/hashes.py, cases/sameness.py)
 # Each defect breaks one rule and is otherwise consistent: a producer that hashes
 # its own way rehashes everything it emits, so only the hash rule is wrong.
 def _encode(value: Any, order: Callable[[str], Any], scalar: Callable[[Any], bytes]) -> bytes:
@@ -1461,13 +1461,13 @@ def _encode(value: Any, order: Callable[[str], Any], scalar: Callable[[Any], byt
 
 
 def _harn_scalar(value: Any) -> bytes:
-    from session_contracts._harn_canonical import harn_canonical_bytes
+    from session_contracts.json.harn_canonical import harn_canonical_bytes
 
     return harn_canonical_bytes(value)
 
 
 def _rfc8785_scalar(value: Any) -> bytes:
-    from session_contracts._canonical import canonical_bytes
+    from session_contracts.json.canonical import canonical_bytes
 
     return canonical_bytes(value)
 
@@ -1488,7 +1488,7 @@ def _sha256(data: bytes) -> str:
 
 def _projection_hashed_by(order: Callable[[str], Any], scalar: Callable[[Any], bytes]) -> Handler:
     def handler(case: Mapping[str, Any]) -> Any:
-        from session_contracts._snapshot_hashes import projection_hash_input
+        from session_contracts.hashes.snapshot import projection_hash_input
 
         output = HANDLERS["recap.project"](case)
         snapshot = _snapshot(output)
@@ -1519,9 +1519,9 @@ def _ascii_escapes(value: Any) -> bytes:
 
 def projection_hash_rfc8785(case: Mapping[str, Any]) -> Any:
     # Hashes the projection in RFC 8785 (UTF-16 key order, ECMAScript numbers).
-    from session_contracts._canonical import content_hash
-    from session_contracts._errors import InvalidDocument
-    from session_contracts._snapshot_hashes import projection_hash_input
+    from session_contracts.errors import InvalidDocument
+    from session_contracts.hashes.snapshot import projection_hash_input
+    from session_contracts.json.canonical import content_hash
 
     output = HANDLERS["recap.project"](case)
     snapshot = _snapshot(output)
@@ -1534,7 +1534,7 @@ def projection_hash_rfc8785(case: Mapping[str, Any]) -> Any:
 def record_hash_code_point_order(case: Mapping[str, Any]) -> Any:
     # RFC 8785 record hashes with keys sorted by code point, not UTF-16 code units;
     # contentHash and projectionHash recomputed over them.
-    from session_contracts._snapshot_hashes import content_hash_of_source
+    from session_contracts.hashes.snapshot import content_hash_of_source
 
     output = HANDLERS["recap.project"](case)
     snapshot = _snapshot(output)
@@ -1554,7 +1554,7 @@ def _usage_same_by(key: Callable[[Mapping[str, Any]], Any]) -> Handler:
 
     def handler(case: Mapping[str, Any]) -> Any:
         import orjson
-        from session_contracts.conformance.reference.feedback import _rules
+        from session_contracts.conformance.reference.feedback import rules as _rules
 
         reference = _rules.usage_rejection
 
@@ -1585,7 +1585,7 @@ def usage_compared_as_text(case: Mapping[str, Any]) -> Any:
     # sample with its members in another order is a conflicting sample.
     import json
 
-    from session_contracts.conformance.reference.feedback import _rules
+    from session_contracts.conformance.reference.feedback import rules as _rules
 
     sample_type = _rules.UsageSample
     reference = sample_type.__dict__["from_json"]
@@ -1604,7 +1604,7 @@ def request_body_compared_as_text(case: Mapping[str, Any]) -> Any:
     import hashlib
     import json
 
-    from session_contracts.conformance.reference.feedback import _rules
+    from session_contracts.conformance.reference.feedback import rules as _rules
 
     def request_hash(operation: str, request: Mapping[str, Any]) -> str:
         body = json.dumps(request, separators=(",", ":"), ensure_ascii=False).encode()
@@ -1689,7 +1689,7 @@ def _reduce_patched(transitions: Mapping[str, Callable[[Any, Any, Any], Any]]) -
     """The reference reducer with some transitions wrapped: each gets the reference's."""
 
     def handler(case: Mapping[str, Any]) -> Any:
-        from session_contracts.conformance.reference.health import _reducer
+        from session_contracts.conformance.reference.health import reducer as _reducer
 
         def wrapped(kind: str) -> Any:
             return lambda state, observation: transitions[kind](_reducer.step, state, observation)
@@ -1707,7 +1707,7 @@ def _history_reopens_turn(step: Any, state: Any, observation: Any) -> Any:
 
 def _history_republishes(step: Any, state: Any, observation: Any) -> Any:
     # Loading history after a snapshot publishes the fact again.
-    from session_contracts.conformance.reference.health import _reducer
+    from session_contracts.conformance.reference.health import reducer as _reducer
 
     return state, ((_reducer.fact_of(state),) if state.turn_closed else ())
 
@@ -1747,7 +1747,7 @@ def _repeated_set_keeps_trend(reference: Any, held: Any, latest: Any, current: A
 
 def _parse_compared_with(equal: Callable[[Any, Any], bool]) -> Handler:
     def handler(case: Mapping[str, Any]) -> Any:
-        from session_contracts.conformance.reference.runrecord import _responses
+        from session_contracts.conformance.reference.runrecord import responses as _responses
 
         with _patched(_responses, "json_equal", equal):
             return HANDLERS["runrecord.provider_call_response"](case)
@@ -1764,7 +1764,7 @@ def _as_text(a: Any, b: Any) -> bool:
 def _calls_without(
     members: Callable[[Mapping[str, Any]], Mapping[str, Any]],
 ) -> Callable[..., bool]:
-    from session_contracts._xkeywords import json_equal
+    from session_contracts.validation.xkeywords import json_equal
 
     def equal(parse: Any, native: Any) -> bool:
         def view(calls: Any) -> Any:
@@ -1776,7 +1776,7 @@ def _calls_without(
 
 
 def _only_parse_members(call: Mapping[str, Any]) -> Mapping[str, Any]:
-    from session_contracts.conformance.judge._sameness_cases import object_members
+    from session_contracts.conformance.judge.cases.sameness import object_members
 
     kept = object_members("run-record.schema.json", "ParsedToolCall")
     return {k: v for k, v in call.items() if k in kept}
@@ -1785,7 +1785,7 @@ def _only_parse_members(call: Mapping[str, Any]) -> Mapping[str, Any]:
 def _sameness_family() -> dict[str, Defect]:
     """One defect per member each sameness rule compares (from the schema object), for the
     members a one-member difference can reach; every defect of a family ignores one."""
-    from session_contracts.conformance.judge._sameness_cases import (
+    from session_contracts.conformance.judge.cases.sameness import (
         object_members,
         tool_call_normalizations,
     )
@@ -1829,7 +1829,7 @@ def _sameness_family() -> dict[str, Defect]:
 def exchanges_joined_within_an_iteration(case: Mapping[str, Any]) -> Any:
     # Looks for a result's call in the current iteration only, not the whole turn:
     # a result in a later iteration opens an exchange of its own.
-    from session_contracts.conformance.reference.recap import _projection
+    from session_contracts.conformance.reference.recap import projection as _projection
 
     def find_tool(turn: Any, call_id: str) -> Any:
         segment = turn.segments.get(turn.current)

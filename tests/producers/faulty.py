@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from session_contracts.conformance.protocol import Rejected, Skipped, serve
-from session_contracts.conformance.reference._producer import HANDLERS
+from session_contracts.conformance.reference.producer import HANDLERS
 
 
 def accepts_unknown_fields(case: Mapping[str, Any]) -> Any:
@@ -188,7 +188,7 @@ def _recap(case: Mapping[str, Any]) -> Any:
 
 
 def hashes_with_extensions(case: Mapping[str, Any]) -> Any:
-    from session_contracts._snapshot_hashes import harn_sha256, projection_hash_input
+    from session_contracts.hashes.snapshot import harn_sha256, projection_hash_input
 
     output = _recap(case)
     snapshot = output.get("snapshot")
@@ -202,8 +202,8 @@ def hashes_with_extensions(case: Mapping[str, Any]) -> Any:
 
 def rfc8785_hashing(case: Mapping[str, Any]) -> Any:
     # Hashes the source event list in RFC 8785, not the source object in Harn's form.
-    from session_contracts._canonical import content_hash
-    from session_contracts._snapshot_hashes import projection_hash
+    from session_contracts.hashes.snapshot import projection_hash
+    from session_contracts.json.canonical import content_hash
 
     output = _recap(case)
     snapshot = output.get("snapshot")
@@ -220,7 +220,7 @@ def noncanonical_hashing(case: Mapping[str, Any]) -> Any:
     output = _recap(case)
     snapshot = output.get("snapshot")
     if snapshot is not None:
-        from session_contracts._snapshot_hashes import projection_hash_input
+        from session_contracts.hashes.snapshot import projection_hash_input
 
         body = projection_hash_input(snapshot)  # json.dumps's spaces: not canonical
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
@@ -297,7 +297,7 @@ def rejection_wrong_path(case: Mapping[str, Any]) -> Any:
 
 def rejection_wrong_class(case: Mapping[str, Any]) -> Any:
     # The right path, but a code of another class (a type error for an unknown field).
-    from session_contracts._rejections import rejection_class
+    from session_contracts.rejections import rejection_class
 
     try:
         return HANDLERS["document.roundtrip"](case)
@@ -389,7 +389,7 @@ def main() -> int:
 
 # oracle: own-rule checks
 # Single defects that 25 random cases used to miss (each caught by an explicit case of
-# conformance/judge/_explicit_cases.py), and defects that another rule's check must
+# conformance/judge/cases/explicit.py), and defects that another rule's check must
 # not report under its own name (tests/integration/test_oracle.py).
 def usage_future_tolerance_300_ms(case: Mapping[str, Any]) -> Any:
     # Refuses usage more than 300 ms ahead of the clock (the rule allows 300,000 ms).
@@ -434,7 +434,7 @@ def _strip_below_turns(
 def _recap_member_names() -> frozenset[str]:
     import json
 
-    from session_contracts._schemas import default_schema_set
+    from session_contracts.validation.schema_set import default_schema_set
 
     names: set[str] = set()
 

@@ -25,14 +25,14 @@ from session_contracts.conformance.reference.recap import (
     project_stored,
     query_echo,
 )
-from session_contracts.conformance.reference.recap._http import error_body
+from session_contracts.conformance.reference.recap.http import error_body
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from session_contracts._errors import Finding, InvalidDocument
-from session_contracts._redaction_policy import default_policy
+from session_contracts.errors import Finding, InvalidDocument
+from session_contracts.redaction.policy import default_policy
 
 
 def _ignores_snake_aliases(params: list[tuple[str, str]]) -> Response | None:

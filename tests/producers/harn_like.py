@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from session_contracts.conformance.protocol import serve
-from session_contracts.conformance.reference._producer import HANDLERS
+from session_contracts.conformance.reference.producer import HANDLERS
 
 Handler = Callable[[Mapping[str, Any]], Any]
 

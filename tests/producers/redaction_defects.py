@@ -15,10 +15,10 @@ from dataclasses import replace
 from typing import Any
 
 from session_contracts.conformance.protocol import Handler, Rejected, serve
-from session_contracts.conformance.reference._producer import HANDLERS
+from session_contracts.conformance.reference.producer import HANDLERS
 
-from session_contracts._redaction import RedactionPolicy, redact_text, redact_value
-from session_contracts._redaction_vectors import POLICY_NAMES, policy_named
+from session_contracts.redaction.engine import RedactionPolicy, redact_text, redact_value
+from session_contracts.redaction.vectors import POLICY_NAMES, policy_named
 
 __all__ = ["defective_handler", "main"]
 

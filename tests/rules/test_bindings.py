@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from session_contracts.conformance.judge._strategies import documents, object_paths
+from session_contracts.conformance.judge.cases.documents import documents, object_paths
 
 from session_contracts import InvalidDocument
-from session_contracts._schemas import default_schema_set
-from session_contracts._validator import default_validator
-from session_contracts._xkeywords import json_equal
 from session_contracts.bindings import decode, decode_unchecked, encode, encode_json
+from session_contracts.validation.schema_set import default_schema_set
+from session_contracts.validation.validator import default_validator
+from session_contracts.validation.xkeywords import json_equal
 
 DOCTYPES = sorted(default_schema_set().document_types)
 # A tape entry's payload is opaque, but a provider_call_response payload is closed

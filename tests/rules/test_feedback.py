@@ -36,8 +36,8 @@ from session_contracts.conformance.reference.feedback import (
     parse_checkpoint,
 )
 
-from session_contracts._errors import InvalidDocument
 from session_contracts.bindings import decode
+from session_contracts.errors import InvalidDocument
 
 T0 = 1_700_000_000_000
 SESSION = "sess-01"

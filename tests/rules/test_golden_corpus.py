@@ -18,16 +18,16 @@ from typing import Any
 
 import pytest
 from producers import faulty
-from session_contracts.conformance.judge._golden import (
+from session_contracts.conformance.judge.golden import (
     GoldenCase,
     default_fixtures_dir,
     judge,
     load_corpus,
     reference_outcome,
 )
-from session_contracts.conformance.judge._runner import CaseOutcome
+from session_contracts.conformance.judge.runner import CaseOutcome
 from session_contracts.conformance.protocol import Rejected
-from session_contracts.conformance.reference._producer import HANDLERS
+from session_contracts.conformance.reference.producer import HANDLERS
 
 FIXTURES = default_fixtures_dir()
 REPO = Path(__file__).resolve().parents[2]
@@ -107,7 +107,7 @@ def _required_tags() -> set[str]:
     """The fixed list, plus one tag per usage rejection code, per missing
     reason and per pattern of the default redaction policy: read from the schemas and the policy,
     so a new code or detector needs a fixture too."""
-    from session_contracts._redaction_policy import default_policy
+    from session_contracts.redaction.policy import default_policy
 
     schema = json.loads((REPO / "schemas" / "session-feedback.schema.json").read_text())
     codes = schema["$defs"]["RejectionCode"]["enum"]
@@ -241,7 +241,7 @@ def test_every_excuse_names_places_that_exist() -> None:
 
 
 def test_the_sentence_coverage_page_is_current() -> None:
-    from session_contracts.conformance.judge._golden import coverage_markdown
+    from session_contracts.conformance.judge.golden import coverage_markdown
 
     catalogue = json.loads((FIXTURES / "sentences.json").read_text(encoding="utf-8"))
     page = REPO / "docs" / "sentence-coverage.md"

@@ -26,21 +26,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
-from session_contracts.conformance.judge import _cases
-from session_contracts.conformance.judge._certify import Trial, in_process_runner
-from session_contracts.conformance.judge._checks import check_by_id
-from session_contracts.conformance.judge._explicit_cases import EXPLICIT_CASES
-from session_contracts.conformance.judge._golden import default_fixtures_dir, judge, load_corpus
-from session_contracts.conformance.judge._strategies import repair
+from session_contracts.conformance.judge.cases import operations as _cases
+from session_contracts.conformance.judge.cases.documents import repair
+from session_contracts.conformance.judge.cases.explicit import EXPLICIT_CASES
+from session_contracts.conformance.judge.certify import Trial, in_process_runner
+from session_contracts.conformance.judge.checks import check_by_id
+from session_contracts.conformance.judge.golden import default_fixtures_dir, judge, load_corpus
 from session_contracts.conformance.reference.health import (
     a2a_status_update,
     acp_notification,
     reduce,
 )
 
-from session_contracts._validator import default_validator
-from session_contracts._xkeywords import json_equal
 from session_contracts.bindings import decode, encode
+from session_contracts.validation.validator import default_validator
+from session_contracts.validation.xkeywords import json_equal
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "producers"))

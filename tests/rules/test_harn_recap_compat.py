@@ -31,7 +31,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
-from session_contracts.conformance.judge._cases import recap_cases
+from session_contracts.conformance.judge.cases.operations import recap_cases
 from session_contracts.conformance.reference.journal import SessionEvent, SqliteJournal
 from session_contracts.conformance.reference.recap import (
     EventRecord,
@@ -39,13 +39,13 @@ from session_contracts.conformance.reference.recap import (
     project,
     query_echo,
 )
-from session_contracts.conformance.reference.recap._service import envelope_bytes
+from session_contracts.conformance.reference.recap.service import envelope_bytes
 
-from session_contracts._harn_canonical import harn_sha256
-from session_contracts._redaction_policy import default_policy
-from session_contracts._validator import default_validator
-from session_contracts._xkeywords import json_equal
 from session_contracts.bindings import decode, encode
+from session_contracts.json.harn_canonical import harn_sha256
+from session_contracts.redaction.policy import default_policy
+from session_contracts.validation.validator import default_validator
+from session_contracts.validation.xkeywords import json_equal
 
 UPSTREAM = Path(__file__).resolve().parents[1] / "fixtures" / "upstream" / "harn"
 EXAMPLES = Path(__file__).resolve().parents[2] / "schemas" / "examples"

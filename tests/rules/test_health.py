@@ -23,19 +23,19 @@ from session_contracts.conformance.reference.health import (
     OBSERVATION_DOCUMENT_TYPE,
     STREAM_DOCUMENT_TYPE,
     Fact,
-    _reducer,
     a2a_status_update,
     acp_notification,
     initial_state,
     reduce,
     step,
 )
+from session_contracts.conformance.reference.health import reducer as _reducer
 from session_contracts.generated import health_observation
 
 from session_contracts import InvalidDocument
-from session_contracts._validator import default_validator
-from session_contracts._xkeywords import json_equal
 from session_contracts.bindings import decode, encode
+from session_contracts.validation.validator import default_validator
+from session_contracts.validation.xkeywords import json_equal
 
 SESSION = "sess-health-1"
 MAX_SAFE = 2**53 - 1

@@ -11,8 +11,8 @@ from typing import Any
 
 from session_contracts.conformance.reference.runrecord import provider_call_response
 
-from session_contracts._redaction import redact_text
-from session_contracts._redaction_policy import extended_policy
+from session_contracts.redaction.engine import redact_text
+from session_contracts.redaction.policy import extended_policy
 
 SECRET = "CANARY0MhV9xBpiC4dOLjRGlfCf6y1GOeZ7CGosC"
 # Measured: with the leading `A:"` the extended policy's sensitive-key detector misses it;

@@ -4,7 +4,7 @@ Fixtures (tests/fixtures/recap/): JSON Lines tapes of small sessions, and
 cases.json naming, for each case, a tape, a query and the expected envelope
 (indented JSON; compared by canonical bytes).  ``canaries.template.jsonl``
 holds ``{canary:KIND}`` placeholders, replaced at run time by
-``session_contracts._redaction.canaries()``: no realistic fake secret is
+``session_contracts.redaction.engine.canaries()``: no realistic fake secret is
 stored in the repository, only the redacted envelope it must become.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from session_contracts.conformance.judge._cases import recap_cases as recap_case_strategy
+from session_contracts.conformance.judge.cases.operations import recap_cases as recap_case_strategy
 from session_contracts.conformance.reference.journal import (
     JournalCorrupt,
     JsonlTape,
@@ -49,8 +49,8 @@ from session_contracts.conformance.reference.recap import (
     redact_texts,
     with_extensions,
 )
-from session_contracts.conformance.reference.recap import _projection as projection_module
-from session_contracts.conformance.reference.recap._redaction_gate import (
+from session_contracts.conformance.reference.recap import projection as projection_module
+from session_contracts.conformance.reference.recap.redaction_gate import (
     CASE_TRAPS,
     TextScreen,
     detector_gates,
@@ -59,9 +59,17 @@ from session_contracts.conformance.reference.recap._redaction_gate import (
 )
 
 from session_contracts import InvalidDocument
-from session_contracts._canonical import canonical_bytes
-from session_contracts._jsonload import MAX_DOCUMENT_BYTES, loads_strict
-from session_contracts._redaction import (
+from session_contracts.hashes.snapshot import (
+    classify_extensions,
+    harn_canonical_bytes,
+    harn_sha256,
+    projection_hash,
+    record_hash,
+    verify_snapshot,
+)
+from session_contracts.json.canonical import canonical_bytes
+from session_contracts.json.strict import MAX_DOCUMENT_BYTES, loads_strict
+from session_contracts.redaction.engine import (
     canaries,
     canary_secrets,
     known_canaries,
@@ -71,16 +79,8 @@ from session_contracts._redaction import (
     redact_value,
     scan_value,
 )
-from session_contracts._redaction_policy import default_policy, extended_policy
-from session_contracts._snapshot_hashes import (
-    classify_extensions,
-    harn_canonical_bytes,
-    harn_sha256,
-    projection_hash,
-    record_hash,
-    verify_snapshot,
-)
-from session_contracts._validator import default_validator
+from session_contracts.redaction.policy import default_policy, extended_policy
+from session_contracts.validation.validator import default_validator
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "recap"
 CASES: list[dict[str, Any]] = json.loads((FIXTURES / "cases.json").read_text("utf-8"))
@@ -820,7 +820,7 @@ def test_admission_is_refused_while_closing(
         return original(*args, **kwargs)
 
     monkeypatch.setattr(
-        "session_contracts.conformance.reference.recap._service.project_stored", slow_project
+        "session_contracts.conformance.reference.recap.service.project_stored", slow_project
     )
     service = RecapService(basic_journal)
     results: list[str] = []
@@ -849,7 +849,7 @@ def test_a_failing_projection_is_unavailable_not_a_traceback(
         raise KeyError("a bug")
 
     monkeypatch.setattr(
-        "session_contracts.conformance.reference.recap._service.project_stored", broken
+        "session_contracts.conformance.reference.recap.service.project_stored", broken
     )
     assert RecapService(basic_journal).query({"sessionId": "sess-basic"}).status == (
         "projection_failed"
@@ -866,7 +866,7 @@ def test_an_envelope_that_breaks_the_contract_is_not_handed_out(
         return {**original(*args, **kwargs), "summary": "an unknown field"}
 
     monkeypatch.setattr(
-        "session_contracts.conformance.reference.recap._service.project_stored", sloppy
+        "session_contracts.conformance.reference.recap.service.project_stored", sloppy
     )
     assert RecapService(basic_journal).query({"sessionId": "sess-basic"}).status == (
         "projection_failed"

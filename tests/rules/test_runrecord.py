@@ -43,11 +43,11 @@ from session_contracts.conformance.reference.runrecord import (
 )
 
 from session_contracts import InvalidDocument
-from session_contracts._canonical import canonical_bytes
-from session_contracts._redaction import canaries, canary_secrets, scan_value
-from session_contracts._redaction_policy import default_policy
-from session_contracts._validator import default_validator
-from session_contracts._xkeywords import json_equal
+from session_contracts.json.canonical import canonical_bytes
+from session_contracts.redaction.engine import canaries, canary_secrets, scan_value
+from session_contracts.redaction.policy import default_policy
+from session_contracts.validation.validator import default_validator
+from session_contracts.validation.xkeywords import json_equal
 
 VALIDATOR = default_validator()
 POLICY = default_policy()

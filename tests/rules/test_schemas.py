@@ -10,8 +10,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from session_contracts._schemas import default_schema_set
-from session_contracts._xkeywords import ANNOTATION_KEYWORDS, CHECK_KEYWORDS
+from session_contracts.validation.schema_set import default_schema_set
+from session_contracts.validation.xkeywords import ANNOTATION_KEYWORDS, CHECK_KEYWORDS
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRACTS = sorted(
@@ -155,8 +155,8 @@ def test_document_types_cover_the_required_list() -> None:
 
 
 def test_every_document_type_has_a_valid_bundled_example() -> None:
-    from session_contracts._jsonload import loads_strict
-    from session_contracts._validator import default_validator
+    from session_contracts.json.strict import loads_strict
+    from session_contracts.validation.validator import default_validator
 
     validator = default_validator()
     for name in validator.schema_set.document_types:

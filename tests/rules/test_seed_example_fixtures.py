@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from session_contracts._validator import DocumentValidator
-from session_contracts._xkeywords import resolve_pointer
+from session_contracts.validation.validator import DocumentValidator
+from session_contracts.validation.xkeywords import resolve_pointer
 
 REPO = Path(__file__).resolve().parents[2]
 SEEDS = REPO / "tests" / "vectors" / "seeds"

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from session_contracts._validator import default_validator
-from session_contracts._xkeywords import json_equal
 from session_contracts.bindings import decode, encode
+from session_contracts.validation.validator import default_validator
+from session_contracts.validation.xkeywords import json_equal
 
 
 def _blocks(text: str) -> list[Any]:

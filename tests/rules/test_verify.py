@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from session_contracts.conformance.judge._strategies import documents
+from session_contracts.conformance.judge.cases.documents import documents
 
-from session_contracts._canonical import content_hash
-from session_contracts._snapshot_hashes import (
+from session_contracts.cli import main
+from session_contracts.hashes.snapshot import (
     classify_extensions,
     content_hash_of_source,
     harn_sha256,
@@ -22,7 +22,7 @@ from session_contracts._snapshot_hashes import (
     projection_hash_input,
     verify_snapshot,
 )
-from session_contracts.cli import main
+from session_contracts.json.canonical import content_hash
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "schemas" / "examples"
 BOUND_MEMBERS = [

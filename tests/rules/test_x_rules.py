@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from session_contracts._validator import DocumentValidator
+from session_contracts.validation.validator import DocumentValidator
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "schemas" / "examples"
 VALIDATOR = DocumentValidator()

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from session_contracts._annotations import (
+from session_contracts.ci_annotations import (
     annotations_wanted,
     finding_annotation,
     github_annotation,
 )
-from session_contracts._errors import Finding
+from session_contracts.errors import Finding
 
 
 def test_annotation_escapes_data_and_properties() -> None:

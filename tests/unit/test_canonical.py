@@ -26,7 +26,8 @@ import rfc8785
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from session_contracts._canonical import (
+from session_contracts.errors import EXIT_FINDINGS, InvalidDocument, json_path
+from session_contracts.json.canonical import (
     HASH_PREFIX,
     MAX_DEPTH,
     MAX_SAFE_INTEGER,
@@ -38,7 +39,6 @@ from session_contracts._canonical import (
     hash_bytes,
     type_census,
 )
-from session_contracts._errors import EXIT_FINDINGS, InvalidDocument, json_path
 
 REPO = Path(__file__).resolve().parents[2]
 JCS_VECTORS = REPO / "tests" / "vectors" / "jcs"  # vendored: tests/vectors/README.md

@@ -18,16 +18,16 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from session_contracts._accel import speedups
-from session_contracts._errors import InvalidDocument
-from session_contracts._jsonload import (
+from session_contracts.accel import speedups
+from session_contracts.errors import InvalidDocument
+from session_contracts.json.strict import (
     _SLOW,
     _loads_fast,
     _loads_slow,
     loads_strict,
     loads_strict_noting_floats,
 )
-from session_contracts._validator import default_validator
+from session_contracts.validation.validator import default_validator
 
 _PROPERTY = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from session_contracts.conformance.protocol import Rejected
-from session_contracts.conformance.reference._producer import HANDLERS
+from session_contracts.conformance.reference.producer import HANDLERS
 
-from session_contracts._errors import json_path, json_path_steps
-from session_contracts._rejections import REJECTION_CODES, rejection_class
+from session_contracts.errors import json_path, json_path_steps
+from session_contracts.rejections import REJECTION_CODES, rejection_class
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "conformance" / "fixtures"
@@ -300,7 +300,7 @@ def test_a_malformed_case_input_is_refused_at_its_member(
 
 
 def test_a_document_with_an_integral_float_for_an_integer_roundtrips_as_validate_says() -> None:
-    from session_contracts._validator import default_validator
+    from session_contracts.validation.validator import default_validator
 
     fixture = FIXTURES / "health" / "a2a-completed-task-stays-completed.case.json"
     fact = json.loads(fixture.read_text())["input"]["fact"]

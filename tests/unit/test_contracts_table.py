@@ -1,4 +1,4 @@
-"""One table of contracts (conformance/judge/_contracts.py): certify and golden agree on
+"""One table of contracts (session_contracts/contracts.py): certify and golden agree on
 which document types and operations belong to which contract."""
 
 from __future__ import annotations
@@ -6,15 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from session_contracts.conformance.judge._checks import CHECKS
-from session_contracts.conformance.judge._golden import GoldenCase, fixture_contracts
+from session_contracts.conformance.judge.checks import CHECKS
+from session_contracts.conformance.judge.golden import GoldenCase, fixture_contracts
 
-from session_contracts._contracts import (
+from session_contracts.contracts import (
     CONTRACTS,
     contracts_of_doctype,
     contracts_of_operation,
 )
-from session_contracts._schemas import default_schema_set
+from session_contracts.validation.schema_set import default_schema_set
 
 NAMES = {contract.name for contract in CONTRACTS}
 
@@ -24,7 +24,7 @@ def test_every_check_names_a_contract_of_the_table() -> None:
 
 
 def test_the_reference_claims_every_contract_of_the_table() -> None:
-    from session_contracts.conformance.reference._producer import HELLO_CONTRACTS
+    from session_contracts.conformance.reference.producer import HELLO_CONTRACTS
 
     assert set(HELLO_CONTRACTS) == NAMES
 

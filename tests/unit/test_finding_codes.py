@@ -1,4 +1,4 @@
-"""The finding-code registry (session_contracts/_codes.py): every code the shipped code
+"""The finding-code registry (session_contracts/codes.py): every code the shipped code
 can emit is registered, once, in one area, and nothing registered is dead."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 import jsonschema_rs
 from package_modules import module_files
 
-from session_contracts._codes import AREAS, CODES_BY_AREA, FINDING_CODES, codes_page
-from session_contracts._rejections import REJECTION_CODES
-from session_contracts._validator import KIND_CODES, snake_name
+from session_contracts.codes import AREAS, CODES_BY_AREA, FINDING_CODES, codes_page
+from session_contracts.rejections import REJECTION_CODES
+from session_contracts.validation.validator import KIND_CODES, snake_name
 
 REPO = Path(__file__).resolve().parents[2]
 # Calls whose first two arguments may be a code: the finding itself, the rejection of a
@@ -86,7 +86,7 @@ def test_every_emitted_code_is_registered() -> None:
     unregistered = {
         code: module for code, module in _emitted().items() if code not in FINDING_CODES
     }
-    assert unregistered == {}, "register each in session_contracts/_codes.py"
+    assert unregistered == {}, "register each in session_contracts/codes.py"
 
 
 def test_every_rejection_class_member_and_schema_error_kind_is_registered() -> None:
@@ -109,7 +109,7 @@ def test_each_code_is_registered_once_in_a_described_area() -> None:
 
 def test_an_unregistered_code_is_seen() -> None:
     planted = 'Finding("$", "a_code_nobody_registered", "m", "h")\nRejected("another_one", "$")'
-    found = set(_codes_in("session_contracts._errors", planted))
+    found = set(_codes_in("session_contracts.errors", planted))
     assert found == {"a_code_nobody_registered", "another_one"}
     assert found.isdisjoint(FINDING_CODES)
 

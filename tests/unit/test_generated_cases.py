@@ -1,5 +1,5 @@
-"""The generated explicit cases (conformance/judge/_limit_cases.py, _redaction_cases.py and
-the built-in member names of _explicit_cases.py) reach the rules they name.
+"""The generated explicit cases (conformance/judge/cases/limits.py, cases/redaction.py and
+the built-in member names of cases/explicit.py) reach the rules they name.
 
 A case is decisive only if a producer that gets the rule wrong answers it differently:
 these tests check that from the cases themselves (a text past a byte limit is within
@@ -12,20 +12,20 @@ from __future__ import annotations
 import re
 
 import pytest
-from session_contracts.conformance.judge._explicit_cases import (
+from session_contracts.conformance.judge.cases.explicit import (
     BUILTIN_MEMBER_NAMES,
     EXPLICIT_CASES,
 )
-from session_contracts.conformance.judge._limit_cases import (
+from session_contracts.conformance.judge.cases.limits import (
     WIDTHS,
     feedback_limit_cases,
     sized_texts,
 )
-from session_contracts.conformance.judge._redaction_cases import alone_canaries
+from session_contracts.conformance.judge.cases.redaction import alone_canaries
 
-from session_contracts._json_wire import dumps_wire, loads_wire
-from session_contracts._redaction import canary_secrets, redact_text
-from session_contracts._redaction_policy import default_policy
+from session_contracts.json.wire import dumps_wire, loads_wire
+from session_contracts.redaction.engine import canary_secrets, redact_text
+from session_contracts.redaction.policy import default_policy
 
 
 @pytest.mark.parametrize("limit", [1, 2, 64, 128, 256, 1024, 2048])

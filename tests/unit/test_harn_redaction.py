@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from session_contracts import UsageError
-from session_contracts._redaction import (
+from session_contracts.redaction.engine import (
     Detection,
     canaries,
     canary_secrets,
@@ -32,20 +32,20 @@ from session_contracts._redaction import (
     redact_value,
     scan_value,
 )
-from session_contracts._redaction_policy import (
+from session_contracts.redaction.policy import (
     DEFAULT_POLICY_FILE,
     default_policy,
     extended_policy,
     load_policy,
     validate_policy_document,
 )
-from session_contracts._rust_regex import (
+from session_contracts.redaction.rust_regex import (
     DialectError,
     fast_text,
     re2_exact_everywhere,
     translate,
 )
-from session_contracts._unicode_word import UNICODE_VERSION, WORD_RANGES
+from session_contracts.redaction.unicode_word import UNICODE_VERSION, WORD_RANGES
 
 POLICY = default_policy()
 SCHEMAS = files("session_contracts.schemas")
@@ -572,7 +572,7 @@ _GATE_VALUES = st.recursive(
 def test_the_recap_gate_is_exact_under_the_default_policy(
     texts: list[str], values: list[Any]
 ) -> None:
-    from session_contracts.conformance.reference.recap._redaction_gate import (
+    from session_contracts.conformance.reference.recap.redaction_gate import (
         redact_texts,
         redact_values,
     )
@@ -602,8 +602,8 @@ _ASCII_TEXTS = st.one_of(
     text=_ASCII_TEXTS,
 )
 def test_the_gate_call_answers_what_the_re2_wrapper_answers(prefix: str, text: str) -> None:
-    from session_contracts._redaction import patterns_of
-    from session_contracts._redaction_harn import gate_finds, gate_of
+    from session_contracts.redaction.engine import patterns_of
+    from session_contracts.redaction.harn import gate_finds, gate_of
 
     gate = gate_of(patterns_of(POLICY))
     assert gate is not None

@@ -33,11 +33,11 @@ from session_contracts.conformance.reference.journal import (
     stored_events_of,
     validate_event,
 )
-from session_contracts.conformance.reference.journal._sqlite import APPLICATION_ID
+from session_contracts.conformance.reference.journal.sqlite import APPLICATION_ID
 
 from session_contracts import InvalidDocument, SessionContractsError
-from session_contracts._harn_canonical import harn_canonical_bytes
-from session_contracts._snapshot_hashes import record_hash
+from session_contracts.hashes.snapshot import record_hash
+from session_contracts.json.harn_canonical import harn_canonical_bytes
 
 RUN_RECORD_ID = "https://schemas.session-contracts.dev/v1/run-record.schema.json"
 MAX_SAFE = 2**53 - 1
@@ -1141,8 +1141,8 @@ def test_an_event_holding_integral_floats_is_stored_so_they_read_back_as_floats(
     tmp_path: Path,
 ) -> None:
     """Harn keeps 1.0 and -0.0 floats (canonical_json.rs); RFC 8785 would store 1 and 0."""
-    from session_contracts._canonical import canonical_bytes, content_hash
-    from session_contracts._jsonload import loads_strict
+    from session_contracts.json.canonical import canonical_bytes, content_hash
+    from session_contracts.json.strict import loads_strict
 
     journal_event = SessionEvent.from_json(loads_strict(FLOAT_EVENT))
     path = tmp_path / "floats.sqlite"

@@ -1,11 +1,11 @@
-"""The judge's one JSON comparison (conformance/judge/_json_diff.py)."""
+"""The judge's one JSON comparison (conformance/judge/json_diff.py)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from session_contracts.conformance.judge._json_diff import (
+from session_contracts.conformance.judge.json_diff import (
     ABSENT,
     Mismatch,
     character_offset,

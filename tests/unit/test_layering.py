@@ -7,8 +7,8 @@ check); the entry points (the public API, the CLI, quickstart). A module imports
 from its own layer or below, so the oracle never imports the judge and a certifier bug
 can never change what the reference answers.
 
-Across modules, only public names are imported (a private *module* may be imported
-whole), and only ``session_contracts._accel`` imports the C modules.
+Modules are public: no module name starts with ``_`` (the C modules behind
+``session_contracts.accel`` aside), and across modules only public names are imported.
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from pathlib import Path
 from package_modules import module_files
 
 REPO = Path(__file__).resolve().parents[2]
-# Lowest first; a module belongs to the layer of its longest matching prefix.
+# Lowest first; a module belongs to the layer of its longest matching name (the name itself
+# or a package above it). The core is every module of session_contracts/ not named elsewhere.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("data", ("session_contracts.schemas", "session_contracts.generated")),
-    ("core", ("session_contracts._", "session_contracts.bindings")),
+    ("core", ("session_contracts",)),
     ("codegen", ("session_contracts.generator",)),
     ("protocol", ("session_contracts.conformance.protocol",)),
     ("oracle", ("session_contracts.conformance.reference",)),
@@ -31,29 +32,27 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "entry",
         (
-            "session_contracts",
             "session_contracts.__main__",
             "session_contracts.cli",
-            "session_contracts._api",
-            "session_contracts._quickstart",
+            "session_contracts.api",
+            "session_contracts.quickstart",
         ),
     ),
 )
+# The package's __init__ exports the public API, so it sits with the entry points.
+TOP = "session_contracts"
 C_MODULES = ("session_contracts._speedups", "session_contracts._linescan")
-ACCEL = "session_contracts._accel"
+ACCEL = "session_contracts.accel"
 
 
 def _layer(module: str) -> int:
+    if module == TOP:
+        return len(LAYERS) - 1
     best, rank = -1, -1
-    for index, (_, prefixes) in enumerate(LAYERS):
-        for prefix in prefixes:
-            matches = (
-                module.startswith(prefix)
-                if prefix.endswith("_")
-                else module == prefix or module.startswith(prefix + ".")
-            )
-            if matches and len(prefix) > best:
-                best, rank = len(prefix), index
+    for index, (_, names) in enumerate(LAYERS):
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and len(name) > best:
+                best, rank = len(name), index
     assert rank >= 0, f"{module} is in no layer"
     return rank
 
@@ -111,6 +110,15 @@ def test_the_oracle_never_imports_the_judge() -> None:
             assert _layer(module) < judge
 
 
+def test_no_module_name_starts_with_an_underscore() -> None:
+    private = [
+        module
+        for module in MODULES
+        if any(part.startswith("_") and part != "__main__" for part in module.split("."))
+    ]
+    assert private == []
+
+
 def test_no_module_imports_another_modules_private_name() -> None:
     offenders = [
         f"{module} imports {name} from {target}"
@@ -138,8 +146,8 @@ def test_only_the_accel_module_imports_the_c_modules() -> None:
 # The two stores: the journal (Harn's stored events) and the feedback store (seed 001's
 # durable commits). No other module writes SQL.
 SQL_SPEAKERS = (
-    "session_contracts.conformance.reference.journal._sqlite",
-    "session_contracts.conformance.reference.feedback._store",
+    "session_contracts.conformance.reference.journal.sqlite",
+    "session_contracts.conformance.reference.feedback.store",
 )
 
 
@@ -156,17 +164,17 @@ def test_only_the_two_stores_speak_sql() -> None:
 def test_the_checks_see_an_offending_module(tmp_path: Path) -> None:
     offending = tmp_path / "bad.py"
     offending.write_text(
-        "from session_contracts.conformance.judge._certify import certify\n"
-        "from session_contracts._canonical import _fast_bytes\n"
+        "from session_contracts.conformance.judge.certify import certify\n"
+        "from session_contracts.json.canonical import _fast_bytes\n"
         "from session_contracts import _speedups\n",
         encoding="utf-8",
     )
     found = list(_imports("session_contracts.conformance.reference.bad", offending))
-    assert ("session_contracts.conformance.judge._certify", "certify") in found
-    assert ("session_contracts._canonical", "_fast_bytes") in found
+    assert ("session_contracts.conformance.judge.certify", "certify") in found
+    assert ("session_contracts.json.canonical", "_fast_bytes") in found
     assert ("session_contracts._speedups", None) in found
     oracle = _layer("session_contracts.conformance.reference.bad")
-    assert _layer("session_contracts.conformance.judge._certify") > oracle
+    assert _layer("session_contracts.conformance.judge.certify") > oracle
 
 
 def test_no_module_is_left_in_the_flat_conformance_folder() -> None:

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from session_contracts._accel import linescan as _linescan
-from session_contracts._accel import switched_off
+from session_contracts.accel import linescan as _linescan
+from session_contracts.accel import switched_off
 
 needs_module = pytest.mark.skipif(_linescan is None, reason="the C module is not built here")
 
@@ -118,7 +118,7 @@ def test_found_is_each_needle_in_the_line_or_in_the_lowered_line(
 def test_found_equals_the_re2_set_it_replaces(
     avx2: bool, case: tuple[list[tuple[bytes, bool]], bytes]
 ) -> None:
-    from session_contracts.conformance.judge._captured import _re2_finder
+    from session_contracts.conformance.judge.captured import _re2_finder
 
     needles, line = case
     members = [(needle, folded, 0) for needle, folded in needles]

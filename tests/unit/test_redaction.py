@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
 from session_contracts import Finding, UsageError
-from session_contracts._redaction import (
+from session_contracts.redaction.engine import (
     Detection,
     EntropyThreshold,
     KeyEntropyDetector,
@@ -35,7 +35,7 @@ from session_contracts._redaction import (
     scan_value,
     shannon_entropy,
 )
-from session_contracts._redaction_policy import (
+from session_contracts.redaction.policy import (
     EXTENDED_POLICY_FILE,
     extended_policy,
     load_policy,

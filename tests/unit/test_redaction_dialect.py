@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from session_contracts import UsageError
-from session_contracts._redaction_dialect import OUTSIDE_DIALECT, dialect_findings, dialect_problem
-from session_contracts._redaction_policy import load_policy
-from session_contracts._rust_regex import translate
+from session_contracts.redaction.dialect import OUTSIDE_DIALECT, dialect_findings, dialect_problem
+from session_contracts.redaction.policy import load_policy
+from session_contracts.redaction.rust_regex import translate
 
 
 def _policy(name: str) -> Any:
@@ -182,8 +182,8 @@ def test_the_look_behind_shortcut_changes_no_result(monkeypatch: pytest.MonkeyPa
     """The reference reads a leading (?:^|[^X]) as a look-behind for speed; the
     portable reading (the boundary character consumed) gives the same redactions on
     every vector text, because pieces between detections are read again."""
-    import session_contracts._redaction as redaction
-    from session_contracts._redaction_policy import extended_policy
+    import session_contracts.redaction.engine as redaction
+    from session_contracts.redaction.policy import extended_policy
 
     vectors = Path(__file__).resolve().parents[2] / "docs" / "vectors" / "redaction.json"
     texts = [

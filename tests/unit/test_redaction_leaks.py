@@ -6,7 +6,7 @@ went on after that value, past the real pair.  The detector test below holds
 that fix; the hunt plants every canary of both policies behind labels, quotes
 and punctuation, in text and in JSON at every depth (also JSON serialized into
 a string), and checks that no canary's secret survives in any string of the
-output, as the judge's canary check reads it (conformance/judge/_certify.py,
+output, as the judge's canary check reads it (conformance/judge/certify.py,
 ``judge_canaries``).
 """
 
@@ -21,14 +21,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from session_contracts._redaction import (
+from session_contracts.redaction.engine import (
     RedactionPolicy,
     canaries,
     canary_secrets,
     redact_text,
     redact_value,
 )
-from session_contracts._redaction_policy import default_policy, extended_policy
+from session_contracts.redaction.policy import default_policy, extended_policy
 
 POLICIES = {"default": default_policy(), "extended": extended_policy()}
 _LEAK = 'A:" signing_key: "CANARY0MhV9xBpiC4dOLjRGlfCf6y1GOeZ7CGosC"'

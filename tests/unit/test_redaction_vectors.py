@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from session_contracts._redaction_policy import default_policy, extended_policy
-from session_contracts._redaction_vectors import NO_DETECTOR, vectors_document
+from session_contracts.redaction.policy import default_policy, extended_policy
+from session_contracts.redaction.vectors import NO_DETECTOR, vectors_document
 
 VECTORS = Path(__file__).resolve().parents[2] / "docs" / "vectors" / "redaction.json"
 
@@ -16,7 +16,7 @@ VECTORS = Path(__file__).resolve().parents[2] / "docs" / "vectors" / "redaction.
 def test_the_committed_vectors_are_what_the_reference_generates() -> None:
     assert VECTORS.read_text(encoding="utf-8") == vectors_document(), (
         "docs/vectors/redaction.json is stale: run "
-        "`python -m session_contracts._redaction_vectors > docs/vectors/redaction.json`"
+        "`python -m session_contracts.redaction.vectors > docs/vectors/redaction.json`"
     )
 
 

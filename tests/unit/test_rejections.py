@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 from session_contracts.conformance.protocol import Rejected
-from session_contracts.conformance.reference._producer import HANDLERS, MAX_REJECTION_FINDINGS
+from session_contracts.conformance.reference.producer import HANDLERS, MAX_REJECTION_FINDINGS
 
-from session_contracts._errors import json_path
-from session_contracts._rejections import (
+from session_contracts.errors import json_path
+from session_contracts.rejections import (
     CLASSES,
     REJECTION_CODES,
     RejectionFinding,
@@ -23,7 +23,7 @@ from session_contracts._rejections import (
     answered_findings,
     rejection_class,
 )
-from session_contracts._validator import KIND_CODES, default_validator, snake_name
+from session_contracts.validation.validator import KIND_CODES, default_validator, snake_name
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "schemas" / "producer-protocol.schema.json"
@@ -91,11 +91,11 @@ NOT_REJECTIONS = {
 }  # fmt: skip
 
 SCANNED = [
-    REPO / "session_contracts" / "_validator.py",
-    REPO / "session_contracts" / "_xkeywords.py",
-    REPO / "session_contracts" / "_jsonload.py",
-    REPO / "session_contracts" / "_canonical.py",
-    REPO / "session_contracts" / "_errors.py",
+    REPO / "session_contracts" / "validation/validator.py",
+    REPO / "session_contracts" / "validation/xkeywords.py",
+    REPO / "session_contracts" / "json/strict.py",
+    REPO / "session_contracts" / "json/canonical.py",
+    REPO / "session_contracts" / "errors.py",
     *sorted((REPO / "conformance" / "reference").rglob("*.py")),
 ]
 _CODE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)+$|^(required|maximum|minimum|not|contains)$")

@@ -8,13 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from session_contracts.conformance.judge import _hash_cases, _sameness_cases
-from session_contracts.conformance.judge._cases import recap_event
-from session_contracts.conformance.reference._producer import HANDLERS
+from session_contracts.conformance.judge.cases import hashes, sameness
+from session_contracts.conformance.judge.cases.operations import recap_event
+from session_contracts.conformance.reference.producer import HANDLERS
 
-from session_contracts._canonical import canonical_bytes
-from session_contracts._harn_canonical import harn_canonical_bytes
-from session_contracts._snapshot_hashes import record_hash
+from session_contracts.hashes.snapshot import record_hash
+from session_contracts.json.canonical import canonical_bytes
+from session_contracts.json.harn_canonical import harn_canonical_bytes
 
 
 def _codes(case_input: Any) -> list[Any]:
@@ -25,9 +25,9 @@ def _codes(case_input: Any) -> list[Any]:
 def test_each_usage_member_pair_is_a_conflicting_same_time_sample() -> None:
     # Seed 001: "Older observations and conflicting same-time samples are rejected
     # across the session, including counter resets."
-    same, *pairs = _sameness_cases.usage_sample_cases()
+    same, *pairs = sameness.usage_sample_cases()
     assert _codes(same.input) == [False, False, False]
-    members = set(_sameness_cases.object_members("session-feedback.schema.json", "Usage"))
+    members = set(sameness.object_members("session-feedback.schema.json", "Usage"))
     reached = {case.why.split("member ")[-1].rstrip(")") for case in pairs}
     assert reached == members - {"observed_at_unix_ms", "scope"}
     for case in pairs:
@@ -36,7 +36,7 @@ def test_each_usage_member_pair_is_a_conflicting_same_time_sample() -> None:
 
 def test_each_request_member_pair_conflicts_and_the_reordered_body_replays() -> None:
     # Seed 001: "Duplicate requests replay their original receipt."
-    same, *pairs = _sameness_cases.replay_cases()
+    same, *pairs = sameness.replay_cases()
     assert _codes(same.input) == [False, False, True]
     for case in pairs:
         assert _codes(case.input) == [False, False, "request_conflict", True], case.why
@@ -49,11 +49,9 @@ def _trends(case_input: Any) -> list[Any]:
 def test_each_diagnostic_member_decides_whether_a_return_oscillates() -> None:
     # Seed 000: "Returning to the set seen two observations earlier, after a different
     # set, is oscillating."
-    same, *pairs = _sameness_cases.diagnostic_cases()
+    same, *pairs = sameness.diagnostic_cases()
     assert _trends(same.input)[-1] == "oscillating"
-    members = _sameness_cases.object_members(
-        "health-observation.schema.json", "DiagnosticMeasurement"
-    )
+    members = sameness.object_members("health-observation.schema.json", "DiagnosticMeasurement")
     assert len(pairs) == 2 * len(members)
     for returning, between in zip(pairs[::2], pairs[1::2], strict=True):
         assert _trends(returning.input)[-1] != "oscillating", returning.why
@@ -63,7 +61,7 @@ def test_each_diagnostic_member_decides_whether_a_return_oscillates() -> None:
 def test_each_tool_call_spelling_is_inline_and_the_reordered_calls_a_reference() -> None:
     # Seed 003: "When a non-empty view is structurally identical to the provider-native
     # tool_calls array, the response stores parsed_tool_calls_ref."
-    cases = _sameness_cases.tool_call_cases()
+    cases = sameness.tool_call_cases()
     handler = HANDLERS["runrecord.provider_call_response"]
     referenced = ["parsed_tool_calls_ref" in handler(case.input) for case in cases]
     assert referenced == [True, True] + [False] * (len(cases) - 2)
@@ -71,7 +69,7 @@ def test_each_tool_call_spelling_is_inline_and_the_reordered_calls_a_reference()
 
 def test_every_key_pair_sorts_differently_by_utf8_and_utf16() -> None:
     # docs/hashing.md section 2 (UTF-16 code units) against section 6 (UTF-8 bytes).
-    clashes = _hash_cases.order_clashes()
+    clashes = hashes.order_clashes()
     assert clashes
     for first, second in clashes:
         value = {second: 1, first: 2}
@@ -80,11 +78,11 @@ def test_every_key_pair_sorts_differently_by_utf8_and_utf16() -> None:
         assert first.encode("utf-16-be") > second.encode("utf-16-be")
 
 
-@pytest.mark.parametrize("number", _hash_cases.numbers_where_forms_differ(), ids=repr)
+@pytest.mark.parametrize("number", hashes.numbers_where_forms_differ(), ids=repr)
 def test_every_threshold_number_is_written_differently_by_some_form(number: float) -> None:
     # docs/hashing.md section 6, rule 5: the notation thresholds of Harn's form.
-    named = any(repr(number) == repr(n) for n in _hash_cases.NAMED_NUMBERS)
-    assert named or len(set(_hash_cases.number_forms(number).values())) > 1
+    named = any(repr(number) == repr(n) for n in hashes.NAMED_NUMBERS)
+    assert named or len(set(hashes.number_forms(number).values())) > 1
 
 
 def test_the_record_hash_vector_of_the_docs() -> None:
@@ -99,7 +97,7 @@ def test_the_record_hash_vector_of_the_docs() -> None:
 
 def test_every_hash_case_is_a_valid_available_recap() -> None:
     # A case the reference refuses would judge nothing (recap.hashes skips it).
-    for case in _hash_cases.hash_cases():
+    for case in hashes.hash_cases():
         assert HANDLERS["recap.project"](case.input)["state"] == "available", case.why
 
 
@@ -107,7 +105,7 @@ def test_each_exchange_path_joins_by_call_id_across_the_turn_only() -> None:
     # Seed 002: "A recap groups visible prompts, assistant text, tool exchanges, plans,
     # progress, and terminal facts by prompt turn and agent-loop iteration."
     exchanges = []
-    for case in _sameness_cases.exchange_cases():
+    for case in sameness.exchange_cases():
         turns = HANDLERS["recap.project"](case.input)["snapshot"]["turns"]
         tools = [t for turn in turns for it in turn["iterations"] for t in it["tools"]]
         exchanges.append(len(tools))

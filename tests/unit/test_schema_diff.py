@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from session_contracts._errors import ToolError
-from session_contracts._schema_diff import (
+from session_contracts.cli import main
+from session_contracts.errors import ToolError
+from session_contracts.schema_diff import (
     CHANGE_KINDS,
     SchemaChange,
     blocking_changes,
@@ -21,7 +22,6 @@ from session_contracts._schema_diff import (
     load_schema_set,
     schema_version,
 )
-from session_contracts.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 FILE = "demo.schema.json"

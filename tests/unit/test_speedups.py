@@ -1,7 +1,7 @@
 """The C census (``session_contracts._speedups``) against its Python specification.
 
 ``_speedups.scan`` must answer exactly what the pure-Python census in
-``_canonical.py`` answers (plain or not, and which floats), plus the counts of
+``json/canonical.py`` answers (plain or not, and which floats), plus the counts of
 float tokens to rewrite and the objects whose key orders clash; ``strip_dot_zero``
 must rewrite exactly what the regular expressions of the Python path rewrite.
 The end-to-end properties (both canonical forms, with and without the
@@ -28,19 +28,19 @@ import rfc8785
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from session_contracts import _canonical, _harn_canonical
-from session_contracts._accel import speedups as _speedups
-from session_contracts._accel import switched_off
-from session_contracts._canonical import (
+from session_contracts.accel import speedups as _speedups
+from session_contracts.accel import switched_off
+from session_contracts.errors import InvalidDocument
+from session_contracts.json import canonical, harn_canonical
+from session_contracts.json.canonical import (
     FAST_MAX_LEVELS,
     _census_by_iteration,
     _orders_may_differ,
     canonical_bytes,
     exact_bytes,
 )
-from session_contracts._errors import InvalidDocument
-from session_contracts._harn_canonical import exact_bytes as harn_exact_bytes
-from session_contracts._harn_canonical import harn_canonical_bytes
+from session_contracts.json.harn_canonical import exact_bytes as harn_exact_bytes
+from session_contracts.json.harn_canonical import harn_canonical_bytes
 
 
 def _stable_id(value: object) -> str:
@@ -331,8 +331,8 @@ def type_census(which: str) -> Iterator[None]:
         pytest.skip("the C census is not built here")
     with pytest.MonkeyPatch.context() as patch:
         if which == "python":
-            patch.setattr(_canonical, "speedups", None)
-            patch.setattr(_harn_canonical, "speedups", None)
+            patch.setattr(canonical, "speedups", None)
+            patch.setattr(harn_canonical, "speedups", None)
         yield
 
 
@@ -404,7 +404,7 @@ _READ_JSON = st.recursive(
 @given(value=_READ_JSON, max_depth=st.integers(1, 6))
 def test_reading_census_reads_what_the_indented_text_shows(value: Any, max_depth: int) -> None:
     # The strict reader's fast path used to learn these facts from orjson's
-    # indented text (session_contracts/_jsonload.py); the census must agree.
+    # indented text (session_contracts/json/strict.py); the census must agree.
     assert _speedups is not None
     written = orjson.dumps(value, option=orjson.OPT_INDENT_2)
     too_deep = b"\n" + b" " * (2 * max_depth) in written
@@ -521,7 +521,7 @@ def _harn_dumps(value: Any, float_writer: Any = orjson.dumps) -> bytes | None:
 
 
 def _orjson_harn(value: Any) -> bytes:
-    return orjson.dumps(value, option=_harn_canonical._FAST_OPTIONS)
+    return orjson.dumps(value, option=harn_canonical._FAST_OPTIONS)
 
 
 @needs_extension
@@ -791,6 +791,9 @@ _VALUES = st.recursive(
 def test_the_integral_float_census_is_its_python_twin(value: Any) -> None:
     """The journal stores an event holding an integral float in Harn's form: both answers
     must agree, C census or not (docs/journal.md, "The stored bytes")."""
-    from session_contracts._validator import holds_integral_float, holds_integral_float_in_python
+    from session_contracts.validation.validator import (
+        holds_integral_float,
+        holds_integral_float_in_python,
+    )
 
     assert holds_integral_float(value) is holds_integral_float_in_python(value)

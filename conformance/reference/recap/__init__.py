@@ -18,8 +18,8 @@ agent-loop iteration: ``schemas/session-recap-v1.schema.json``.  The pieces:
 
 from typing import TYPE_CHECKING
 
-from session_contracts.conformance.reference.recap._acp import ACP_METHOD, run_acp
-from session_contracts.conformance.reference.recap._projection import (
+from session_contracts.conformance.reference.recap.acp import ACP_METHOD, run_acp
+from session_contracts.conformance.reference.recap.projection import (
     SNAPSHOT_DOCUMENT_TYPE,
     EventRecord,
     SourceRecord,
@@ -27,7 +27,7 @@ from session_contracts.conformance.reference.recap._projection import (
     project_stored,
     with_extensions,
 )
-from session_contracts.conformance.reference.recap._query import (
+from session_contracts.conformance.reference.recap.query import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     QUERY_DOCUMENT_TYPE,
@@ -36,8 +36,8 @@ from session_contracts.conformance.reference.recap._query import (
     coerce_params,
     query_echo,
 )
-from session_contracts.conformance.reference.recap._redaction_gate import redact_texts
-from session_contracts.conformance.reference.recap._service import (
+from session_contracts.conformance.reference.recap.redaction_gate import redact_texts
+from session_contracts.conformance.reference.recap.service import (
     ENVELOPE_DOCUMENT_TYPE,
     UNAVAILABLE_REASONS,
     RecapOutcome,
@@ -45,11 +45,11 @@ from session_contracts.conformance.reference.recap._service import (
     envelope_bytes,
     recap_of_stored_events,
 )
-from session_contracts.conformance.reference.recap._stored_file import recap_of_stored_file
-from session_contracts.conformance.reference.recap._stored_read import StoredEventOrder, StoredRead
+from session_contracts.conformance.reference.recap.stored_file import recap_of_stored_file
+from session_contracts.conformance.reference.recap.stored_read import StoredEventOrder, StoredRead
 
 if TYPE_CHECKING:
-    from session_contracts.conformance.reference.recap._http import create_app, serve
+    from session_contracts.conformance.reference.recap.http import create_app, serve
 
 __all__ = [
     "ACP_METHOD",
@@ -86,7 +86,7 @@ def __getattr__(name: str) -> object:
     # The HTTP adapter needs the [serve] extra (uvicorn, starlette): imported on first use,
     # so that the projection, the service and the ACP adapter work on a default install.
     if name in {"create_app", "serve"}:
-        from session_contracts.conformance.reference.recap import _http
+        from session_contracts.conformance.reference.recap import http
 
-        return getattr(_http, name)
+        return getattr(http, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

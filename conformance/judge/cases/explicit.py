@@ -1,0 +1,1114 @@
+"""Explicit cases: rare but decisive inputs every check sends before its random ones.
+
+A check's random cases come from ``cases.operations`` strategies; the inputs that
+decide a rule (a limit at its boundary and one past it, a reset with a trend
+in flight, an exactly full page, a secret behind a label) are too rare to
+leave to chance at the default number of examples. ``EXPLICIT_CASES`` maps a
+check id to the case inputs (the same shape as that check's strategy draws,
+with the operation named) sent first, in order, at every setting; the seed
+never changes them.
+
+To add cases: write (or extend) one builder function per check family that
+returns a list of :class:`ExplicitCase`, and name it for the check ids in
+``_BUILDERS``. Each builder runs once, the first time a check asks for its
+cases, so importing this module stays cheap.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import importlib
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "BUILTIN_MEMBER_NAMES",
+    "EXPLICIT_CASES",
+    "ExplicitCase",
+    "attribute_event",
+    "completed_call",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ExplicitCase:
+    """One explicit case: the operation, its input, and the rule it decides."""
+
+    operation: str
+    input: Mapping[str, Any]
+    why: str
+    fixture: str = ""  # the golden fixture it is (area/name), "" for a hand-written case
+
+
+# -- documents ------------------------------------------------------------------------------------
+def _unknown_members() -> list[ExplicitCase]:
+    """One unknown member at every closed object of every bundled example.
+
+    Array items are visited once (the first item stands for the others):
+    an unknown member below a recap turn, inside a health fact's (empty,
+    closed) ``heuristics``, in a run record's evidence, each gets a case.
+    """
+    from session_contracts.conformance.judge.cases.operations import (
+        UNKNOWN_KEY,
+        bundled_examples,
+        closed_objects,
+    )
+
+    cases = []
+    for doctype in sorted(bundled_examples()):
+        shapes: set[tuple[str | int, ...]] = set()
+        for where in closed_objects(doctype):
+            shape = tuple(0 if isinstance(part, int) else part for part in where)
+            if shape in shapes:
+                continue
+            shapes.add(shape)
+            document = copy.deepcopy(bundled_examples()[doctype])
+            node = document
+            for part in where:
+                node = node[part]
+            node[UNKNOWN_KEY] = 1
+            path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where)
+            cases.append(
+                ExplicitCase(
+                    "document.roundtrip",
+                    {"doctype": doctype, "document": document, "injected_at": list(where)},
+                    f"{doctype}: an unknown member at {path} is rejected (the contract is closed)",
+                )
+            )
+    return cases
+
+
+# Members every object seems to have in some language: JavaScript's Object.prototype
+# (`name in known` is true for each), Python's object attributes (hasattr), and members
+# of arrays, functions and promises a table lookup may find.
+BUILTIN_MEMBER_NAMES = (
+    "__proto__",
+    "constructor",
+    "__class__",
+    "toString",
+    "__dict__",
+    "hasOwnProperty",
+    "__init__",
+    "valueOf",
+    "prototype",
+    "isPrototypeOf",
+    "__module__",
+    "propertyIsEnumerable",
+    "length",
+    "toLocaleString",
+    "__doc__",
+    "__defineGetter__",
+    "then",
+    "__lookupGetter__",
+    "__slots__",
+    "__defineSetter__",
+    "__lookupSetter__",
+    "__getattr__",
+)
+
+
+def _builtin_members() -> list[ExplicitCase]:
+    """A member named like a built-in one at every closed object, the names taken in turn.
+
+    An allow-list that answers yes to a built-in name (JavaScript's ``in`` on a plain
+    object, Python's ``hasattr`` on a model) does so at every object, so one name per
+    object finds it; taking the names in turn puts each at several depths of every
+    contract for as many cases as the ordinary unknown member costs.
+    """
+    from session_contracts.conformance.judge.cases.operations import UNKNOWN_KEY
+
+    cases = []
+    for index, case in enumerate(_unknown_members()):
+        name = BUILTIN_MEMBER_NAMES[index % len(BUILTIN_MEMBER_NAMES)]
+        where = case.input["injected_at"]
+        document = copy.deepcopy(case.input["document"])
+        node = document
+        for part in where:
+            node = node[part]
+        node[name] = node.pop(UNKNOWN_KEY)
+        path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in where)
+        why = f"{case.input['doctype']}: a member named {name!r} at {path} is unknown, rejected"
+        cases.append(ExplicitCase(case.operation, {**case.input, "document": document}, why))
+    return cases
+
+
+def _extensions() -> list[ExplicitCase]:
+    from session_contracts.conformance.judge.cases.operations import bundled_examples
+
+    values: list[tuple[str, dict[str, Any]]] = [
+        ("an empty extensions object", {}),
+        ("nulls at every depth", {"a": None, "b": {"c": None, "d": [None, {"e": None}]}}),
+        ("empty containers and odd keys", {"": [], "é/ü~1": {}, "0": [[]], "x.y": ""}),
+        ("numbers at the edges", {"max": 2**53 - 1, "min": -(2**53) + 1, "f": 0.1, "z": -0.5}),
+    ]
+    cases = []
+    for doctype in ("session-recap.snapshot", "session-recap.envelope"):
+        for what, extensions in values:
+            document = copy.deepcopy(bundled_examples()[doctype])
+            snapshot = document["snapshot"] if doctype.endswith("envelope") else document
+            snapshot["extensions"] = extensions
+            cases.append(
+                ExplicitCase(
+                    "document.roundtrip",
+                    {"doctype": doctype, "document": document},
+                    f"{doctype}: extensions with {what} survive verbatim",
+                )
+            )
+    return cases
+
+
+# -- health ---------------------------------------------------------------------------------------
+def completed_call(
+    call_id: str,
+    success: bool = True,
+    *,
+    candidate: bool = False,
+    edit: bool = False,
+    command: str | None = None,
+    exit_code: int | None = None,
+    diagnostics: tuple[str, int] | None = None,
+    verified: bool = False,
+) -> dict[str, Any]:
+    """A tool_call_completed observation; telemetry only when a command, an exit code, a
+    diagnostic collection or a verification is given."""
+    telemetry: dict[str, Any] | None = None
+    if command is not None or exit_code is not None or diagnostics is not None or verified:
+        verification = None
+        if diagnostics is not None or verified:
+            measured = diagnostics and {"set_fingerprint": diagnostics[0], "count": diagnostics[1]}
+            verification = {"diagnostics": measured}
+        telemetry = {
+            "command_id": command,
+            "command_exit_code": exit_code,
+            "verification": verification,
+        }
+    return {
+        "kind": "tool_call_completed",
+        "call_id": call_id,
+        "success": success,
+        "streaming_parse_candidate": candidate,
+        "mutation_applied": edit,
+        "telemetry": telemetry,
+    }
+
+
+def _started(iteration: int) -> dict[str, Any]:
+    return {"kind": "iteration_started", "iteration": iteration}
+
+
+def _finished(wall: int | None = 1000, prose: int | None = 100) -> dict[str, Any]:
+    return {"kind": "iteration_finished", "wall_time_ms": wall, "prose_characters": prose}
+
+
+_RESET = {"kind": "transcript_reset"}
+
+
+def _terminal(stop_class: str) -> dict[str, Any]:
+    return {"kind": "terminal_outcome", "stop_class": stop_class}
+
+
+def _health(why: str, *observations: dict[str, Any]) -> ExplicitCase:
+    return ExplicitCase(
+        "health.reduce", {"session_id": "sess-h", "observations": list(observations)}, why
+    )
+
+
+def _reset_streams() -> list[ExplicitCase]:
+    """The seed's reset rule, which Harn's runtime does not have: judged by the
+    recommended ``health.transcript-reset`` only."""
+    trend = [
+        completed_call("c1", diagnostics=("fp-a", 5)),
+        completed_call("c2", diagnostics=("fp-b", 3)),  # improving
+    ]
+    return [
+        _health(
+            "a transcript reset keeps the diagnostic trend, the edit count and the stop class "
+            "(session gauges); only the rolling population restarts",
+            _started(1),
+            *trend,
+            completed_call("c3", edit=True),
+            _terminal("policy_budget"),
+            _RESET,
+            _finished(),
+            _started(2),
+            completed_call("c1", success=False),
+            _finished(),
+        ),
+        _health(
+            "a reset in the middle of an iteration does not forget the calls it already "
+            "counted: the same call id completing again after it counts nothing",
+            _started(1),
+            completed_call("c1"),
+            completed_call("c2", success=False),
+            _RESET,
+            completed_call("c1", success=False),
+            completed_call("c2"),
+            _finished(),
+        ),
+        _health(
+            "a command id counted before a reset is still a repeat after it (exit and "
+            "verification not counted again)",
+            _started(1),
+            completed_call("c1", command="cmd-1", exit_code=1, verified=True),
+            completed_call("c2", edit=True),
+            _RESET,
+            completed_call("c3", command="cmd-1", exit_code=0, verified=True),
+            _finished(),
+        ),
+        _health(
+            "a reset empties the rolling population: its rates are null until a call counts again",
+            _started(1),
+            completed_call("c1", command="cmd-1", exit_code=0),
+            _RESET,
+            _finished(),
+            _started(2),
+            _finished(),
+        ),
+    ]
+
+
+def _health_streams() -> list[ExplicitCase]:
+    return [
+        _health(
+            "an iteration end before any iteration started measures no wall time (Harn's "
+            "reducer has no start time then); its prose is still a sample",
+            _finished(wall=500, prose=10),
+            _started(1),
+            _finished(wall=100, prose=0),
+        ),
+        _health(
+            "the same call id counts again in a later iteration; a streaming parse candidate "
+            "never counts and does not use up its id",
+            _started(1),
+            completed_call("c1", candidate=True),
+            completed_call("c1"),
+            _finished(),
+            _started(2),
+            completed_call("c1", success=False),
+            _finished(),
+        ),
+        _health(
+            "an oscillation: back to the set two collections ago, unlike the one between",
+            _started(1),
+            completed_call("c1", diagnostics=("fp-a", 2)),
+            completed_call("c2", diagnostics=("fp-b", 5)),
+            completed_call("c3", diagnostics=("fp-a", 2)),
+            _finished(),
+        ),
+        _health(
+            "calls resolving after the terminal outcome (closeout) each emit a fact, once",
+            _started(1),
+            completed_call("c1"),
+            _finished(),
+            _terminal("natural"),
+            completed_call("c2", success=False),
+            completed_call("c2"),
+            {"kind": "tool_call_abandoned", "call_id": "c3"},
+            _terminal("natural"),
+        ),
+        _health(
+            "historical messages loaded do not count as calls; wall time and prose samples "
+            "of null are not samples",
+            _started(1),
+            {"kind": "historical_messages_loaded", "count": 40},
+            _finished(wall=None, prose=None),
+            _started(2),
+            completed_call("c1"),
+            _finished(wall=0, prose=0),
+        ),
+    ]
+
+
+def _rate_streams() -> list[ExplicitCase]:
+    return [
+        _health(
+            "no call at all: both rates are null in both views",
+            _started(1),
+            _finished(),
+        ),
+        _health(
+            "only streaming parse candidates and calls without an exit code: the success "
+            "rate of the first iteration and every exit rate are null",
+            _started(1),
+            completed_call("c1", candidate=True),
+            _finished(),
+            _started(2),
+            completed_call("c2"),
+            _finished(),
+        ),
+        _health("a terminal outcome before any iteration", _terminal("runtime_error")),
+    ]
+
+
+# -- feedback -------------------------------------------------------------------------------------
+_T = 1_700_000_000_000
+
+
+def _start(at: int, session: str = "sess-a", usage: str = "supported") -> dict[str, Any]:
+    client = {"product": "Agent", "capabilities": {"usage": usage, "progress": "supported"}}
+    return {
+        "at_unix_ms": at,
+        "call": "start",
+        "request": {"request_id": "r0", "session_id": session, "client_info": client},
+    }
+
+
+def _checkpoint(
+    at: int, request_id: str, version: int, session: str = "sess-a", **feedback: Any
+) -> dict[str, Any]:
+    request = {
+        "request_id": request_id,
+        "session_id": session,
+        "session_version": version,
+        "context_hash": "ctx",
+        "next_action": "continue",
+        "open_loops": [],
+        **feedback,
+    }
+    return {"at_unix_ms": at, "call": "checkpoint", "request": request}
+
+
+def _observe(at: int, session: str = "sess-a", reader_version: int | None = None) -> dict[str, Any]:
+    step: dict[str, Any] = {
+        "at_unix_ms": at,
+        "call": "observe",
+        "session_id": session,
+        "can_read_raw_receipts": True,
+    }
+    if reader_version is not None:
+        step["reader_contract_version"] = reader_version
+    return step
+
+
+def _usage(
+    at: int,
+    tokens: int,
+    output: int = 10,
+    *,
+    counter: str = "c1",
+    source: str = "native_host_event",
+    cached: int | None = None,
+) -> dict[str, Any]:
+    usage = {
+        "source": source,
+        "counter_id": counter,
+        "scope": "host_session",
+        "coverage": "partial",
+        "observed_at_unix_ms": at,
+        "input_tokens": tokens,
+        "output_tokens": output,
+    }
+    if cached is not None:
+        usage["cached_input_tokens"] = cached
+    return usage
+
+
+def _feedback(why: str, *steps: dict[str, Any]) -> ExplicitCase:
+    return ExplicitCase("feedback.run", {"steps": list(steps)}, why)
+
+
+def _feedback_runs() -> list[ExplicitCase]:
+    return [
+        _feedback(
+            "usage observed exactly 300,000 ms ahead of the server clock is accepted, "
+            "300,001 ms ahead is usage_future_timestamp (a tolerance of minutes, not "
+            "milliseconds)",
+            _start(_T),
+            _checkpoint(_T + 1000, "r1", 0, usage=_usage(_T + 1000 + 300, 100)),
+            _checkpoint(_T + 2000, "r2", 1, usage=_usage(_T + 2000 + 300_000, 200)),
+            _checkpoint(_T + 3000, "r3", 2, usage=_usage(_T + 3000 + 300_001, 300)),
+            _observe(_T + 4000),
+        ),
+        _feedback(
+            "a report exactly 900,000 ms old is fresh, 900,001 ms old is stale; usage ages "
+            "from the host's observation time",
+            _start(_T),
+            _checkpoint(
+                _T,
+                "r1",
+                0,
+                usage=_usage(_T - 5000, 100),
+                progress={"phase": "testing", "summary": "步骤"},
+            ),
+            _observe(_T + 895_000),
+            _observe(_T + 900_000),
+            _observe(_T + 900_001),
+        ),
+        _feedback(
+            "a reader of another contract version sees every report stale (contract_mismatch)",
+            _start(_T),
+            _checkpoint(_T, "r1", 0, usage=_usage(_T, 100)),
+            _observe(_T + 1000, reader_version=2),
+        ),
+        _feedback(
+            "the decrease rule is kept per (source, counter): another source's counter of the "
+            "same id is not a decrease; every token field is checked, not input_tokens alone",
+            _start(_T),
+            _checkpoint(_T + 1000, "r1", 0, usage=_usage(_T + 1000, 500, 50, cached=100)),
+            _checkpoint(
+                _T + 2000, "r2", 1, usage=_usage(_T + 2000, 100, 5, source="host_estimate")
+            ),
+            _checkpoint(_T + 3000, "r3", 2, usage=_usage(_T + 3000, 600, 40)),
+            _checkpoint(_T + 4000, "r4", 2, usage=_usage(_T + 4000, 600, 60, cached=90)),
+            _observe(_T + 5000),
+        ),
+        _feedback(
+            "older usage and another sample at the same time are refused across counters; the "
+            "identical sample again is accepted",
+            _start(_T),
+            _checkpoint(_T + 1000, "r1", 0, usage=_usage(_T + 1000, 100)),
+            _checkpoint(_T + 2000, "r2", 1, usage=_usage(_T + 999, 200, counter="c2")),
+            _checkpoint(_T + 3000, "r3", 1, usage=_usage(_T + 1000, 200, counter="c2")),
+            _checkpoint(_T + 4000, "r4", 1, usage=_usage(_T + 1000, 100)),
+            _observe(_T + 5000),
+        ),
+        _feedback(
+            "a retried request replays its receipt although it names an older version; a "
+            "checkpoint for an unknown session is session_missing",
+            _start(_T),
+            _checkpoint(_T + 1000, "r1", 0, progress={"phase": "testing", "summary": "a"}),
+            _checkpoint(_T + 2000, "r1", 0, progress={"phase": "testing", "summary": "a"}),
+            _checkpoint(_T + 3000, "r9", 0, session="sess-b"),
+            _observe(_T + 4000),
+            _observe(_T + 4000, session="sess-b"),
+        ),
+    ]
+
+
+def _usage_runs() -> list[ExplicitCase]:
+    return [
+        _feedback(
+            "snapshots of two counters: observe shows the latest one, never their sum",
+            _start(_T),
+            _checkpoint(_T + 1000, "r1", 0, usage=_usage(_T + 1000, 100, 10, cached=50)),
+            _checkpoint(_T + 2000, "r2", 1, usage=_usage(_T + 2000, 40, 4, counter="c2")),
+            _observe(_T + 3000),
+            _checkpoint(_T + 4000, "r3", 2, usage=_usage(_T + 4000, 150, 20)),
+            _observe(_T + 5000),
+        ),
+        _feedback(
+            "a later checkpoint without usage keeps the latest snapshot",
+            _start(_T),
+            _checkpoint(_T + 1000, "r1", 0, usage=_usage(_T + 1000, 100)),
+            _checkpoint(_T + 2000, "r2", 1),
+            _observe(_T + 3000),
+        ),
+    ]
+
+
+# -- run records ----------------------------------------------------------------------------------
+def attribute_event(event_id: int, name: str, value: Any) -> dict[str, Any]:
+    """A stored session_attribute event of run ``run-r`` (receipts, for run records)."""
+    return {
+        "id": event_id,
+        "sessionId": "sess-r",
+        "runId": "run-r",
+        "turnId": None,
+        "iteration": None,
+        "executionId": None,
+        "topic": "session",
+        "kind": "session_attribute",
+        "recordedAtUnixMs": _T + event_id,
+        "payload": {"name": name, "value": value},
+    }
+
+
+def _span(span_id: int, parent: int | None, start: int = 0) -> dict[str, Any]:
+    return {
+        "trace_id": "trace-1",
+        "span_id": span_id,
+        "parent_span_id": parent,
+        "kind": "tool",
+        "name": "step",
+        "start_ms": start,
+        "duration_ms": 10,
+        "metadata": {},
+    }
+
+
+def _projection(why: str, events: list[dict[str, Any]], spans: Sequence[Any] = ()) -> ExplicitCase:
+    run = {
+        "kind": "session",
+        "status": "completed",
+        "session_id": "sess-r",
+        "execution_id": None,
+        "spans": list(spans),
+    }
+    return ExplicitCase("runrecord.project", {"run": run, "events": events}, why)
+
+
+def _run_projections() -> list[ExplicitCase]:
+    return [
+        _projection(
+            "an explicitly null receipt stored after a value is the receipt: null, not the "
+            "earlier value",
+            [
+                attribute_event(1, "completion_receipt", {"ok": True}),
+                attribute_event(2, "completion_receipt", None),
+            ],
+        ),
+        _projection(
+            "an explicitly null receipt alone projects as null",
+            [attribute_event(1, "completion_receipt", None)],
+        ),
+        _projection(
+            "the latest receipt is the highest event id, whatever order the events come in",
+            [
+                attribute_event(3, "completion_receipt", {"n": 3}),
+                attribute_event(1, "completion_receipt", 1),
+            ],
+        ),
+        _projection(
+            "a child listed before its parent is a valid span tree",
+            [],
+            [_span(2, 1, 5), _span(1, None), _span(3, 2, 7)],
+        ),
+    ]
+
+
+def _provider(why: str, text: str, tool_calls: Sequence[Any] = ()) -> ExplicitCase:
+    response = {
+        "call_id": "call-1",
+        "iteration": 1,
+        "span_id": None,
+        "text": text,
+        "tool_calls": list(tool_calls),
+    }
+    return ExplicitCase(
+        "runrecord.provider_call_response", {"response": response, "execution_id": None}, why
+    )
+
+
+_NATIVE = {"id": "tc-1", "name": "search", "arguments": {"query": "x"}}
+
+
+def _provider_responses() -> list[ExplicitCase]:
+    inline = f"<tool_call>{json.dumps(_NATIVE)}</tool_call>"
+    return [
+        _provider(
+            "a text-protocol call identical to the native tool_calls is stored as a reference",
+            inline,
+            [_NATIVE],
+        ),
+        _provider(
+            "a parse that differs from tool_calls stays inline",
+            inline,
+            [dict(_NATIVE, id="tc-2")],
+        ),
+        _provider("no tool call at all: an empty parse is never a reference", "prose only", []),
+        _provider(
+            "LOOP_STATE values: booleans, numbers, null and nil (any case) become primitives",
+            "## LOOP_STATE\ndone: true\nstep: -2.5\nretry: nil\nnote: NIL\n## END_LOOP_STATE",
+        ),
+        _provider(
+            "an unterminated LOOP_STATE block gives null",
+            "## LOOP_STATE\ndone: true\nstep: 3",
+        ),
+    ]
+
+
+def _provider_canaries() -> list[ExplicitCase]:
+    from session_contracts.redaction.engine import canaries
+
+    cases = []
+    for kind, canary in sorted(canaries().items()):
+        arguments = {"config": {"auth": {"value": canary}}, "password": canary, "note": canary}
+        text_call = {"id": "tc-9", "name": "search", "arguments": arguments}
+        text = f"{canary}\n<tool_call>{json.dumps(text_call)}</tool_call>"
+        if "\n" not in canary:
+            text += f"\n## LOOP_STATE\nnote: {canary}\n## END_LOOP_STATE"
+        cases.append(
+            _provider(
+                f"a {kind} secret in prose, behind labels at every depth of tool arguments "
+                "(native and text-protocol) and in a LOOP_STATE value is redacted",
+                text,
+                [{"id": "tc-1", "name": "search", "arguments": arguments}],
+            )
+        )
+    return cases
+
+
+# -- recaps ---------------------------------------------------------------------------------------
+def _journal(
+    *rows: tuple[str, str | None, str | None, str, dict[str, Any]], first_id: int = 1
+) -> list[dict[str, Any]]:
+    from session_contracts.conformance.judge.cases.operations import recap_event
+
+    return [
+        recap_event(first_id + index, session, run, turn, None, kind, payload)
+        for index, (session, run, turn, kind, payload) in enumerate(rows)
+    ]
+
+
+def _prompt(session: str, turn: str, text: str = "do it") -> tuple[Any, ...]:
+    return (session, "run-1", turn, "message", {"role": "user", "visibility": None, "text": text})
+
+
+def _loop(session: str, turn: str, label: str, iteration: int | None) -> tuple[Any, ...]:
+    return (
+        session,
+        "run-1",
+        turn,
+        "loop_checkpoint",
+        {"checkpoint": label, "iteration": iteration},
+    )
+
+
+def _recap(why: str, events: list[dict[str, Any]], **query: Any) -> ExplicitCase:
+    return ExplicitCase(
+        "recap.project", {"events": events, "query": {"sessionId": "sess-1", **query}}, why
+    )
+
+
+def _interleaved() -> list[dict[str, Any]]:
+    """sess-1 holds ids 1, 3, 5, 7; sess-2 holds 2, 4, 6."""
+    rows = []
+    for index in range(4):
+        rows.append(_prompt("sess-1", f"turn-{index}"))
+        if index < 3:
+            rows.append(_prompt("sess-2", f"turn-{index}"))
+    return _journal(*rows)
+
+
+def _recap_pages() -> list[ExplicitCase]:
+    events = _interleaved()
+    return [
+        _recap(
+            "an exactly full page (limit = the session's events) has nothing after it: "
+            "nextEventId null, not truncated",
+            events,
+            limit=4,
+        ),
+        _recap(
+            "one short of full: nextEventId is lastEventId + 1 although another session's "
+            "event holds that id",
+            events,
+            limit=3,
+        ),
+        _recap("limit 0 is clamped up to 1", events, limit=0),
+        _recap("limit 1 reads one event", events, limit=1),
+        _recap("limit 32,768 (the clamp) is kept", events, limit=32768),
+        _recap("limit 32,769 is clamped; the echo keeps 32,769", events, limit=32769),
+        _recap("no limit: 4,096 by default; the echo has none", events),
+        _recap(
+            "fromEventId between two of the session's events starts at the next one",
+            events,
+            fromEventId=4,
+            limit=2,
+        ),
+        _recap(
+            "fromEventId past the session's last event: available, nothing read",
+            events,
+            fromEventId=8,
+        ),
+        _recap(
+            "iterations that appear out of numeric order are listed as docs/recap.md 4.2 says "
+            "(order of first appearance)",
+            _journal(
+                _prompt("sess-1", "turn-0"),
+                _loop("sess-1", "turn-0", "iteration_start", 2),
+                _loop("sess-1", "turn-0", "iteration_end", 2),
+                _loop("sess-1", "turn-0", "iteration_start", 1),
+                _loop("sess-1", "turn-0", "iteration_end", 1),
+            ),
+        ),
+    ]
+
+
+def _recap_canaries() -> list[ExplicitCase]:
+    from session_contracts.redaction.engine import canaries
+
+    cases = []
+    for kind, canary in sorted(canaries().items()):
+        arguments = {"path": canary, "auth": {"password": canary, "headers": [canary]}}
+        events = _journal(
+            _prompt("sess-1", "turn-0", f"label: {canary}"),
+            _loop("sess-1", "turn-0", "iteration_start", 0),
+            (
+                "sess-1",
+                "run-1",
+                "turn-0",
+                "message",
+                {"role": "assistant", "visibility": "public", "text": canary},
+            ),
+            (
+                "sess-1",
+                "run-1",
+                "turn-0",
+                "tool_call",
+                {"callId": "c1", "toolName": "edit", "input": arguments},
+            ),
+            (
+                "sess-1",
+                "run-1",
+                "turn-0",
+                "tool_result",
+                {
+                    "callId": "c1",
+                    "toolName": "edit",
+                    "isError": False,
+                    "output": canary,
+                    "verification": {
+                        "schema": "harn.agent_tool_postcondition.v1",
+                        "status": "passed",
+                        "verifiedPaths": [canary],
+                    },
+                },
+            ),
+            (
+                "sess-1",
+                "run-1",
+                "turn-0",
+                "plan",
+                {
+                    "documentId": "plan-1",
+                    "revisionId": "rev-1",
+                    "title": canary,
+                    "summary": canary,
+                    "steps": [{"id": "step-1", "content": canary, "status": "pending"}],
+                    "event": None,
+                },
+            ),
+            (
+                "sess-1",
+                "run-1",
+                "turn-0",
+                "progress",
+                {
+                    "message": canary,
+                    "entries": [{"content": canary, "status": "pending", "priority": None}],
+                    "replace": None,
+                },
+            ),
+            _loop("sess-1", "turn-0", "iteration_end", 0),
+            (
+                "sess-1",
+                "run-1",
+                "turn-0",
+                "terminal",
+                {
+                    "kind": "natural",
+                    "owner": "agent",
+                    "finalStatus": canary,
+                    "stopReason": "completed",
+                    "reason": canary,
+                },
+            ),
+        )
+        cases.append(
+            _recap(
+                f"a {kind} secret in every public text, behind a label and at every depth of "
+                "tool input, is redacted",
+                events,
+            )
+        )
+    return cases
+
+
+# Padding around a text: each class of Unicode White_Space Rust's str::trim removes,
+# and characters other languages call whitespace that it keeps.
+_WHITE_SPACE_PADS = (" ", "\t", "\n", "\u0085", "\u00a0", "\u2028", "\u3000", " \u2003\t")
+_NOT_WHITE_SPACE_PADS = ("\u001f", "\u001c", "\ufeff", "\u200b")
+
+
+def _text_session(kind: str, payload: dict[str, Any], turn: str = "turn-1") -> list[dict[str, Any]]:
+    """One turn with one iteration around a single fact event, a call's result after it."""
+    rows = [
+        _prompt("sess-1", turn, "go"),
+        _loop("sess-1", turn, "iteration_start", 1),
+        ("sess-1", "run-1", turn, kind, payload),
+    ]
+    if kind == "tool_call":
+        result = {"callId": "c1", "toolName": None, "isError": False, "output": None}
+        rows.append(("sess-1", "run-1", turn, "tool_result", {**result, "verification": None}))
+    rows.append(_loop("sess-1", turn, "iteration_end", 1))
+    return _journal(*rows)
+
+
+# Every member Harn reads through semantic_string, with a payload that holds it
+# (docs/recap.md 4.1), and the members it reads verbatim.
+_TERMINAL = {
+    "kind": "natural",
+    "owner": "agent",
+    "finalStatus": "done",
+    "stopReason": "completed",
+    "reason": "ok",
+}
+_TRIMMED_MEMBERS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("message", "text", {"role": "user", "visibility": None, "text": "hi"}),
+    ("message", "text", {"role": "assistant", "visibility": "public", "text": "hi"}),
+    ("message", "visibility", {"role": "assistant", "visibility": "public", "text": "hi"}),
+    ("message", "visibility", {"role": "user", "visibility": "public", "text": "hi"}),
+    ("tool_call", "callId", {"callId": "c1", "toolName": "read", "input": None}),
+    ("tool_call", "toolName", {"callId": "c1", "toolName": "read", "input": None}),
+    *(("terminal", member, _TERMINAL) for member in _TERMINAL),
+)
+_PLAN = {
+    "documentId": "plan-1",
+    "revisionId": "rev-1",
+    "title": "Plan",
+    "summary": "Sum",
+    "steps": [{"id": "step-1", "content": "Step", "status": "pending"}],
+    "event": None,
+}
+_VERBATIM_MEMBERS: tuple[tuple[str, tuple[str | int, ...], dict[str, Any]], ...] = (
+    ("plan", ("title",), _PLAN),
+    ("plan", ("summary",), _PLAN),
+    ("plan", ("steps", 0, "content"), _PLAN),
+    ("progress", ("message",), {"message": "half", "entries": [], "replace": None}),
+    (
+        "progress",
+        ("entries", 0, "content"),
+        {
+            "message": None,
+            "entries": [{"content": "a", "status": "pending", "priority": None}],
+            "replace": None,
+        },
+    ),
+)
+
+
+def _set(payload: dict[str, Any], where: Sequence[str | int], value: Any) -> dict[str, Any]:
+    copied = copy.deepcopy(payload)
+    node: Any = copied
+    for step in where[:-1]:
+        node = node[step]
+    node[where[-1]] = value
+    return copied
+
+
+def _recap_text() -> list[ExplicitCase]:
+    """Each member Harn reads through semantic_string, padded with each kind of White_Space
+    (shown trimmed), blank (read as absent), and padded with characters that are not
+    White_Space (kept); each member it reads verbatim, padded (kept)."""
+    cases = []
+    for kind, member, payload in _TRIMMED_MEMBERS:
+        where = f"{kind}.{member}"
+        core = payload[member]
+        variants = [
+            (pad + core + pad[::-1], "padded with White_Space") for pad in _WHITE_SPACE_PADS
+        ]
+        variants += [
+            (pad + core, "led by a character that is not White_Space")
+            for pad in _NOT_WHITE_SPACE_PADS
+        ]
+        variants += [(" \t", "blank"), ("\u3000", "blank (U+3000)")]
+        if member not in ("callId", "toolName"):
+            variants.append(("", "empty"))
+        for value, what in variants:
+            cases.append(
+                _recap(
+                    f"{where} {what} ({value!r}): Harn reads it through semantic_string, "
+                    "trimmed of White_Space and absent when blank (docs/recap.md 4.1)",
+                    _text_session(kind, {**payload, member: value}),
+                )
+            )
+    for kind, path, payload in _VERBATIM_MEMBERS:
+        for pad in (" ", "\u3000", "\t"):
+            value = f"{pad}text{pad}"
+            cases.append(
+                _recap(
+                    f"{kind}.{'.'.join(map(str, path))} padded ({value!r}): Harn reads it "
+                    "verbatim, not through semantic_string (docs/recap.md 4.1)",
+                    _text_session(kind, _set(payload, path, value)),
+                )
+            )
+    cases.append(
+        _recap(
+            "a padded turn id is another turn: ids in events are read verbatim (docs/recap.md 4.1)",
+            _text_session("message", {"role": "user", "visibility": None, "text": "x"})
+            + _journal(_prompt("sess-1", " turn-1 ", "y"), first_id=6),
+        )
+    )
+    return cases
+
+
+# Numbers whose kind RFC 8785 would lose: integral floats, and their integer twins.
+_INTEGRAL_FLOATS = (1.0, -0.0, 0.0, 2.0, -7.0, 1e20, 2.0**53, 1e300, 123456789.0)
+
+
+def _recap_numbers() -> list[ExplicitCase]:
+    """Tool input and output values holding integral floats: Harn keeps them floats in the
+    snapshot and in projectionHash (docs/recap.md section 4), each alone and nested."""
+    cases = []
+    for number in _INTEGRAL_FLOATS:
+        for member in ("input", "output"):
+            value = {"n": number, "list": [number, 1], "nested": {"deep": [number]}}
+            call = {"callId": "c1", "toolName": "calc", "input": value if member == "input" else 1}
+            rows = [
+                _prompt("sess-1", "turn-1", "go"),
+                _loop("sess-1", "turn-1", "iteration_start", 1),
+                ("sess-1", "run-1", "turn-1", "tool_call", call),
+                (
+                    "sess-1",
+                    "run-1",
+                    "turn-1",
+                    "tool_result",
+                    {
+                        "callId": "c1",
+                        "toolName": "calc",
+                        "isError": False,
+                        "output": value if member == "output" else 0.5,
+                        "verification": None,
+                    },
+                ),
+                _loop("sess-1", "turn-1", "iteration_end", 1),
+            ]
+            cases.append(
+                _recap(
+                    f"the tool {member} holds the float {number!r}: it stays a float in the "
+                    "snapshot and projectionHash (docs/recap.md section 4)",
+                    _journal(*rows),
+                )
+            )
+    return cases
+
+
+def _recap_aliases() -> list[ExplicitCase]:
+    return [
+        _recap(
+            "every query field spelled in camelCase (the check sends the snake-case twin)",
+            _interleaved(),
+            runId="run-1",
+            turnId="turn-1",
+            fromEventId=2,
+            limit=2,
+        )
+    ]
+
+
+# -- the table ------------------------------------------------------------------------------------
+@functools.cache
+def _golden_corpus() -> tuple[tuple[str, str, str, Mapping[str, Any]], ...]:
+    """(operation, name, description, input) of every packaged golden fixture."""
+    from session_contracts.conformance.judge.golden import default_fixtures_dir, load_corpus
+
+    corpus = load_corpus(default_fixtures_dir())
+    return tuple((c.operation, c.name, c.description, c.input) for c in corpus.cases)
+
+
+def _has_reset(case_input: Mapping[str, Any]) -> bool:
+    observations = case_input.get("observations")
+    return isinstance(observations, list) and any(
+        isinstance(o, Mapping) and o.get("kind") == "transcript_reset" for o in observations
+    )
+
+
+def _is_stored(case_input: Mapping[str, Any]) -> bool:
+    return "storedEvents" in case_input
+
+
+def _golden(
+    operation: str, keep: Callable[[Mapping[str, Any]], bool] = lambda case_input: True
+) -> Callable[[], list[ExplicitCase]]:
+    """The golden fixtures of ``operation`` as explicit cases: one evidence pool, so a
+    certificate implies that `golden check` passes for the checks that judge them."""
+
+    def build() -> list[ExplicitCase]:
+        return [
+            ExplicitCase(
+                operation, copy.deepcopy(case_input), f"golden fixture {name}: {why}", name
+            )
+            for fixture_operation, name, why, case_input in _golden_corpus()
+            if fixture_operation == operation and keep(case_input)
+        ]
+
+    return build
+
+
+def _all(*builders: Callable[[], list[ExplicitCase]]) -> Callable[[], list[ExplicitCase]]:
+    return lambda: [case for build in builders for case in build()]
+
+
+def _from(module: str, *names: str) -> Callable[[], list[ExplicitCase]]:
+    """Builders of a sibling module, imported on first use (it imports this one)."""
+
+    def build() -> list[ExplicitCase]:
+        loaded = importlib.import_module(f"{__package__}.{module}")
+        return [case for name in names for case in getattr(loaded, name)()]
+
+    return build
+
+
+_BUILDERS: Mapping[str, Callable[[], list[ExplicitCase]]] = {
+    "closed.unknown-field-rejected": _all(_unknown_members, _builtin_members),
+    "roundtrip.identity": _from("limits", "document_limit_cases"),
+    "extensions.verbatim": _extensions,
+    "health.semantics": _all(
+        _health_streams,
+        _golden("health.reduce", lambda case: not _has_reset(case)),
+        _from("limits", "health_limit_cases"),
+        _from("sameness", "diagnostic_cases", "health_state_cases"),
+    ),
+    "health.no-zero-rate": _rate_streams,
+    "health.transcript-reset": _all(_reset_streams, _golden("health.reduce", _has_reset)),
+    "health.a2a-preserves-state": _golden("health.a2a_status_update"),
+    "feedback.semantics": _all(
+        _feedback_runs,
+        _golden("feedback.run"),
+        _from("limits", "feedback_limit_cases"),
+        _from("sameness", "usage_sample_cases", "replay_cases", "feedback_state_cases"),
+    ),
+    "feedback.usage-never-summed": _usage_runs,
+    "runrecord.semantics": _all(_run_projections, _golden("runrecord.project")),
+    "runrecord.response-semantics": _all(
+        _provider_responses, _golden("runrecord.provider_call_response")
+    ),
+    "runrecord.reference-when-identical": _all(
+        _provider_responses, _from("sameness", "tool_call_cases")
+    ),
+    "redaction.canaries": _all(_provider_canaries, _from("redaction", "provider_alone_cases")),
+    "recap.semantics": _all(
+        _recap_pages,
+        _recap_text,
+        _recap_numbers,
+        _golden("recap.project", lambda case: not _is_stored(case)),
+        _from("limits", "recap_limit_cases"),
+        _from("sameness", "exchange_cases"),
+    ),
+    "recap.stored-events": _all(
+        _from("stored", "stored_event_cases"), _golden("recap.project", _is_stored)
+    ),
+    "recap.limit": _recap_pages,
+    "recap.hashes": _all(_recap_pages, _recap_numbers, _from("hashes", "hash_cases")),
+    "recap.query-aliases": _recap_aliases,
+    "redaction.recap-canaries": _all(_recap_canaries, _from("redaction", "recap_alone_cases")),
+}
+
+
+class _Table(Mapping[str, Sequence[ExplicitCase]]):
+    """Check id -> its explicit cases, each builder run once, on first use."""
+
+    def __init__(self, builders: Mapping[str, Callable[[], list[ExplicitCase]]]) -> None:
+        self._builders = builders
+        self._built: dict[str, tuple[ExplicitCase, ...]] = {}
+
+    def __getitem__(self, check_id: str) -> Sequence[ExplicitCase]:
+        if check_id not in self._built:
+            self._built[check_id] = tuple(self._builders[check_id]())
+        return self._built[check_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._builders)
+
+    def __len__(self) -> int:
+        return len(self._builders)
+
+
+def _joined() -> Mapping[str, Callable[[], list[ExplicitCase]]]:
+    """This table and the defect cases (tests/producers/defects.py), per check."""
+    from session_contracts.conformance.judge.cases.defects import DEFECT_CASES
+
+    def both(*builders: Callable[[], list[ExplicitCase]]) -> Callable[[], list[ExplicitCase]]:
+        return lambda: [case for build in builders for case in build()]
+
+    joined = dict(_BUILDERS)
+    for check_id, build in DEFECT_CASES.items():
+        joined[check_id] = both(joined[check_id], build) if check_id in joined else build
+    return joined
+
+
+EXPLICIT_CASES: Mapping[str, Sequence[ExplicitCase]] = _Table(_joined())

@@ -1,0 +1,1 @@
+"""The hashes each document type carries, and how a verifier checks them."""

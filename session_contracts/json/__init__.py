@@ -1,0 +1,1 @@
+"""Strict JSON reading, canonical forms (RFC 8785, Harn's) and the content hashes on them."""

@@ -1,0 +1,1 @@
+"""Secret redaction: the engine, policy files, the pattern dialects and Harn's algorithm."""

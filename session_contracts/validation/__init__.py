@@ -1,0 +1,1 @@
+"""Validation of documents against the contract schemas, the x- keywords included."""
