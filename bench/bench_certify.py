@@ -12,6 +12,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as hypothesis_seed
+
 from session_contracts.conformance.judge.cases import operations as strategies
 from session_contracts.conformance.judge.certify import DEFAULT_EXAMPLES, certify, explicit_trials
 from session_contracts.conformance.judge.checks import CHECKS

@@ -35,7 +35,6 @@ from session_contracts.conformance.reference.runrecord import (
     build_tree,
     project_run_record,
 )
-
 from session_contracts.validation.validator import default_validator
 
 SPANS = 10_000

@@ -27,9 +27,8 @@ import threading
 import time
 from pathlib import Path
 
-from session_contracts.conformance.reference.journal import SessionEvent, SqliteJournal
-
 from bench.bench_journal import make_session
+from session_contracts.conformance.reference.journal import SessionEvent, SqliteJournal
 
 PEAK_TARGET_MIB = 512
 SMALL_P99_TARGET_S = 1.0

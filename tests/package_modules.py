@@ -3,28 +3,24 @@ that read the source (layering, finding codes)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-# Where each import prefix lives in the checkout (pyproject.toml's package-dir).
-FOLDERS = {
-    "session_contracts.schemas": REPO / "schemas",
-    "session_contracts.generator": REPO / "generator",
-    "session_contracts.generated": REPO / "generated",
-    "session_contracts.conformance": REPO / "conformance",
-    "session_contracts": REPO / "session_contracts",
-}
+PACKAGE = REPO / "session_contracts"
 
 
-def module_files(prefixes: tuple[str, ...] = tuple(FOLDERS)) -> Iterator[tuple[str, Path]]:
-    """(module name, file) of every module under the given prefixes."""
-    for prefix in prefixes:
-        folder = FOLDERS[prefix]
-        for path in sorted(folder.rglob("*.py")):
-            parts = list(path.relative_to(folder).with_suffix("").parts)
-            if prefix == "session_contracts" and parts[0] in ("schemas", "generator"):
+def module_files(prefixes: tuple[str, ...] = ("session_contracts",)) -> Iterator[tuple[str, Path]]:
+    """(module name, file) of every module under the given prefixes: the import name is the
+    path under the repository (the top-level folders are linked into session_contracts/)."""
+    for folder, _, names in sorted(os.walk(PACKAGE, followlinks=True)):
+        for name in sorted(names):
+            if not name.endswith(".py"):
                 continue
+            parts = list(Path(folder, name).relative_to(REPO).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
-            yield ".".join([prefix, *parts]), path
+            module = ".".join(parts)
+            if any(module == p or module.startswith(p + ".") for p in prefixes):
+                yield module, Path(folder, name)

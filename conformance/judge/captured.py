@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import re2  # type: ignore[import-untyped, unused-ignore]
-from session_contracts.conformance.reference.recap.redaction_gate import holding
 
 from session_contracts.accel import linescan
+from session_contracts.conformance.reference.recap.redaction_gate import holding
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.hashes.verify import verify_document
 from session_contracts.input_files import open_regular_file

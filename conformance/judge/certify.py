@@ -23,6 +23,7 @@ import orjson
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+
 from session_contracts.conformance.judge.cases import operations as strategies
 from session_contracts.conformance.judge.cases.explicit import EXPLICIT_CASES, ExplicitCase
 from session_contracts.conformance.judge.checks import CHECKS, Check
@@ -32,7 +33,6 @@ from session_contracts.conformance.judge.runner import CaseOutcome, ProducerProc
 from session_contracts.conformance.protocol import Handler, Rejected
 from session_contracts.conformance.protocol.producer_loop import answer_request
 from session_contracts.conformance.reference.producer import HANDLERS
-
 from session_contracts.contracts import CONTRACT_DOCTYPES
 from session_contracts.json.canonical import canonical_bytes
 from session_contracts.json.wire import dumps_wire, loads_wire

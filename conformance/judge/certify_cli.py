@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
+
+from session_contracts.ci_annotations import annotations_wanted
 from session_contracts.conformance.judge.certify import (
     DEFAULT_EXAMPLES,
     CheckResult,
@@ -43,8 +45,6 @@ from session_contracts.conformance.judge.report import (
 )
 from session_contracts.conformance.judge.report_html import certify_html
 from session_contracts.conformance.judge.runner import ProducerProcess, require_producer_command
-
-from session_contracts.ci_annotations import annotations_wanted
 from session_contracts.errors import EXIT_FINDINGS, EXIT_OK, Finding, InvalidDocument, UsageError
 from session_contracts.input_files import read_regular_file
 from session_contracts.json.strict import MAX_DOCUMENT_BYTES, loads_strict

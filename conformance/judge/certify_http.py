@@ -43,7 +43,6 @@ from session_contracts.conformance.reference.journal import (
     unheld_integer,
 )
 from session_contracts.conformance.reference.recap import StoredEventOrder
-
 from session_contracts.errors import Finding, InvalidDocument, UsageError
 from session_contracts.hashes.snapshot import record_hash
 from session_contracts.json.canonical import canonical_bytes

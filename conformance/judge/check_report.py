@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from session_contracts.conformance.judge.junit import JunitCase, JunitSuite, junit_suite_xml
-
 from session_contracts.errors import Finding
 
 __all__ = ["FINDINGS_PER_FILE", "MAX_FILES", "CheckJunit"]

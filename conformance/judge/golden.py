@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
 from session_contracts.conformance.judge.json_diff import ABSENT, mismatches
 from session_contracts.conformance.judge.runner import CaseOutcome
 from session_contracts.conformance.protocol import Rejected, Skipped
-
 from session_contracts.contracts import (
     contracts_of_doctype,
     contracts_of_operation,

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import orjson
+
+from session_contracts.ci_annotations import annotations_wanted, github_annotation
 from session_contracts.conformance.judge.golden import (
     NOT_DECLARED,
     Corpus,
@@ -46,8 +48,6 @@ from session_contracts.conformance.judge.runner import (
     ProducerProcess,
     require_producer_command,
 )
-
-from session_contracts.ci_annotations import annotations_wanted, github_annotation
 from session_contracts.errors import (
     EXIT_FINDINGS,
     EXIT_OK,

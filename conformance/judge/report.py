@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from session_contracts.ci_annotations import github_annotation
 from session_contracts.conformance.judge.certify import CheckResult, Evidence
 from session_contracts.conformance.judge.junit import (
     JunitCase,
@@ -21,8 +23,6 @@ from session_contracts.conformance.judge.junit import (
     Outcome,
     junit_suites_xml,
 )
-
-from session_contracts.ci_annotations import github_annotation
 from session_contracts.errors import Finding, UsageError
 from session_contracts.input_files import read_regular_file
 from session_contracts.redaction.engine import redact_text

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import orjson
+
 from session_contracts.conformance.judge.certify import CheckResult
 from session_contracts.conformance.judge.golden import Difference, FixtureResult, differences
 from session_contracts.conformance.judge.report import scrub

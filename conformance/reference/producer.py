@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from session_contracts.conformance.protocol import Handler, Rejected, serve
-
 from session_contracts.contracts import CONTRACTS
 from session_contracts.errors import Finding, InvalidDocument, json_path, json_path_steps
 from session_contracts.validation.schema_set import DocumentType
@@ -258,7 +257,6 @@ def _events(case: Mapping[str, Any]) -> tuple[list[Any], list[Finding]]:
     each id that does not increase on the one before (the protocol's events are one list
     in journal order: such a list is a rejected input, not an error of ours)."""
     from session_contracts.conformance.reference.journal import SessionEvent
-
     from session_contracts.json.canonical import canonical_bytes
 
     def storable(raw_event: Any) -> Any:
@@ -560,7 +558,6 @@ def runrecord_project(case: Any) -> Any:
 
 def runrecord_provider_call_response(case: Any) -> Any:
     from session_contracts.conformance.reference.runrecord import provider_call_response
-
     from session_contracts.redaction.policy import default_policy
 
     case = _case_object(case)

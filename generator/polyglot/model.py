@@ -29,9 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from session_contracts.generator.polyglot.domains import SAME_DOMAIN, MemberPointer, SameDomain
-
 from session_contracts.errors import Finding, ToolError
+from session_contracts.generator.polyglot.domains import SAME_DOMAIN, MemberPointer, SameDomain
 
 __all__ = [
     "DocumentType",

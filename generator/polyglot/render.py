@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+
+from session_contracts.errors import Finding, ToolError
 from session_contracts.generator.polyglot.model import (
     EnumDef,
     Field,
@@ -26,8 +28,6 @@ from session_contracts.generator.polyglot.model import (
     build_model,
     pascal,
 )
-
-from session_contracts.errors import Finding, ToolError
 
 __all__ = ["LANGUAGES", "PolyglotFile", "render_all"]
 

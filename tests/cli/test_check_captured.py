@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from session_contracts.conformance.judge.captured import check_documents, detect_doctype
 
+from session_contracts.conformance.judge.captured import check_documents, detect_doctype
 from session_contracts.redaction.engine import (
     canaries,
     canary_secrets,
@@ -166,7 +166,6 @@ def test_doctype_can_be_forced(tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", sorted(canaries()))
 def test_the_fast_secret_gate_never_hides_a_canary(kind: str) -> None:
     from session_contracts.conformance.judge.captured import secret_screen, value_holds_secret
-
     from session_contracts.redaction.policy import default_policy
 
     document = json.loads((EXAMPLES / "session-recap.snapshot.json").read_text())
@@ -251,7 +250,6 @@ def _writings(value: object) -> list[bytes]:
 @given(value=_VALUES)
 def test_the_screen_flags_exactly_what_scan_value_flags(policy_name: str, value: object) -> None:
     from session_contracts.conformance.judge.captured import ScreenMemo, secret_findings
-
     from session_contracts.redaction.engine import scan_value
 
     policy = POLICIES[policy_name]
@@ -268,7 +266,6 @@ def test_the_screen_is_exact_across_a_stream_sharing_one_memo(
     policy_name: str, values: list[object]
 ) -> None:
     from session_contracts.conformance.judge.captured import ScreenMemo, secret_findings
-
     from session_contracts.redaction.engine import scan_value
 
     policy = POLICIES[policy_name]
@@ -322,7 +319,6 @@ def test_the_line_set_finds_each_needle_in_any_case_as_the_lowered_line_does(
 @pytest.mark.parametrize("kind", sorted(canaries()))
 def test_the_line_screen_never_passes_a_planted_canary(kind: str) -> None:
     from session_contracts.conformance.judge.captured import line_may_hold_secret, secret_screen
-
     from session_contracts.redaction.policy import default_policy
 
     screen = secret_screen(default_policy())
@@ -349,7 +345,6 @@ def test_policy_literals_cannot_be_made_by_the_redaction_views() -> None:
         detector_gates,
         pattern_clauses,
     )
-
     from session_contracts.redaction.engine import RegexDetector
     from session_contracts.redaction.policy import default_policy
 
@@ -369,7 +364,6 @@ def test_policy_literals_cannot_be_made_by_the_redaction_views() -> None:
 
 def test_a_literal_the_views_could_make_switches_its_gate_off() -> None:
     from session_contracts.conformance.reference.recap.redaction_gate import detector_gates
-
     from session_contracts.redaction.engine import RedactionPolicy, RegexDetector
 
     # A literal holding a backslash: the escape-run view could make it.
@@ -385,7 +379,6 @@ def test_a_literal_the_views_could_make_switches_its_gate_off() -> None:
 )
 def test_the_screen_sees_keys_that_fold_to_sensitive_ones(policy_name: str, key: str) -> None:
     from session_contracts.conformance.judge.captured import ScreenMemo, secret_findings
-
     from session_contracts.redaction.engine import scan_value
 
     policy = POLICIES[policy_name]
@@ -402,7 +395,6 @@ def test_statistics_are_bounded_whatever_the_input() -> None:
         UNKNOWN_FIELDS_CAP,
         CheckStats,
     )
-
     from session_contracts.errors import Finding
 
     stats = CheckStats()
@@ -425,7 +417,6 @@ def test_statistics_are_bounded_whatever_the_input() -> None:
 
 def test_a_tie_settled_by_validity_is_not_validated_again() -> None:
     from session_contracts.conformance.judge.captured import detected_type
-
     from session_contracts.validation.validator import default_validator
 
     validator = default_validator()

@@ -14,10 +14,10 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from session_contracts.generator.codegen import CODEGEN_VERSION
 
 from session_contracts.cli import main
 from session_contracts.extras import EXTRA_MODULES
+from session_contracts.generator.codegen import CODEGEN_VERSION
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "schemas" / "examples"

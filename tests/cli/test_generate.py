@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from session_contracts.generator import check, render_all, write
 
 from session_contracts.cli import main
+from session_contracts.generator import check, render_all, write
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from session_contracts.generated import run_record, session_event
-from session_contracts.generator import CODEGEN_ARGUMENTS, render_all
 
 from session_contracts.bindings import decode, encode
 from session_contracts.cli import main
+from session_contracts.generated import run_record, session_event
+from session_contracts.generator import CODEGEN_ARGUMENTS, render_all
 
 REPO = Path(__file__).resolve().parents[2]
 _ALIAS = re.compile(r"\b_[a-z0-9_]+\.")

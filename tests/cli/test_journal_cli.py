@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from session_contracts.conformance.reference.journal import (
     JsonlTape,
     SessionEvent,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+
 from session_contracts.conformance.judge.runner import ProducerProcess
 from session_contracts.conformance.reference.journal import SqliteJournal
 from session_contracts.conformance.reference.recap import RecapService, query_echo
@@ -211,10 +212,10 @@ def test_a_run_without_a_case_is_answered_with_what_is_missing() -> None:
 def test_certify_http_names_no_internal_class(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from session_contracts.conformance.judge import certify_http as _certify_http
-    from session_contracts.conformance.reference.recap import create_app
     from uvicorn_thread import serving
 
+    from session_contracts.conformance.judge import certify_http as _certify_http
+    from session_contracts.conformance.reference.recap import create_app
     from session_contracts.errors import UsageError
 
     monkeypatch.setattr(_certify_http, "MAX_BODY_BYTES", 8)

@@ -11,11 +11,11 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
+
 from session_contracts.conformance.judge.cases.explicit import EXPLICIT_CASES
 from session_contracts.conformance.judge.certify import certify
 from session_contracts.conformance.judge.checks import CHECKS, check_by_id
 from session_contracts.conformance.judge.runner import ProducerProcess
-
 from session_contracts.validation.validator import default_validator
 
 pytestmark = pytest.mark.integration  # certifies producer processes

@@ -12,6 +12,9 @@ from xml.etree import ElementTree
 
 import pytest
 from producers import faulty_http
+from uvicorn_thread import free_socket, serving
+
+from session_contracts import cli
 from session_contracts.conformance.judge.certify import CheckResult, Trial
 from session_contracts.conformance.judge.certify_http import (
     NOT_IMPOSABLE_OVER_HTTP,
@@ -21,9 +24,6 @@ from session_contracts.conformance.judge.certify_http import (
 from session_contracts.conformance.judge.checks import CHECKS, check_by_id
 from session_contracts.conformance.judge.report import BaselineVerdict, github_annotations
 from session_contracts.conformance.reference.recap import RecapService, create_app
-from uvicorn_thread import free_socket, serving
-
-from session_contracts import cli
 from session_contracts.validation.validator import default_validator
 
 pytestmark = pytest.mark.integration  # certifies HTTP adapters in threads and processes

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from producers import conditions
+
 from session_contracts.conformance.judge.golden import (
     default_fixtures_dir,
     judge,

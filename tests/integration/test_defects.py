@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from session_contracts.conformance.judge.certify import Trial, certify, run_check
 from session_contracts.conformance.judge.checks import check_by_id
 from session_contracts.conformance.judge.golden import default_fixtures_dir, judge, load_corpus
 from session_contracts.conformance.judge.runner import CaseOutcome, ProducerProcess
 from session_contracts.conformance.protocol import Rejected, Skipped
 from session_contracts.conformance.reference.producer import HANDLERS
-
 from session_contracts.json.wire import dumps_wire, loads_wire
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "producers"))

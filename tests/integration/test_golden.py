@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from session_contracts.conformance.judge.golden import (
     CASE_SUFFIX,
     answer_of,
@@ -353,7 +354,6 @@ def test_feedback_answers_compare_checkpoint_ids_by_first_appearance() -> None:
 
 def test_secret_placeholders_expand_to_the_built_in_fake_secrets(tmp_path: Path) -> None:
     from session_contracts.conformance.judge.golden import load_corpus
-
     from session_contracts.redaction.engine import canary_secrets
 
     root = tmp_path / "fixtures"
@@ -400,7 +400,6 @@ def test_an_expected_rejection_without_findings_is_outdated(corpus: Path) -> Non
     # An expected file written before rejections were judged by their reason
     # (no findings) cannot judge one: it fails and says to update, never passes.
     from session_contracts.conformance.judge.golden import judge, load_corpus, reference_outcome
-
     from session_contracts.json.canonical import content_hash
 
     assert golden("update", "--fixtures", str(corpus)).returncode == 0

@@ -25,6 +25,7 @@ from typing import Any
 
 import orjson
 import pytest
+
 from session_contracts.conformance.judge.cases.explicit import EXPLICIT_CASES
 from session_contracts.conformance.judge.certify import (
     DEFAULT_EXAMPLES,
@@ -37,7 +38,6 @@ from session_contracts.conformance.judge.certify import (
 )
 from session_contracts.conformance.judge.checks import CHECKS, check_by_id
 from session_contracts.conformance.reference.producer import HANDLERS
-
 from session_contracts.json.wire import dumps_wire
 
 pytestmark = pytest.mark.integration  # certifies the reference and faulty producers many times over

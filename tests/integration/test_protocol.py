@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from session_contracts.conformance.judge.runner import HarnessError, ProducerProcess
 
 PRODUCERS = Path(__file__).resolve().parents[1] / "producers"

@@ -20,6 +20,9 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from starlette.exceptions import StarletteDeprecationWarning
+from uvicorn_thread import serving
+
 from session_contracts.conformance.reference.journal import JsonlTape, SessionEvent, import_tape
 from session_contracts.conformance.reference.recap import (
     ACP_METHOD,
@@ -28,8 +31,6 @@ from session_contracts.conformance.reference.recap import (
     envelope_bytes,
 )
 from session_contracts.conformance.reference.recap.acp import MAX_LINE_BYTES, handle_line, run_acp
-from starlette.exceptions import StarletteDeprecationWarning
-from uvicorn_thread import serving
 
 with warnings.catch_warnings():
     # starlette 1.10 prefers the httpx2 package for its test client and warns

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from session_contracts.conformance.judge.certify import Trial, run_check
 from session_contracts.conformance.judge.checks import check_by_id
 from session_contracts.conformance.judge.runner import CaseOutcome
 from session_contracts.conformance.protocol import Handler, Rejected
 from session_contracts.conformance.reference.producer import HANDLERS
-
 from session_contracts.redaction.policy import default_policy, extended_policy
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "producers"))

@@ -15,10 +15,11 @@ from typing import Any
 import httpx
 import orjson
 import uvicorn
+from uvicorn_thread import free_socket, serving
+
 from session_contracts.conformance.reference.recap import RecapService
 from session_contracts.conformance.reference.recap.http import JsonErrorH11Protocol, create_app
 from session_contracts.conformance.reference.recap.service import RecapOutcome
-from uvicorn_thread import free_socket, serving
 
 
 class _HeldService(RecapService):

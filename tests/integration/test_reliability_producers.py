@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from session_contracts.conformance.judge.runner import ProducerProcess, descendants
 
 pytestmark = pytest.mark.integration  # certifies misbehaving producer processes

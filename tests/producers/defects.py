@@ -916,7 +916,6 @@ def _lacks_pattern(operation: str, kind: str) -> Handler:
 
     def handler(case: Mapping[str, Any]) -> Any:
         from session_contracts.conformance.reference.recap import service as _service
-
         from session_contracts.redaction import policy
 
         broken = policy.default_policy().disable(kind)
@@ -1554,6 +1553,7 @@ def _usage_same_by(key: Callable[[Mapping[str, Any]], Any]) -> Handler:
 
     def handler(case: Mapping[str, Any]) -> Any:
         import orjson
+
         from session_contracts.conformance.reference.feedback import rules as _rules
 
         reference = _rules.usage_rejection

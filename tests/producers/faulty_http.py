@@ -16,6 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
 from session_contracts.conformance.reference.journal import JournalError, SqliteJournal
 from session_contracts.conformance.reference.recap import (
     RecapService,
@@ -26,11 +31,6 @@ from session_contracts.conformance.reference.recap import (
     query_echo,
 )
 from session_contracts.conformance.reference.recap.http import error_body
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
-
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.redaction.policy import default_policy
 

@@ -16,7 +16,6 @@ from typing import Any
 
 from session_contracts.conformance.protocol import Handler, Rejected, serve
 from session_contracts.conformance.reference.producer import HANDLERS
-
 from session_contracts.redaction.engine import RedactionPolicy, redact_text, redact_value
 from session_contracts.redaction.vectors import POLICY_NAMES, policy_named
 

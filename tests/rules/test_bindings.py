@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from session_contracts.conformance.judge.cases.documents import documents, object_paths
 
 from session_contracts import InvalidDocument
 from session_contracts.bindings import decode, decode_unchecked, encode, encode_json
+from session_contracts.conformance.judge.cases.documents import documents, object_paths
 from session_contracts.validation.schema_set import default_schema_set
 from session_contracts.validation.validator import default_validator
 from session_contracts.validation.xkeywords import json_equal

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from session_contracts.bindings import decode
 from session_contracts.conformance.reference.feedback import (
     CONTRACT_VERSION,
     MISSING_REASONS,
@@ -35,8 +37,6 @@ from session_contracts.conformance.reference.feedback import (
     decide_checkpoint,
     parse_checkpoint,
 )
-
-from session_contracts.bindings import decode
 from session_contracts.errors import InvalidDocument
 
 T0 = 1_700_000_000_000

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from producers import faulty
+
 from session_contracts.conformance.judge.golden import (
     GoldenCase,
     default_fixtures_dir,

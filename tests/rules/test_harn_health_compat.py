@@ -26,6 +26,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
+
+from session_contracts.bindings import decode, encode
 from session_contracts.conformance.judge.cases import operations as _cases
 from session_contracts.conformance.judge.cases.documents import repair
 from session_contracts.conformance.judge.cases.explicit import EXPLICIT_CASES
@@ -37,8 +39,6 @@ from session_contracts.conformance.reference.health import (
     acp_notification,
     reduce,
 )
-
-from session_contracts.bindings import decode, encode
 from session_contracts.validation.validator import default_validator
 from session_contracts.validation.xkeywords import json_equal
 

@@ -31,6 +31,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
+
+from session_contracts.bindings import decode, encode
 from session_contracts.conformance.judge.cases.operations import recap_cases
 from session_contracts.conformance.reference.journal import SessionEvent, SqliteJournal
 from session_contracts.conformance.reference.recap import (
@@ -40,8 +42,6 @@ from session_contracts.conformance.reference.recap import (
     query_echo,
 )
 from session_contracts.conformance.reference.recap.service import envelope_bytes
-
-from session_contracts.bindings import decode, encode
 from session_contracts.json.harn_canonical import harn_sha256
 from session_contracts.redaction.policy import default_policy
 from session_contracts.validation.validator import default_validator

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from session_contracts.conformance.reference.journal import (
     SessionEvent,
     SqliteJournal,
@@ -27,7 +28,6 @@ from session_contracts.conformance.reference.journal import (
 )
 from session_contracts.conformance.reference.producer import HANDLERS
 from session_contracts.conformance.reference.recap import RecapService, recap_of_stored_events
-
 from session_contracts.errors import InvalidDocument
 from session_contracts.hashes.snapshot import record_hash
 from session_contracts.json.harn_canonical import harn_canonical_bytes

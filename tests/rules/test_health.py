@@ -15,6 +15,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from session_contracts import InvalidDocument
+from session_contracts.bindings import decode, encode
 from session_contracts.conformance.reference import health
 from session_contracts.conformance.reference.health import (
     A2A_DOCUMENT_TYPE,
@@ -31,9 +34,6 @@ from session_contracts.conformance.reference.health import (
 )
 from session_contracts.conformance.reference.health import reducer as _reducer
 from session_contracts.generated import health_observation
-
-from session_contracts import InvalidDocument
-from session_contracts.bindings import decode, encode
 from session_contracts.validation.validator import default_validator
 from session_contracts.validation.xkeywords import json_equal
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from session_contracts.conformance.reference.runrecord import provider_call_response
-
 from session_contracts.redaction.engine import redact_text
 from session_contracts.redaction.policy import extended_policy
 

@@ -25,6 +25,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from session_contracts import InvalidDocument
 from session_contracts.conformance.judge.cases.operations import recap_cases as recap_case_strategy
 from session_contracts.conformance.reference.journal import (
     JournalCorrupt,
@@ -57,8 +59,6 @@ from session_contracts.conformance.reference.recap.redaction_gate import (
     holding,
     redact_values,
 )
-
-from session_contracts import InvalidDocument
 from session_contracts.hashes.snapshot import (
     classify_extensions,
     harn_canonical_bytes,

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
+from session_contracts import InvalidDocument
 from session_contracts.conformance.reference import runrecord as rr
 from session_contracts.conformance.reference.journal import (
     JsonlTape,
@@ -41,8 +43,6 @@ from session_contracts.conformance.reference.runrecord import (
     RunSpec,
     Span,
 )
-
-from session_contracts import InvalidDocument
 from session_contracts.json.canonical import canonical_bytes
 from session_contracts.redaction.engine import canaries, canary_secrets, scan_value
 from session_contracts.redaction.policy import default_policy

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from session_contracts.conformance.judge.cases.documents import documents
 
 from session_contracts.cli import main
+from session_contracts.conformance.judge.cases.documents import documents
 from session_contracts.hashes.snapshot import (
     classify_extensions,
     content_hash_of_source,

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from session_contracts.conformance.protocol import Rejected
 from session_contracts.conformance.reference.producer import HANDLERS
-
 from session_contracts.errors import json_path, json_path_steps
 from session_contracts.rejections import REJECTION_CODES, rejection_class
 

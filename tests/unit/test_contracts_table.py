@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from session_contracts.conformance.judge.checks import CHECKS
 from session_contracts.conformance.judge.golden import GoldenCase, fixture_contracts
-
 from session_contracts.contracts import (
     CONTRACTS,
     contracts_of_doctype,

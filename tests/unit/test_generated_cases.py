@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from session_contracts.conformance.judge.cases.explicit import (
     BUILTIN_MEMBER_NAMES,
     EXPLICIT_CASES,
@@ -22,7 +23,6 @@ from session_contracts.conformance.judge.cases.limits import (
     sized_texts,
 )
 from session_contracts.conformance.judge.cases.redaction import alone_canaries
-
 from session_contracts.json.wire import dumps_wire, loads_wire
 from session_contracts.redaction.engine import canary_secrets, redact_text
 from session_contracts.redaction.policy import default_policy

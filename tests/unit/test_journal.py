@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
+
+from session_contracts import InvalidDocument, SessionContractsError
 from session_contracts.conformance.reference.journal import (
     EVENT_KINDS,
     SESSION_EVENT_SCHEMA_ID,
@@ -34,8 +36,6 @@ from session_contracts.conformance.reference.journal import (
     validate_event,
 )
 from session_contracts.conformance.reference.journal.sqlite import APPLICATION_ID
-
-from session_contracts import InvalidDocument, SessionContractsError
 from session_contracts.hashes.snapshot import record_hash
 from session_contracts.json.harn_canonical import harn_canonical_bytes
 

@@ -9,9 +9,9 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from session_contracts.generator.codegen import CODEGEN_VERSION
 
 from session_contracts.extras import EXTRA_MODULES
+from session_contracts.generator.codegen import CODEGEN_VERSION
 
 REPO = Path(__file__).resolve().parents[2]
 _REQUIREMENT = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*(.*)$")

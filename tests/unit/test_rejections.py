@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from session_contracts.conformance.protocol import Rejected
 from session_contracts.conformance.reference.producer import HANDLERS, MAX_REJECTION_FINDINGS
-
 from session_contracts.errors import json_path
 from session_contracts.rejections import (
     CLASSES,

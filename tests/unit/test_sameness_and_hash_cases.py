@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from session_contracts.conformance.judge.cases import hashes, sameness
 from session_contracts.conformance.judge.cases.operations import recap_event
 from session_contracts.conformance.reference.producer import HANDLERS
-
 from session_contracts.hashes.snapshot import record_hash
 from session_contracts.json.canonical import canonical_bytes
 from session_contracts.json.harn_canonical import harn_canonical_bytes

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from session_contracts.conformance.judge.cases.explicit import ExplicitCase
-
 from session_contracts.errors import json_path
 from session_contracts.validation.validator import default_validator
 
@@ -289,7 +288,6 @@ def document_limit_cases() -> list[ExplicitCase]:
     definition, and a case count that stays in proportion.
     """
     from session_contracts.conformance.judge.cases.operations import bundled_examples
-
     from session_contracts.contracts import CONTRACT_DOCTYPES
 
     prefixes = tuple(p for contract in CONTRACT_DOCTYPES.values() for p in contract)

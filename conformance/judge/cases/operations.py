@@ -16,8 +16,8 @@ from importlib import resources
 from typing import Any
 
 from hypothesis import strategies as st
-from session_contracts.conformance.judge.cases.documents import documents, object_paths
 
+from session_contracts.conformance.judge.cases.documents import documents, object_paths
 from session_contracts.contracts import CONTRACT_DOCTYPES
 from session_contracts.validation.schema_set import default_schema_set
 
@@ -1061,7 +1061,6 @@ _A2A_STATES = (
 def a2a_cases(draw: st.DrawFn) -> dict[str, Any]:
     """A fact the reference reducer emitted (or the bundled one) and a live task to carry it."""
     from session_contracts.conformance.reference.health import reduce
-
     from session_contracts.errors import InvalidDocument
 
     stream = draw(_session_observations())

@@ -71,7 +71,6 @@ def _arguments(canary: str) -> dict[str, Any]:
 def _leaks(operation: str, case_input: dict[str, Any], kind: str) -> bool:
     from session_contracts.conformance.protocol import Rejected
     from session_contracts.conformance.reference.producer import HANDLERS
-
     from session_contracts.redaction.engine import canary_secrets
 
     try:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 import orjson
+
 from session_contracts.conformance.reference.closing import ClosedOnExit
 from session_contracts.conformance.reference.feedback.rules import (
     CONTRACT_VERSION,
@@ -60,7 +61,6 @@ from session_contracts.conformance.reference.feedback.rules import (
     parse_start,
     receipt,
 )
-
 from session_contracts.errors import Finding, InvalidDocument, SessionContractsError
 
 __all__ = ["APPLICATION_ID", "FORMAT_VERSION", "FeedbackStore", "FeedbackStoreError", "Synchronous"]

@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from session_contracts.accel import linescan
 from session_contracts.conformance.reference.closing import ClosedOnExit
 from session_contracts.conformance.reference.journal.harn_stored import (
     chained_stored_events,
@@ -62,8 +64,6 @@ from session_contracts.conformance.reference.journal.model import (
     stored_findings,
     validate_event,
 )
-
-from session_contracts.accel import linescan
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.json.canonical import canonical_bytes, hash_bytes
 from session_contracts.json.harn_canonical import harn_canonical_bytes

@@ -32,7 +32,6 @@ from session_contracts.conformance.reference.journal.model import (
     stored_findings,
     validate_event,
 )
-
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.json.harn_canonical import harn_canonical_bytes
 

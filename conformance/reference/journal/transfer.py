@@ -29,7 +29,6 @@ from session_contracts.conformance.reference.journal.sqlite import (
     journal_file_items,
 )
 from session_contracts.conformance.reference.journal.tape import JsonlTape
-
 from session_contracts.errors import Finding, InvalidDocument, SessionContractsError
 from session_contracts.input_files import open_regular_file
 from session_contracts.json.strict import MAX_DOCUMENT_BYTES, loads_strict

@@ -29,9 +29,9 @@ from collections.abc import Mapping
 from typing import Any, BinaryIO
 
 import orjson
+
 from session_contracts.conformance.reference.recap.query import query_echo
 from session_contracts.conformance.reference.recap.service import RecapService, envelope_bytes
-
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.json.strict import loads_strict
 

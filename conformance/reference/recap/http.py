@@ -40,13 +40,6 @@ import anyio.to_thread
 import h11
 import orjson
 import uvicorn
-from session_contracts.conformance.reference.recap.query import (
-    DEFAULT_LIMIT,
-    clamp_limit,
-    coerce_http_params,
-    query_echo,
-)
-from session_contracts.conformance.reference.recap.service import RecapService, envelope_bytes
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -54,6 +47,13 @@ from starlette.responses import Response
 from starlette.routing import Route
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from session_contracts.conformance.reference.recap.query import (
+    DEFAULT_LIMIT,
+    clamp_limit,
+    coerce_http_params,
+    query_echo,
+)
+from session_contracts.conformance.reference.recap.service import RecapService, envelope_bytes
 from session_contracts.errors import Finding, InvalidDocument, UsageError
 from session_contracts.redaction.engine import RedactionPolicy
 

@@ -31,7 +31,6 @@ from typing import Any, NamedTuple, Protocol
 
 from session_contracts.conformance.reference.recap.event_facts import ABSENT, StoredFacts
 from session_contracts.conformance.reference.recap.redaction_gate import text_screen
-
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.hashes.snapshot import (
     content_hash_of_source,

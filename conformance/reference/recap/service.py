@@ -51,7 +51,6 @@ from session_contracts.conformance.reference.recap.projection import (
 )
 from session_contracts.conformance.reference.recap.query import clamp_limit, query_echo
 from session_contracts.conformance.reference.recap.stored_read import StoredRead
-
 from session_contracts.hashes.snapshot import harn_canonical_bytes
 from session_contracts.redaction.engine import RedactionPolicy
 from session_contracts.redaction.policy import default_policy

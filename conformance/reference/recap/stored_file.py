@@ -18,7 +18,6 @@ from session_contracts.conformance.reference.recap.service import (
     recap_of_stored_events,
 )
 from session_contracts.conformance.reference.recap.stored_read import StoredEventOrder
-
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.redaction.engine import RedactionPolicy
 

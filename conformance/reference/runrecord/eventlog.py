@@ -24,7 +24,6 @@ from session_contracts.conformance.reference.journal import (
 from session_contracts.conformance.reference.journal.model import corrupt
 from session_contracts.conformance.reference.runrecord.record import EXECUTION_ID_RELABELLED
 from session_contracts.conformance.reference.runrecord.responses import provider_call_response
-
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.json.canonical import canonical_bytes
 from session_contracts.redaction.engine import RedactionPolicy, scan_value

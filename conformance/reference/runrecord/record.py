@@ -28,7 +28,6 @@ from session_contracts.conformance.reference.runrecord.spans import (
     span_tree_findings,
     thaw_json,
 )
-
 from session_contracts.errors import Finding, InvalidDocument, json_path
 from session_contracts.validation.validator import default_validator
 

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from session_contracts.conformance.reference.runrecord.spans import thaw_json
-
 from session_contracts.errors import Finding, InvalidDocument, json_path
 from session_contracts.json.canonical import canonical_bytes
 from session_contracts.json.strict import loads_strict
