@@ -1,13 +1,42 @@
-"""The catalogue of checks: each with a stable id, a level, its contract and
-the seed sentence it enforces.  ``session-contracts checks`` lists it; the
-judges that decide a case live in :mod:`session_contracts.conformance.judge.certify`.
+"""The catalogue of checks: one :class:`Check` a rule, carrying all of it.
+
+A check has a stable id, a level, its contract and operation, a title and the seed
+sentence it enforces (``session-contracts checks`` lists them); its judge (how a case's
+answer is compared with the reference's, :mod:`.judges`); its trials (the random cases,
+drawn from :mod:`.cases.operations`); and its explicit cases (the decisive inputs sent
+first, at every setting, from :mod:`.cases`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+
+from session_contracts.conformance.judge import judges
+from session_contracts.conformance.judge.cases import (
+    explicit,
+    hashes,
+    limits,
+    redaction,
+    regressions,
+    sameness,
+    stored,
+)
+from session_contracts.conformance.judge.cases import operations as strategies
+from session_contracts.conformance.judge.cases.explicit import ExplicitCase
 
 __all__ = ["CHECKS", "Check", "check_by_id"]
+
+# The random cases of a check, given the producer's contracts and operations: one strategy,
+# or one per operation (each then gets its own cases).
+TrialPlan = Callable[
+    [tuple[str, ...], tuple[str, ...]],
+    "st.SearchStrategy[judges.Trial] | list[st.SearchStrategy[judges.Trial]]",
+]
+_BUILT: dict[str, tuple[ExplicitCase, ...]] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +47,70 @@ class Check:
     operation: str
     title: str
     seed: str  # the normative sentence (or where it is)
+    judge: Callable[[judges.Runner, judges.Trial], None] = field(repr=False, compare=False)
+    trials: TrialPlan = field(repr=False, compare=False)
+    explicit: Callable[[], list[ExplicitCase]] = field(repr=False, compare=False)
+
+    def explicit_cases(self) -> Sequence[ExplicitCase]:
+        """The explicit cases, in order (built once, on first use)."""
+        if self.id not in _BUILT:
+            _BUILT[self.id] = tuple(self.explicit())
+        return _BUILT[self.id]
+
+
+def _trials(operation: str, strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[judges.Trial]:
+    return strategy.map(lambda case_input: judges.Trial(operation, case_input))
+
+
+def _every_operation(
+    claimed: tuple[str, ...], declared: tuple[str, ...]
+) -> list[st.SearchStrategy[judges.Trial]]:
+    """One strategy per supported operation: a cross-cutting check runs its cases
+    on each operation in turn, so no operation is left to chance."""
+    options: list[st.SearchStrategy[judges.Trial]] = []
+    if "document.roundtrip" in declared:
+        options.append(_trials("document.roundtrip", strategies.roundtrip_inputs(claimed)))
+    if "health.reduce" in declared:
+        options.append(_trials("health.reduce", strategies.health_streams()))
+    if "feedback.run" in declared:
+        options.append(_trials("feedback.run", strategies.feedback_steps()))
+    if "recap.project" in declared:
+        options.append(_trials("recap.project", strategies.recap_cases()))
+    if "runrecord.project" in declared:
+        options.append(_trials("runrecord.project", strategies.run_projections()))
+    if "runrecord.provider_call_response" in declared:
+        options.append(_trials("runrecord.provider_call_response", strategies.provider_responses()))
+    if not options:
+        raise judges.Skip("the producer supports none of the operations this check exercises")
+    return options
+
+
+def _canary_texts() -> list[str]:
+    from session_contracts.redaction.engine import canaries
+
+    return list(canaries().values())
+
+
+def _lookalike_texts() -> list[str]:
+    from session_contracts.redaction.engine import lookalikes
+
+    return list(lookalikes().values())
+
+
+def _redaction_vector_trials() -> list[st.SearchStrategy[judges.Trial]]:
+    """One strategy per policy and detector group of the redaction vectors, so every
+    detector is tried at any number of examples."""
+    from session_contracts.redaction.vectors import vector_groups
+
+    return [_trials("redaction.apply", st.sampled_from(cases)) for _, cases in vector_groups()]
+
+
+def _all(*builders: Callable[[], list[ExplicitCase]]) -> Callable[[], list[ExplicitCase]]:
+    return lambda: [case for build in builders for case in build()]
+
+
+def _none() -> list[ExplicitCase]:
+    return []
 
 
 CHECKS: tuple[Check, ...] = (
@@ -28,6 +121,11 @@ CHECKS: tuple[Check, ...] = (
         "document.roundtrip",
         "a valid document decodes and re-encodes to the same JSON value",
         "002: typed bindings preserve [extensions] when they decode and re-encode a snapshot",
+        judge=judges.judge_roundtrip_identity,
+        trials=lambda claimed, declared: _trials(
+            "document.roundtrip", strategies.roundtrip_inputs(claimed)
+        ),
+        explicit=limits.document_limit_cases,
     ),
     Check(
         "closed.unknown-field-rejected",
@@ -36,6 +134,13 @@ CHECKS: tuple[Check, ...] = (
         "document.roundtrip",
         "an unknown field at any object path outside extensions is rejected",
         "002: The schema-v1 write contract is closed. A writer must reject unknown fields",
+        judge=judges.judge_unknown_field,
+        trials=lambda claimed, declared: _trials(
+            "document.roundtrip", strategies.unknown_field_inputs(claimed)
+        ),
+        explicit=_all(
+            explicit.unknown_members, explicit.builtin_members, regressions.document_cases
+        ),
     ),
     Check(
         "extensions.verbatim",
@@ -45,6 +150,11 @@ CHECKS: tuple[Check, ...] = (
         "extensions survive decode and encode verbatim, nested values and nulls included",
         "002: Forward-compatible data belongs in the extensions object, which typed bindings "
         "preserve when they decode and re-encode a snapshot",
+        judge=judges.judge_extensions,
+        trials=lambda claimed, declared: _trials(
+            "document.roundtrip", strategies.extension_inputs()
+        ),
+        explicit=explicit.extension_values,
     ),
     Check(
         "schema.output",
@@ -53,6 +163,9 @@ CHECKS: tuple[Check, ...] = (
         "*",
         "every output validates against its contract, x- rules included",
         "000/001/002/003: the generated contracts",
+        judge=judges.judge_schema,
+        trials=_every_operation,
+        explicit=_none,
     ),
     Check(
         "determinism.same-bytes",
@@ -61,6 +174,9 @@ CHECKS: tuple[Check, ...] = (
         "*",
         "the same case twice gives the same canonical bytes",
         "002: Session recaps are deterministic, read-only projections",
+        judge=judges.judge_determinism,
+        trials=_every_operation,
+        explicit=_none,
     ),
     Check(
         "health.semantics",
@@ -70,6 +186,15 @@ CHECKS: tuple[Check, ...] = (
         "facts equal the reference reducer's for the same observation stream (streams "
         "without a transcript reset)",
         "000: every measurement rule (rates, exclusions, gauges, populations)",
+        judge=judges.judge_semantics,
+        trials=lambda claimed, declared: _trials("health.reduce", strategies.health_streams()),
+        explicit=_all(
+            explicit.health_streams,
+            explicit.golden("health.reduce", lambda case: not explicit.has_reset(case)),
+            limits.health_limit_cases,
+            sameness.diagnostic_cases,
+            sameness.health_state_cases,
+        ),
     ),
     Check(
         "health.no-zero-rate",
@@ -78,6 +203,9 @@ CHECKS: tuple[Check, ...] = (
         "health.reduce",
         "without qualifying observations a rate is null, never a zero rate",
         "000: no qualifying observations produce null, not a zero rate",
+        judge=judges.judge_no_zero_rate,
+        trials=lambda claimed, declared: _trials("health.reduce", strategies.health_streams()),
+        explicit=explicit.rate_streams,
     ),
     # Recommended: Harn's runtime has no reset path (its reset_transcript never
     # touches health), so a producer doing what Harn does is certified without it.
@@ -89,6 +217,13 @@ CHECKS: tuple[Check, ...] = (
         "a transcript reset empties the rolling population and keeps the session gauges, "
         "the current iteration and the counted call and command ids",
         "000: Resetting the session transcript resets these observations.",
+        judge=judges.judge_semantics,
+        trials=lambda claimed, declared: _trials("health.reduce", strategies.reset_streams()),
+        explicit=_all(
+            explicit.reset_streams,
+            explicit.golden("health.reduce", explicit.has_reset),
+            regressions.health_cases,
+        ),
     ),
     Check(
         "feedback.semantics",
@@ -97,6 +232,17 @@ CHECKS: tuple[Check, ...] = (
         "feedback.run",
         "receipts, rejections and work.observe equal the reference store's",
         "001: replay, replacement, usage ordering and counter rules, freshness",
+        judge=judges.judge_semantics,
+        trials=lambda claimed, declared: _trials("feedback.run", strategies.feedback_steps()),
+        explicit=_all(
+            explicit.feedback_runs,
+            explicit.golden("feedback.run"),
+            limits.feedback_limit_cases,
+            sameness.usage_sample_cases,
+            sameness.replay_cases,
+            sameness.feedback_state_cases,
+            regressions.feedback_cases,
+        ),
     ),
     Check(
         "runrecord.semantics",
@@ -106,6 +252,13 @@ CHECKS: tuple[Check, ...] = (
         "run records equal the reference projection (receipt, evidence, gaps, span tree)",
         "003: Session-backed run records always carry metadata.completion_receipt; Harn does "
         "not relabel a run or session ID as an execution ID",
+        judge=judges.judge_semantics,
+        trials=lambda claimed, declared: _trials("runrecord.project", strategies.run_projections()),
+        explicit=_all(
+            explicit.run_projections,
+            explicit.golden("runrecord.project"),
+            regressions.runrecord_cases,
+        ),
     ),
     Check(
         "runrecord.response-semantics",
@@ -115,6 +268,13 @@ CHECKS: tuple[Check, ...] = (
         "provider_call_response payloads equal the reference (tool-call parse, loop_state)",
         "003: Booleans, numbers, null, and nil become JSON primitives; other values remain "
         "strings. The field is null when no complete block exists",
+        judge=judges.judge_semantics,
+        trials=lambda claimed, declared: _trials(
+            "runrecord.provider_call_response", strategies.provider_responses()
+        ),
+        explicit=_all(
+            explicit.provider_responses, explicit.golden("runrecord.provider_call_response")
+        ),
     ),
     Check(
         "runrecord.reference-when-identical",
@@ -124,6 +284,11 @@ CHECKS: tuple[Check, ...] = (
         "parsed_tool_calls_ref exactly when a non-empty parse equals tool_calls",
         "003: When a non-empty view is structurally identical to the provider-native tool_calls "
         "array, the response stores parsed_tool_calls_ref",
+        judge=judges.judge_reference_rule,
+        trials=lambda claimed, declared: _trials(
+            "runrecord.provider_call_response", strategies.provider_responses()
+        ),
+        explicit=_all(explicit.provider_responses, sameness.tool_call_cases),
     ),
     Check(
         "redaction.canaries",
@@ -133,6 +298,14 @@ CHECKS: tuple[Check, ...] = (
         "a canary secret of every detector kind planted in the text never reaches the output",
         "003: These projections are redacted by the same transcript policy as text before they "
         "reach SQLite",
+        judge=judges.judge_canaries,
+        trials=lambda claimed, declared: _trials(
+            "runrecord.provider_call_response",
+            st.sampled_from(sorted(_canary_texts())).flatmap(
+                lambda canary: strategies.provider_responses(canary=canary)
+            ),
+        ),
+        explicit=_all(explicit.provider_canaries, redaction.provider_alone_cases),
     ),
     Check(
         "recap.semantics",
@@ -142,6 +315,17 @@ CHECKS: tuple[Check, ...] = (
         "envelopes equal the reference projection (grouping, coverage, cursor, reasons)",
         "002: A recap groups visible prompts, assistant text, tool exchanges, plans, progress, "
         "and terminal facts by prompt turn and agent-loop iteration",
+        judge=judges.judge_semantics,
+        trials=lambda claimed, declared: _trials("recap.project", strategies.recap_cases()),
+        explicit=_all(
+            explicit.recap_pages,
+            explicit.recap_text,
+            explicit.recap_numbers,
+            explicit.golden("recap.project", lambda case: not explicit.is_stored(case)),
+            limits.recap_limit_cases,
+            sameness.exchange_cases,
+            regressions.recap_cases,
+        ),
     ),
     Check(
         "recap.hashes",
@@ -151,6 +335,9 @@ CHECKS: tuple[Check, ...] = (
         "every record hash, contentHash and projectionHash recomputes (Harn's canonical JSON)",
         "002: source.events identifies each contributing canonical event by ID and record hash. "
         "contentHash binds the source content. projectionHash binds ...",
+        judge=judges.judge_recap_hashes,
+        trials=lambda claimed, declared: _trials("recap.project", strategies.recap_cases()),
+        explicit=_all(explicit.recap_pages, explicit.recap_numbers, hashes.hash_cases),
     ),
     Check(
         "recap.limit",
@@ -160,6 +347,9 @@ CHECKS: tuple[Check, ...] = (
         "the read is bounded by limit (4,096 by default, clamped into 1..32,768); the echo "
         "keeps the limit as received",
         "002: Harn defaults to 4,096 and clamps the effective bound into 1 through 32,768",
+        judge=judges.judge_recap_limit,
+        trials=lambda claimed, declared: _trials("recap.project", strategies.recap_cases()),
+        explicit=_all(explicit.recap_pages, regressions.recap_limit_cases),
     ),
     Check(
         "recap.query-aliases",
@@ -168,6 +358,9 @@ CHECKS: tuple[Check, ...] = (
         "recap.project",
         "a query in snake-case aliases gives the same envelope as in camelCase",
         "002: Both accept snake-case aliases for query fields",
+        judge=judges.judge_query_aliases,
+        trials=lambda claimed, declared: _trials("recap.project", strategies.recap_cases()),
+        explicit=explicit.recap_aliases,
     ),
     Check(
         "redaction.recap-canaries",
@@ -177,6 +370,14 @@ CHECKS: tuple[Check, ...] = (
         "a canary secret of every detector kind in a journal text never reaches the snapshot",
         "002: Public text is redacted through Harn's active redaction policy before it "
         "reaches the snapshot",
+        judge=judges.judge_canaries,
+        trials=lambda claimed, declared: _trials(
+            "recap.project",
+            st.sampled_from(sorted(_canary_texts())).flatmap(
+                lambda canary: strategies.recap_cases(canary=canary)
+            ),
+        ),
+        explicit=_all(explicit.recap_canaries, redaction.recap_alone_cases),
     ),
     Check(
         "redaction.lookalikes-survive",
@@ -186,6 +387,16 @@ CHECKS: tuple[Check, ...] = (
         "text that only resembles a secret (a public key, `sk-` in prose) stays intact",
         "002: Public text is redacted through Harn's active redaction policy (redaction removes "
         "secrets, not the text around them)",
+        judge=judges.judge_lookalikes,
+        trials=lambda claimed, declared: _trials(
+            "recap.project",
+            st.sampled_from(sorted(_lookalike_texts())).flatmap(
+                lambda text: strategies.recap_cases(canary=text).map(
+                    lambda case: {**case, "lookalike": text}
+                )
+            ),
+        ),
+        explicit=_none,
     ),
     Check(
         "redaction.apply",
@@ -196,6 +407,9 @@ CHECKS: tuple[Check, ...] = (
         "text or value; a failure names the detector",
         "002: Public text is redacted through Harn's active redaction policy before it "
         "reaches the snapshot",
+        judge=judges.judge_redaction_apply,
+        trials=lambda claimed, declared: _redaction_vector_trials(),
+        explicit=_none,
     ),
     Check(
         "feedback.usage-never-summed",
@@ -204,6 +418,9 @@ CHECKS: tuple[Check, ...] = (
         "feedback.run",
         "work.observe reports the latest usage snapshot, never a sum",
         "001: AWR retains snapshots but does not sum them",
+        judge=judges.judge_usage_not_summed,
+        trials=lambda claimed, declared: _trials("feedback.run", strategies.feedback_steps()),
+        explicit=explicit.usage_runs,
     ),
     Check(
         "health.a2a-preserves-state",
@@ -213,6 +430,11 @@ CHECKS: tuple[Check, ...] = (
         "an A2A status update carries the fact verbatim and keeps the task's current state",
         "000: A2A task streams carry the same fact in metadata.harn.sessionHealth on a standard "
         "status update, preserving the current task state",
+        judge=judges.judge_semantics,
+        trials=lambda claimed, declared: _trials(
+            "health.a2a_status_update", strategies.a2a_cases()
+        ),
+        explicit=explicit.golden("health.a2a_status_update"),
     ),
     Check(
         "recap.stored-events",
@@ -223,6 +445,19 @@ CHECKS: tuple[Check, ...] = (
         "its store: headers, raw-message fallbacks, null versus absent, plans, per-session ids",
         "002: Session recaps are deterministic, read-only projections over the canonical "
         "session journal (as Harn's store holds it: docs/recap.md section 11)",
+        judge=judges.judge_semantics,
+        trials=lambda claimed, declared: _trials(
+            "recap.project",
+            st.one_of(
+                strategies.recap_stored_cases(),
+                st.sampled_from(sorted(_canary_texts())).flatmap(
+                    lambda canary: strategies.recap_stored_cases(canary=canary)
+                ),
+            ),
+        ),
+        explicit=_all(
+            stored.stored_event_cases, explicit.golden("recap.project", explicit.is_stored)
+        ),
     ),
     Check(
         "recap.unavailable-states",
@@ -234,6 +469,11 @@ CHECKS: tuple[Check, ...] = (
         "002: journal_unavailable: The canonical session journal isn't available. "
         "projection_failed: Harn couldn't derive the deterministic projection. "
         "admission_terminal: The owning runtime couldn't admit the read.",
+        judge=judges.judge_semantics,
+        trials=lambda claimed, declared: _trials(
+            "recap.project", strategies.recap_condition_cases()
+        ),
+        explicit=_none,
     ),
 )
 

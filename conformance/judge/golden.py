@@ -265,7 +265,7 @@ def _normalize(operation: str, output: Any) -> Any:
         return output
     # Checkpoint ids are the producer's own, messages are for people: both
     # are compared as certify compares them.
-    from session_contracts.conformance.judge.certify import normalize_feedback
+    from session_contracts.conformance.judge.judges import normalize_feedback
 
     return normalize_feedback(output)
 

@@ -12,7 +12,6 @@ from xml.etree import ElementTree
 
 import pytest
 
-from session_contracts.conformance.judge.cases.explicit import EXPLICIT_CASES
 from session_contracts.conformance.judge.certify import certify
 from session_contracts.conformance.judge.checks import CHECKS, check_by_id
 from session_contracts.conformance.judge.runner import ProducerProcess
@@ -239,7 +238,7 @@ def test_evidence_counts_of_a_certified_run(tmp_path: Path) -> None:
     [check] = json.loads(report.read_text())["checks"]
     assert check["status"] == "passed"
     # The explicit cases come first, then the 5 random ones: all of them are evidence.
-    cases = 5 + len(EXPLICIT_CASES["health.semantics"])
+    cases = 5 + len(check_by_id("health.semantics").explicit_cases())
     assert check["evidence"] == {"judged": cases, "agreed": cases, "skipped": 0, "errored": 0}
 
 

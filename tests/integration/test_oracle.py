@@ -26,7 +26,6 @@ from typing import Any
 import orjson
 import pytest
 
-from session_contracts.conformance.judge.cases.explicit import EXPLICIT_CASES
 from session_contracts.conformance.judge.certify import (
     DEFAULT_EXAMPLES,
     CheckResult,
@@ -149,20 +148,16 @@ def test_the_same_seed_gives_the_same_cases_and_another_seed_other_ones(tmp_path
 def test_checks_sharing_a_strategy_get_cases_of_their_own(tmp_path: Path) -> None:
     recorder = Recorder(in_process_runner(HANDLERS))
     recorder.run_all(["recap.semantics", "recap.hashes"], tmp_path, examples=6)
-    explicit = len(EXPLICIT_CASES["recap.semantics"])
+    explicit = len(check_by_id("recap.semantics").explicit_cases())
     assert recorder.sent["recap.semantics"][explicit:] != recorder.sent["recap.hashes"][explicit:]
 
 
 # -- explicit cases first --
 def test_every_explicit_case_names_a_known_check_and_a_declared_operation() -> None:
-    ids = {check.id for check in CHECKS}
-    for check_id in EXPLICIT_CASES:
-        assert check_id in ids, check_id
-        check = check_by_id(check_id)
-        assert check is not None
-        for case in EXPLICIT_CASES[check_id]:
+    for check in CHECKS:
+        for case in check.explicit_cases():
             assert case.operation in HANDLERS
-            assert check.operation in ("*", case.operation), (check_id, case.operation)
+            assert check.operation in ("*", case.operation), (check.id, case.operation)
             assert case.why.strip()
             json.dumps(case.input)  # plain JSON, as the wire carries it
 
@@ -174,7 +169,7 @@ def test_explicit_cases_are_sent_first_in_order_and_count_as_evidence(tmp_path: 
     check = check_by_id("health.semantics")
     assert check is not None
     explicit = explicit_trials(check, CONTRACTS, OPERATIONS)
-    assert len(explicit) == len(EXPLICIT_CASES["health.semantics"]) > 0
+    assert len(explicit) == len(check_by_id("health.semantics").explicit_cases()) > 0
     expected = [
         dumps_wire({"operation": t.operation, "input": t.input}, option=orjson.OPT_SORT_KEYS)
         for t, _ in explicit
@@ -223,7 +218,7 @@ def _wrong_on_first_explicit_case(check_id: str) -> Callable[[Trial], Any]:
 
 def test_a_failure_on_an_explicit_case_names_its_rule_and_is_saved(tmp_path: Path) -> None:
     result = run("health.semantics", _wrong_on_first_explicit_case("health.semantics"), tmp_path)
-    why = EXPLICIT_CASES["health.semantics"][0].why
+    why = check_by_id("health.semantics").explicit_cases()[0].why
     assert result.status == "failed"
     assert result.cases == 1
     assert why in result.message
@@ -232,7 +227,7 @@ def test_a_failure_on_an_explicit_case_names_its_rule_and_is_saved(tmp_path: Pat
     assert result.saved_to is not None
     saved = json.loads(Path(result.saved_to).read_text())
     assert saved["check"] == "health.semantics"
-    assert saved["input"] == dict(EXPLICIT_CASES["health.semantics"][0].input)
+    assert saved["input"] == dict(check_by_id("health.semantics").explicit_cases()[0].input)
 
 
 # defect (tests/producers/faulty.py) -> the check whose explicit case catches it at any setting
@@ -253,7 +248,7 @@ def test_defects_that_random_cases_missed_are_caught_by_an_explicit_case(
     result = run(check_id, in_process_runner(faulty_handlers(defect)), tmp_path, examples=1)
     assert result.status == "failed", result
     assert "(explicit case: " in result.message
-    assert result.cases <= len(EXPLICIT_CASES[check_id])
+    assert result.cases <= len(check_by_id(check_id).explicit_cases())
 
 
 # -- each check judges only its own rule --

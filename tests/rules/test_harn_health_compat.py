@@ -30,7 +30,6 @@ from jsonschema import Draft202012Validator
 from session_contracts.bindings import decode, encode
 from session_contracts.conformance.judge.cases import operations as _cases
 from session_contracts.conformance.judge.cases.documents import repair
-from session_contracts.conformance.judge.cases.explicit import EXPLICIT_CASES
 from session_contracts.conformance.judge.certify import Trial, in_process_runner
 from session_contracts.conformance.judge.checks import check_by_id
 from session_contracts.conformance.judge.golden import default_fixtures_dir, judge, load_corpus
@@ -453,11 +452,13 @@ def test_the_reset_rule_is_judged_by_its_own_recommended_check() -> None:
     def resets(case_input: Any) -> bool:
         return any(o.get("kind") == "transcript_reset" for o in case_input["observations"])
 
-    explicit = EXPLICIT_CASES[RESET_CHECK]
+    explicit = check_by_id(RESET_CHECK).explicit_cases()
     assert explicit
     assert all(resets(case.input) for case in explicit)
     for check_id in ("health.semantics", "health.no-zero-rate"):
-        assert not any(resets(case.input) for case in EXPLICIT_CASES[check_id]), check_id
+        assert not any(resets(case.input) for case in check_by_id(check_id).explicit_cases()), (
+            check_id
+        )
 
 
 def test_the_harn_like_producer_answers_every_recorded_case_as_harn_did() -> None:

@@ -15,7 +15,6 @@ import pytest
 
 from session_contracts.conformance.judge.cases.explicit import (
     BUILTIN_MEMBER_NAMES,
-    EXPLICIT_CASES,
 )
 from session_contracts.conformance.judge.cases.limits import (
     WIDTHS,
@@ -23,6 +22,7 @@ from session_contracts.conformance.judge.cases.limits import (
     sized_texts,
 )
 from session_contracts.conformance.judge.cases.redaction import alone_canaries
+from session_contracts.conformance.judge.checks import check_by_id
 from session_contracts.json.wire import dumps_wire, loads_wire
 from session_contracts.redaction.engine import canary_secrets, redact_text
 from session_contracts.redaction.policy import default_policy
@@ -102,14 +102,14 @@ def test_each_default_pattern_has_a_canary_no_other_pattern_catches() -> None:
 
 @pytest.mark.parametrize("check_id", ["redaction.canaries", "redaction.recap-canaries"])
 def test_each_pattern_alone_is_a_case_of_both_canary_checks(check_id: str) -> None:
-    whys = [case.why for case in EXPLICIT_CASES[check_id]]
+    whys = [case.why for case in check_by_id(check_id).explicit_cases()]
     for kind in default_policy().kinds:
         assert any(w.startswith(f"the {kind} pattern alone") for w in whys), kind
 
 
 def test_every_built_in_name_is_sent_and_every_closed_object_gets_one() -> None:
     # recap.reject-unknown-fields: "A writer must reject unknown fields".
-    cases = EXPLICIT_CASES["closed.unknown-field-rejected"]
+    cases = check_by_id("closed.unknown-field-rejected").explicit_cases()
     ordinary = [c for c in cases if "an unknown member at" in c.why]
     built_in = [c for c in cases if "a member named" in c.why]
     assert len(built_in) == len(ordinary)

@@ -3,33 +3,49 @@
 A check's random cases come from ``cases.operations`` strategies; the inputs that
 decide a rule (a limit at its boundary and one past it, a reset with a trend
 in flight, an exactly full page, a secret behind a label) are too rare to
-leave to chance at the default number of examples. ``EXPLICIT_CASES`` maps a
-check id to the case inputs (the same shape as that check's strategy draws,
-with the operation named) sent first, in order, at every setting; the seed
-never changes them.
+leave to chance at the default number of examples. A check's explicit cases
+(the same shape as its strategy draws, with the operation named) are sent
+first, in order, at every setting; the seed never changes them.
 
 To add cases: write (or extend) one builder function per check family that
-returns a list of :class:`ExplicitCase`, and name it for the check ids in
-``_BUILDERS``. Each builder runs once, the first time a check asks for its
-cases, so importing this module stays cheap.
+returns a list of :class:`ExplicitCase`, and name it in the check's ``explicit``
+in :mod:`session_contracts.conformance.judge.checks`. Each builder runs once,
+the first time a check asks for its cases.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-import importlib
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
     "BUILTIN_MEMBER_NAMES",
-    "EXPLICIT_CASES",
     "ExplicitCase",
     "attribute_event",
+    "builtin_members",
     "completed_call",
+    "extension_values",
+    "feedback_runs",
+    "golden",
+    "has_reset",
+    "health_streams",
+    "is_stored",
+    "provider_canaries",
+    "provider_responses",
+    "rate_streams",
+    "recap_aliases",
+    "recap_canaries",
+    "recap_numbers",
+    "recap_pages",
+    "recap_text",
+    "reset_streams",
+    "run_projections",
+    "unknown_members",
+    "usage_runs",
 ]
 
 
@@ -44,7 +60,7 @@ class ExplicitCase:
 
 
 # -- documents ------------------------------------------------------------------------------------
-def _unknown_members() -> list[ExplicitCase]:
+def unknown_members() -> list[ExplicitCase]:
     """One unknown member at every closed object of every bundled example.
 
     Array items are visited once (the first item stands for the others):
@@ -110,7 +126,7 @@ BUILTIN_MEMBER_NAMES = (
 )
 
 
-def _builtin_members() -> list[ExplicitCase]:
+def builtin_members() -> list[ExplicitCase]:
     """A member named like a built-in one at every closed object, the names taken in turn.
 
     An allow-list that answers yes to a built-in name (JavaScript's ``in`` on a plain
@@ -121,7 +137,7 @@ def _builtin_members() -> list[ExplicitCase]:
     from session_contracts.conformance.judge.cases.operations import UNKNOWN_KEY
 
     cases = []
-    for index, case in enumerate(_unknown_members()):
+    for index, case in enumerate(unknown_members()):
         name = BUILTIN_MEMBER_NAMES[index % len(BUILTIN_MEMBER_NAMES)]
         where = case.input["injected_at"]
         document = copy.deepcopy(case.input["document"])
@@ -135,7 +151,7 @@ def _builtin_members() -> list[ExplicitCase]:
     return cases
 
 
-def _extensions() -> list[ExplicitCase]:
+def extension_values() -> list[ExplicitCase]:
     from session_contracts.conformance.judge.cases.operations import bundled_examples
 
     values: list[tuple[str, dict[str, Any]]] = [
@@ -216,7 +232,7 @@ def _health(why: str, *observations: dict[str, Any]) -> ExplicitCase:
     )
 
 
-def _reset_streams() -> list[ExplicitCase]:
+def reset_streams() -> list[ExplicitCase]:
     """The seed's reset rule, which Harn's runtime does not have: judged by the
     recommended ``health.transcript-reset`` only."""
     trend = [
@@ -270,7 +286,7 @@ def _reset_streams() -> list[ExplicitCase]:
     ]
 
 
-def _health_streams() -> list[ExplicitCase]:
+def health_streams() -> list[ExplicitCase]:
     return [
         _health(
             "an iteration end before any iteration started measures no wall time (Harn's "
@@ -322,7 +338,7 @@ def _health_streams() -> list[ExplicitCase]:
     ]
 
 
-def _rate_streams() -> list[ExplicitCase]:
+def rate_streams() -> list[ExplicitCase]:
     return [
         _health(
             "no call at all: both rates are null in both views",
@@ -410,7 +426,7 @@ def _feedback(why: str, *steps: dict[str, Any]) -> ExplicitCase:
     return ExplicitCase("feedback.run", {"steps": list(steps)}, why)
 
 
-def _feedback_runs() -> list[ExplicitCase]:
+def feedback_runs() -> list[ExplicitCase]:
     return [
         _feedback(
             "usage observed exactly 300,000 ms ahead of the server clock is accepted, "
@@ -478,7 +494,7 @@ def _feedback_runs() -> list[ExplicitCase]:
     ]
 
 
-def _usage_runs() -> list[ExplicitCase]:
+def usage_runs() -> list[ExplicitCase]:
     return [
         _feedback(
             "snapshots of two counters: observe shows the latest one, never their sum",
@@ -540,7 +556,7 @@ def _projection(why: str, events: list[dict[str, Any]], spans: Sequence[Any] = (
     return ExplicitCase("runrecord.project", {"run": run, "events": events}, why)
 
 
-def _run_projections() -> list[ExplicitCase]:
+def run_projections() -> list[ExplicitCase]:
     return [
         _projection(
             "an explicitly null receipt stored after a value is the receipt: null, not the "
@@ -585,7 +601,7 @@ def _provider(why: str, text: str, tool_calls: Sequence[Any] = ()) -> ExplicitCa
 _NATIVE = {"id": "tc-1", "name": "search", "arguments": {"query": "x"}}
 
 
-def _provider_responses() -> list[ExplicitCase]:
+def provider_responses() -> list[ExplicitCase]:
     inline = f"<tool_call>{json.dumps(_NATIVE)}</tool_call>"
     return [
         _provider(
@@ -610,7 +626,7 @@ def _provider_responses() -> list[ExplicitCase]:
     ]
 
 
-def _provider_canaries() -> list[ExplicitCase]:
+def provider_canaries() -> list[ExplicitCase]:
     from session_contracts.redaction.engine import canaries
 
     cases = []
@@ -673,7 +689,7 @@ def _interleaved() -> list[dict[str, Any]]:
     return _journal(*rows)
 
 
-def _recap_pages() -> list[ExplicitCase]:
+def recap_pages() -> list[ExplicitCase]:
     events = _interleaved()
     return [
         _recap(
@@ -718,7 +734,7 @@ def _recap_pages() -> list[ExplicitCase]:
     ]
 
 
-def _recap_canaries() -> list[ExplicitCase]:
+def recap_canaries() -> list[ExplicitCase]:
     from session_contracts.redaction.engine import canaries
 
     cases = []
@@ -880,7 +896,7 @@ def _set(payload: dict[str, Any], where: Sequence[str | int], value: Any) -> dic
     return copied
 
 
-def _recap_text() -> list[ExplicitCase]:
+def recap_text() -> list[ExplicitCase]:
     """Each member Harn reads through semantic_string, padded with each kind of White_Space
     (shown trimmed), blank (read as absent), and padded with characters that are not
     White_Space (kept); each member it reads verbatim, padded (kept)."""
@@ -930,7 +946,7 @@ def _recap_text() -> list[ExplicitCase]:
 _INTEGRAL_FLOATS = (1.0, -0.0, 0.0, 2.0, -7.0, 1e20, 2.0**53, 1e300, 123456789.0)
 
 
-def _recap_numbers() -> list[ExplicitCase]:
+def recap_numbers() -> list[ExplicitCase]:
     """Tool input and output values holding integral floats: Harn keeps them floats in the
     snapshot and in projectionHash (docs/recap.md section 4), each alone and nested."""
     cases = []
@@ -967,7 +983,7 @@ def _recap_numbers() -> list[ExplicitCase]:
     return cases
 
 
-def _recap_aliases() -> list[ExplicitCase]:
+def recap_aliases() -> list[ExplicitCase]:
     return [
         _recap(
             "every query field spelled in camelCase (the check sends the snake-case twin)",
@@ -990,18 +1006,18 @@ def _golden_corpus() -> tuple[tuple[str, str, str, Mapping[str, Any]], ...]:
     return tuple((c.operation, c.name, c.description, c.input) for c in corpus.cases)
 
 
-def _has_reset(case_input: Mapping[str, Any]) -> bool:
+def has_reset(case_input: Mapping[str, Any]) -> bool:
     observations = case_input.get("observations")
     return isinstance(observations, list) and any(
         isinstance(o, Mapping) and o.get("kind") == "transcript_reset" for o in observations
     )
 
 
-def _is_stored(case_input: Mapping[str, Any]) -> bool:
+def is_stored(case_input: Mapping[str, Any]) -> bool:
     return "storedEvents" in case_input
 
 
-def _golden(
+def golden(
     operation: str, keep: Callable[[Mapping[str, Any]], bool] = lambda case_input: True
 ) -> Callable[[], list[ExplicitCase]]:
     """The golden fixtures of ``operation`` as explicit cases: one evidence pool, so a
@@ -1017,98 +1033,3 @@ def _golden(
         ]
 
     return build
-
-
-def _all(*builders: Callable[[], list[ExplicitCase]]) -> Callable[[], list[ExplicitCase]]:
-    return lambda: [case for build in builders for case in build()]
-
-
-def _from(module: str, *names: str) -> Callable[[], list[ExplicitCase]]:
-    """Builders of a sibling module, imported on first use (it imports this one)."""
-
-    def build() -> list[ExplicitCase]:
-        loaded = importlib.import_module(f"{__package__}.{module}")
-        return [case for name in names for case in getattr(loaded, name)()]
-
-    return build
-
-
-_BUILDERS: Mapping[str, Callable[[], list[ExplicitCase]]] = {
-    "closed.unknown-field-rejected": _all(_unknown_members, _builtin_members),
-    "roundtrip.identity": _from("limits", "document_limit_cases"),
-    "extensions.verbatim": _extensions,
-    "health.semantics": _all(
-        _health_streams,
-        _golden("health.reduce", lambda case: not _has_reset(case)),
-        _from("limits", "health_limit_cases"),
-        _from("sameness", "diagnostic_cases", "health_state_cases"),
-    ),
-    "health.no-zero-rate": _rate_streams,
-    "health.transcript-reset": _all(_reset_streams, _golden("health.reduce", _has_reset)),
-    "health.a2a-preserves-state": _golden("health.a2a_status_update"),
-    "feedback.semantics": _all(
-        _feedback_runs,
-        _golden("feedback.run"),
-        _from("limits", "feedback_limit_cases"),
-        _from("sameness", "usage_sample_cases", "replay_cases", "feedback_state_cases"),
-    ),
-    "feedback.usage-never-summed": _usage_runs,
-    "runrecord.semantics": _all(_run_projections, _golden("runrecord.project")),
-    "runrecord.response-semantics": _all(
-        _provider_responses, _golden("runrecord.provider_call_response")
-    ),
-    "runrecord.reference-when-identical": _all(
-        _provider_responses, _from("sameness", "tool_call_cases")
-    ),
-    "redaction.canaries": _all(_provider_canaries, _from("redaction", "provider_alone_cases")),
-    "recap.semantics": _all(
-        _recap_pages,
-        _recap_text,
-        _recap_numbers,
-        _golden("recap.project", lambda case: not _is_stored(case)),
-        _from("limits", "recap_limit_cases"),
-        _from("sameness", "exchange_cases"),
-    ),
-    "recap.stored-events": _all(
-        _from("stored", "stored_event_cases"), _golden("recap.project", _is_stored)
-    ),
-    "recap.limit": _recap_pages,
-    "recap.hashes": _all(_recap_pages, _recap_numbers, _from("hashes", "hash_cases")),
-    "recap.query-aliases": _recap_aliases,
-    "redaction.recap-canaries": _all(_recap_canaries, _from("redaction", "recap_alone_cases")),
-}
-
-
-class _Table(Mapping[str, Sequence[ExplicitCase]]):
-    """Check id -> its explicit cases, each builder run once, on first use."""
-
-    def __init__(self, builders: Mapping[str, Callable[[], list[ExplicitCase]]]) -> None:
-        self._builders = builders
-        self._built: dict[str, tuple[ExplicitCase, ...]] = {}
-
-    def __getitem__(self, check_id: str) -> Sequence[ExplicitCase]:
-        if check_id not in self._built:
-            self._built[check_id] = tuple(self._builders[check_id]())
-        return self._built[check_id]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._builders)
-
-    def __len__(self) -> int:
-        return len(self._builders)
-
-
-def _joined() -> Mapping[str, Callable[[], list[ExplicitCase]]]:
-    """This table and the defect cases (tests/producers/defects.py), per check."""
-    from session_contracts.conformance.judge.cases.defects import DEFECT_CASES
-
-    def both(*builders: Callable[[], list[ExplicitCase]]) -> Callable[[], list[ExplicitCase]]:
-        return lambda: [case for build in builders for case in build()]
-
-    joined = dict(_BUILDERS)
-    for check_id, build in DEFECT_CASES.items():
-        joined[check_id] = both(joined[check_id], build) if check_id in joined else build
-    return joined
-
-
-EXPLICIT_CASES: Mapping[str, Sequence[ExplicitCase]] = _Table(_joined())

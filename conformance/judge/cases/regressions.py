@@ -1,9 +1,11 @@
-"""Explicit cases for the defects of tests/producers/defects.py: one decisive input each.
+"""Regression cases: the decisive input of every wrong producer the suite has been shown
+to catch (tests/producers/defects.py plants each defect; a certificate must catch it).
 
-Joined to the table of :mod:`explicit` (sent first, before a check's
-random cases): a byte limit at its bound and one byte past it in three-byte
-text, for every limited field; eight and nine items of every list; usage
-inside and past the five-minute future window; every counter decreasing
+Sent with a check's explicit cases (before its random ones; the catalogue in
+:mod:`session_contracts.conformance.judge.checks` names them): a byte limit at
+its bound and one byte past it in three-byte text, for every limited field;
+eight and nine items of every list; usage inside and past the five-minute
+future window; every counter decreasing
 alone; two sources sharing a counter name; resets with a trend, a stop class
 and resolved calls in flight; iterations out of order; another session
 interleaved in a page; secrets under sensitive names at every depth of tool
@@ -14,14 +16,21 @@ a read of more than 32,768 events.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from session_contracts.conformance.judge.cases.explicit import ExplicitCase, attribute_event
 
-__all__ = ["DEFECT_CASES"]
+__all__ = [
+    "document_cases",
+    "feedback_cases",
+    "health_cases",
+    "recap_cases",
+    "recap_limit_cases",
+    "runrecord_cases",
+]
 
-# -- builders of the decisive inputs (tests/producers/defects.py holds a defect for each) ---------
+# -- builders of the decisive inputs -------------------------------------------------------------
 _MS = 1_700_000_000_000
 _WIDE = "步"  # three UTF-8 bytes, one character: byte limits counted in characters show
 
@@ -90,7 +99,7 @@ def _progress(**members: Any) -> dict[str, Any]:
     return {"progress": {"phase": "testing", "summary": "步骤", **members}}
 
 
-def _feedback_cases() -> list[ExplicitCase]:
+def feedback_cases() -> list[ExplicitCase]:
     cases: list[ExplicitCase] = []
 
     def add(why: str, *requests: Mapping[str, Any]) -> None:
@@ -193,7 +202,7 @@ def _call(call_id: str, *, fingerprint: str | None = None, count: int = 0) -> di
 _FINISHED = {"kind": "iteration_finished", "wall_time_ms": 100, "prose_characters": 10}
 
 
-def _health_cases() -> list[ExplicitCase]:
+def health_cases() -> list[ExplicitCase]:
     return [
         ExplicitCase(
             "health.reduce",
@@ -262,7 +271,7 @@ SENSITIVE_ARGUMENTS = {
 }
 
 
-def _recap_cases() -> list[ExplicitCase]:
+def recap_cases() -> list[ExplicitCase]:
     prompt = _event(1, "message", {"role": "user", "visibility": None, "text": "go"})
     out_of_order = [prompt]
     for iteration in (2, 0, 1):
@@ -319,7 +328,7 @@ def _recap_cases() -> list[ExplicitCase]:
     ]
 
 
-def _recap_limit_cases() -> list[ExplicitCase]:
+def recap_limit_cases() -> list[ExplicitCase]:
     # One session of 32,770 small events: only a read of more than 32,768
     # events shows whether 32,769 is clamped.
     events = [_event(i, "other", {}, turn=None) for i in range(1, 32_771)]
@@ -357,7 +366,7 @@ def _run(spans: list[dict[str, Any]], events: list[dict[str, Any]] | None = None
     return {"run": run, "events": events or []}
 
 
-def _runrecord_cases() -> list[ExplicitCase]:
+def runrecord_cases() -> list[ExplicitCase]:
     return [
         ExplicitCase(
             "runrecord.project",
@@ -398,7 +407,7 @@ def _unknown_member(doctype: str, where: list[str | int]) -> ExplicitCase:
     )
 
 
-def _document_cases() -> list[ExplicitCase]:
+def document_cases() -> list[ExplicitCase]:
     iteration: list[str | int] = ["turns", 0, "iterations", 0]
     return [
         _unknown_member("session-health.fact", ["heuristics"]),
@@ -406,13 +415,3 @@ def _document_cases() -> list[ExplicitCase]:
         _unknown_member("session-recap.snapshot", [*iteration, "tools", 0]),
         _unknown_member("session-recap.snapshot", ["turns", 0, "prompts", 0]),
     ]
-
-
-DEFECT_CASES: Mapping[str, Callable[[], list[ExplicitCase]]] = {
-    "feedback.semantics": _feedback_cases,
-    "health.transcript-reset": _health_cases,
-    "recap.semantics": _recap_cases,
-    "recap.limit": _recap_limit_cases,
-    "runrecord.semantics": _runrecord_cases,
-    "closed.unknown-field-rejected": _document_cases,
-}
