@@ -387,13 +387,13 @@ def _recap_policy(args: argparse.Namespace) -> Any:
 
 
 def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance.reference.recap import serve
+    from session_contracts.conformance.reference.recap import serve_http
 
     if args.max_concurrent is not None and args.max_concurrent < 1:
         raise UsageError(
             [Finding("$.max_concurrent", "usage", "--max-concurrent must be at least 1", "")]
         )
-    serve(
+    serve_http(
         args.journal,
         args.host,
         args.port,
@@ -521,7 +521,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         from session_contracts.validation.validator import default_validator
 
         default_validator().schema_set.document_type(args.doctype)
-    from session_contracts.conformance.judge.check_report import CheckJunit
+    from session_contracts.conformance.judge.captured_report import CheckJunit
 
     # Bounded statistics: memory does not grow with the input (docs/check.md).
     stats, junit = CheckStats(), CheckJunit()

@@ -165,8 +165,8 @@ def test_doctype_can_be_forced(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", sorted(canaries()))
 def test_the_fast_secret_gate_never_hides_a_canary(kind: str) -> None:
-    from session_contracts.conformance.judge.captured import secret_screen, value_holds_secret
     from session_contracts.redaction.policy import default_policy
+    from session_contracts.redaction.screen import secret_screen, value_holds_secret
 
     document = json.loads((EXAMPLES / "session-recap.snapshot.json").read_text())
     document["turns"][0]["prompts"][0]["text"] = f"see {canaries()[kind]} here"
@@ -249,8 +249,8 @@ def _writings(value: object) -> list[bytes]:
 @settings(max_examples=300, deadline=None)
 @given(value=_VALUES)
 def test_the_screen_flags_exactly_what_scan_value_flags(policy_name: str, value: object) -> None:
-    from session_contracts.conformance.judge.captured import ScreenMemo, secret_findings
     from session_contracts.redaction.engine import scan_value
+    from session_contracts.redaction.screen import ScreenMemo, secret_findings
 
     policy = POLICIES[policy_name]
     expected = scan_value(value, policy)
@@ -265,8 +265,8 @@ def test_the_screen_flags_exactly_what_scan_value_flags(policy_name: str, value:
 def test_the_screen_is_exact_across_a_stream_sharing_one_memo(
     policy_name: str, values: list[object]
 ) -> None:
-    from session_contracts.conformance.judge.captured import ScreenMemo, secret_findings
     from session_contracts.redaction.engine import scan_value
+    from session_contracts.redaction.screen import ScreenMemo, secret_findings
 
     policy = POLICIES[policy_name]
     memo = ScreenMemo()
@@ -283,7 +283,7 @@ def test_the_line_screens_sets_find_what_searching_each_needle_finds(
 ) -> None:
     import dataclasses
 
-    from session_contracts.conformance.judge.captured import line_may_hold_secret, secret_screen
+    from session_contracts.redaction.screen import line_may_hold_secret, secret_screen
 
     screen = secret_screen(POLICIES[policy_name])
     assert screen.line_sets is not None
@@ -303,7 +303,7 @@ def test_the_line_set_finds_each_needle_in_any_case_as_the_lowered_line_does(
     verdict memo answer as searching each needle in the line and its lowered form."""
     import dataclasses
 
-    from session_contracts.conformance.judge.captured import line_may_hold_secret, secret_screen
+    from session_contracts.redaction.screen import line_may_hold_secret, secret_screen
 
     screen = secret_screen(POLICIES[policy_name])
     one_by_one = dataclasses.replace(screen, line_sets=None)
@@ -318,8 +318,8 @@ def test_the_line_set_finds_each_needle_in_any_case_as_the_lowered_line_does(
 
 @pytest.mark.parametrize("kind", sorted(canaries()))
 def test_the_line_screen_never_passes_a_planted_canary(kind: str) -> None:
-    from session_contracts.conformance.judge.captured import line_may_hold_secret, secret_screen
     from session_contracts.redaction.policy import default_policy
+    from session_contracts.redaction.screen import line_may_hold_secret, secret_screen
 
     screen = secret_screen(default_policy())
     envelope = json.loads((EXAMPLES / "session-recap.envelope.json").read_text())
@@ -340,12 +340,12 @@ def test_policy_literals_cannot_be_made_by_the_redaction_views() -> None:
     the extended policy's detectors also read views of it (escaped quotes collapsed,
     key chains skipped).  Neither can make a literal of that policy that the text
     lacks, so the guard against that (VIEW_UNSAFE) switches none of its gates off."""
-    from session_contracts.conformance.reference.recap.redaction_gate import (
+    from session_contracts.redaction.engine import RegexDetector
+    from session_contracts.redaction.gate import (
         VIEW_UNSAFE,
         detector_gates,
         pattern_clauses,
     )
-    from session_contracts.redaction.engine import RegexDetector
     from session_contracts.redaction.policy import default_policy
 
     literals = {
@@ -363,8 +363,8 @@ def test_policy_literals_cannot_be_made_by_the_redaction_views() -> None:
 
 
 def test_a_literal_the_views_could_make_switches_its_gate_off() -> None:
-    from session_contracts.conformance.reference.recap.redaction_gate import detector_gates
     from session_contracts.redaction.engine import RedactionPolicy, RegexDetector
+    from session_contracts.redaction.gate import detector_gates
 
     # A literal holding a backslash: the escape-run view could make it.
     custom = RegexDetector(id="escaped_pin", pattern=r'pin\\": ?\\"[0-9]{6}')
@@ -378,8 +378,8 @@ def test_a_literal_the_views_could_make_switches_its_gate_off() -> None:
     ["to\u212aen", "pa\u017f\u017fword", "ap\u0130_key", "\u017fecret", "\u212aey"],
 )
 def test_the_screen_sees_keys_that_fold_to_sensitive_ones(policy_name: str, key: str) -> None:
-    from session_contracts.conformance.judge.captured import ScreenMemo, secret_findings
     from session_contracts.redaction.engine import scan_value
+    from session_contracts.redaction.screen import ScreenMemo, secret_findings
 
     policy = POLICIES[policy_name]
     secret = SECRETS["sensitive_key_high_entropy"]

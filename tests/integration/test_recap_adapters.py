@@ -74,7 +74,7 @@ def expected_bytes(journal: Path, query: dict[str, Any]) -> bytes:
 # ------------------------------------------------------------------------------- HTTP
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.http-adapter")
 def test_http_serves_the_envelope(client: TestClient, journal: Path) -> None:
     response = client.get(f"/sessions/{SESSION}/recap", params={"limit": "5"})
     assert response.status_code == 200
@@ -83,7 +83,7 @@ def test_http_serves_the_envelope(client: TestClient, journal: Path) -> None:
     assert json.loads(response.content)["snapshot"]["cursor"]["nextEventId"] == 6
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.http-adapter", "recap.snake-case-aliases")
 @pytest.mark.parametrize(
     "params",
     [
@@ -105,14 +105,14 @@ def test_http_accepts_both_spellings(
     assert response.content == expected_bytes(journal, {**query, "limit": 30})
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.http-adapter")
 def test_http_session_ids_with_reserved_characters(client: TestClient, journal: Path) -> None:
     response = client.get(f"/sessions/{quote('a/b c?é', safe='')}/recap")
     assert response.status_code == 200
     assert response.content == expected_bytes(journal, {"sessionId": "a/b c?é"})
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.http-adapter")
 @pytest.mark.parametrize(
     ("query", "path", "code"),
     [
@@ -179,7 +179,7 @@ def test_http_takes_what_harns_runtime_takes(client: TestClient, journal: Path) 
     assert big.json()["snapshot"]["query"]["fromEventId"] == 2**64 - 1
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.http-adapter", "recap.journal-unavailable", "recap.session-missing")
 def test_http_unavailable_states_are_200_with_the_reason(
     client: TestClient, tmp_path: Path
 ) -> None:
@@ -190,7 +190,7 @@ def test_http_unavailable_states_are_200_with_the_reason(
         assert other.get(f"/sessions/{SESSION}/recap").json()["reason"] == "journal_unavailable"
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.http-adapter")
 def test_http_other_paths_and_methods_get_json_errors(client: TestClient) -> None:
     for response, status in (
         (client.get("/sessions/x"), 404),
@@ -201,7 +201,7 @@ def test_http_other_paths_and_methods_get_json_errors(client: TestClient) -> Non
         assert response.json()["error"]["code"] in ("not_found", "method_not_allowed")
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.admission-terminal")
 def test_http_closing_the_app_closes_the_service(journal: Path) -> None:
     service = RecapService(journal)
     with TestClient(create_app(service)) as test:
@@ -216,7 +216,7 @@ _param_names = st.sampled_from(
 )  # fmt: skip
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.http-adapter")
 @settings(max_examples=60, deadline=None)
 @given(
     params=st.lists(st.tuples(_param_names, st.text(max_size=12)), max_size=4),
@@ -232,7 +232,7 @@ def test_http_never_answers_500(journal: Path, params: list[tuple[str, str]], se
     assert "error" in body or body["state"] in ("available", "unavailable")
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.http-adapter")
 def test_a_real_uvicorn_server(journal: Path) -> None:
     service = RecapService(journal)
     with serving(create_app(service)) as base, httpx.Client(base_url=base, timeout=20) as http:
@@ -268,7 +268,7 @@ def _acp(journal: Path, lines: list[bytes]) -> subprocess.CompletedProcess[bytes
     )
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.acp-adapter", "recap.snake-case-aliases")
 def test_acp_over_stdio(journal: Path) -> None:
     query = {"session_id": SESSION, "limit": 4}
     done = _acp(
@@ -314,7 +314,7 @@ def test_acp_over_stdio(journal: Path) -> None:
     assert positional["error"]["code"] == -32602
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.acp-adapter")
 @pytest.mark.parametrize(
     ("line", "code"),
     [
@@ -344,14 +344,14 @@ def test_acp_errors(journal: Path, line: bytes, code: int) -> None:
     assert message["error"]["code"] == code
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.acp-adapter")
 def test_acp_large_ids_are_echoed_exactly(journal: Path) -> None:
     response = handle_line(RecapService(journal), _rpc(2**70, {"sessionId": "nobody"}))
     assert response is not None
     assert response.startswith(b'{"jsonrpc":"2.0","id":1180591620717411303424,"result":')
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.acp-adapter")
 def test_acp_refuses_an_overlong_line_and_carries_on(journal: Path, tmp_path: Path) -> None:
     stdin = tmp_path / "in"
     stdin.write_bytes(
@@ -365,7 +365,7 @@ def test_acp_refuses_an_overlong_line_and_carries_on(journal: Path, tmp_path: Pa
     assert answer["result"]["reason"] == "session_missing"
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.acp-adapter")
 @settings(max_examples=60, deadline=None)
 @given(
     params=st.dictionaries(
@@ -396,7 +396,6 @@ def _cli(*args: str) -> subprocess.CompletedProcess[bytes]:
     )
 
 
-@pytest.mark.seed("002")
 def test_cli_recap_exit_codes(
     journal: Path, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
@@ -471,7 +470,7 @@ def test_cli_recap_of_stored_events_reports_each_bad_line(
 # ----------------------------------------------------------------------- same bytes
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.http-adapter", "recap.acp-adapter", "recap.snake-case-aliases")
 def test_http_acp_and_cli_write_the_same_bytes(journal: Path, client: TestClient) -> None:
     camel = {"sessionId": SESSION, "turnId": "turn-1", "fromEventId": 2, "limit": 6}
     snake = {"session_id": SESSION, "turn_id": "turn-1", "from_event_id": 2, "limit": 6}

@@ -218,20 +218,19 @@ def schema_enum(name: str) -> list[str]:
 # ------------------------------------------------------- schema and x- rules
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.missing-reasons")
 def test_rejection_codes_and_missing_reasons_are_the_schema_enums() -> None:
     assert list(REJECTION_CODES) == schema_enum("RejectionCode")
     assert list(MISSING_REASONS) == schema_enum("MissingReason")
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.capabilities-version")
 def test_capabilities_advertise_feedback_version_one() -> None:
     document = capabilities()
     decode("session-feedback.capabilities", document)
     assert document == {"session_feedback": {"version": 1}}
 
 
-@pytest.mark.seed("001")
 def test_schema_errors_are_invalid_request_with_the_finding_path(store: FeedbackStore) -> None:
     started(store)
     request = checkpoint_request(0, "req-1")
@@ -242,7 +241,7 @@ def test_schema_errors_are_invalid_request_with_the_finding_path(store: Feedback
     assert "[unknown_field]" in response["message"]
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.next-action-open-loops-required")
 def test_next_action_and_open_loops_remain_required(store: FeedbackStore) -> None:
     started(store)
     for member in ("next_action", "open_loops"):
@@ -252,7 +251,7 @@ def test_next_action_and_open_loops_remain_required(store: FeedbackStore) -> Non
     accepted(store.checkpoint(checkpoint_request(0, "req-1")))
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.client-info-optional", "feedback.model-source")
 def test_start_is_validated_against_the_schema(store: FeedbackStore) -> None:
     request = start_request(client_info={"product": "Agent", "model": {"id": "m"}})
     assert_rejected(store.start(request), "invalid_request", "$.client_info.model.source")
@@ -263,7 +262,7 @@ def test_start_is_validated_against_the_schema(store: FeedbackStore) -> None:
     )
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.summary-limit")
 def test_summary_limit_is_utf8_bytes(store: FeedbackStore) -> None:
     started(store)
     at_limit = dict(PROGRESS, summary="é" * 1024)  # 1,024 characters, 2,048 bytes
@@ -274,7 +273,7 @@ def test_summary_limit_is_utf8_bytes(store: FeedbackStore) -> None:
     assert "2,049 UTF-8 bytes" in response["message"]
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.list-and-entry-limits")
 @pytest.mark.parametrize("member", ["completed", "blockers", "artifacts", "tests"])
 def test_list_limit_is_eight_entries(store: FeedbackStore, member: str) -> None:
     started(store)
@@ -294,7 +293,7 @@ def test_list_limit_is_eight_entries(store: FeedbackStore, member: str) -> None:
     )
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.list-and-entry-limits", "feedback.usage-label-limits")
 @pytest.mark.parametrize(
     ("where", "limit", "path"),
     [
@@ -334,7 +333,7 @@ def test_entry_limits_are_utf8_bytes(
     assert_rejected(store.checkpoint(request("€" + exact[:-1], "req-2", 1)), "limit_exceeded", path)
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.safe-integers")
 def test_usage_integers_must_be_safe_integer_literals(
     store: FeedbackStore, clock: FakeClock
 ) -> None:
@@ -350,7 +349,7 @@ def test_usage_integers_must_be_safe_integer_literals(
     )
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.input-or-output-required")
 def test_usage_needs_input_or_output_and_cached_within_input(
     store: FeedbackStore, clock: FakeClock
 ) -> None:
@@ -371,7 +370,6 @@ def test_usage_needs_input_or_output_and_cached_within_input(
     accepted(store.checkpoint(checkpoint_request(0, "req-1", usage=output_only)))
 
 
-@pytest.mark.seed("001")
 def test_rejection_names_request_id_only_when_it_is_valid(store: FeedbackStore) -> None:
     started(store)
     response = store.checkpoint(checkpoint_request(0, "r" * 257))
@@ -382,7 +380,6 @@ def test_rejection_names_request_id_only_when_it_is_valid(store: FeedbackStore) 
     assert not_an_object["request_id"] is None
 
 
-@pytest.mark.seed("001")
 def test_non_json_request_is_invalid_request(store: FeedbackStore) -> None:
     started(store)
     for request in (
@@ -398,7 +395,7 @@ def test_non_json_request_is_invalid_request(store: FeedbackStore) -> None:
 # ---------------------------------------------------------- client declaration
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.declaration-replace-preserve")
 def test_supplied_client_declaration_replaces_previous(
     store: FeedbackStore, clock: FakeClock
 ) -> None:
@@ -415,7 +412,7 @@ def test_supplied_client_declaration_replaces_previous(
     assert observation["model"] == {"state": "missing", "reason": "client_capability_unknown"}
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.declaration-replace-preserve")
 def test_omitted_client_declaration_preserves_previous(
     store: FeedbackStore, clock: FakeClock
 ) -> None:
@@ -436,7 +433,7 @@ def test_omitted_client_declaration_preserves_previous(
     }
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.model-source", "feedback.report-meta")
 def test_model_provenance_names_the_declared_source(store: FeedbackStore, clock: FakeClock) -> None:
     configured = dict(CLIENT_A, model={"id": "requested-model", "source": "client_configuration"})
     started(store, client_info=configured)
@@ -454,7 +451,7 @@ def test_model_provenance_names_the_declared_source(store: FeedbackStore, clock:
 # -------------------------------------------------------------- session version
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.existing-checks-apply")
 def test_start_creates_session_at_version_zero(store: FeedbackStore) -> None:
     assert started(store) == {
         "request_id": "req-start",
@@ -466,7 +463,7 @@ def test_start_creates_session_at_version_zero(store: FeedbackStore) -> None:
     }
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.existing-checks-apply")
 def test_accepted_checkpoint_increments_session_version(
     store: FeedbackStore, clock: FakeClock
 ) -> None:
@@ -482,7 +479,7 @@ def test_accepted_checkpoint_increments_session_version(
     ]
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.existing-checks-apply")
 def test_checkpoint_must_name_current_session_version(store: FeedbackStore) -> None:
     started(store)
     assert_rejected(
@@ -496,7 +493,7 @@ def test_checkpoint_must_name_current_session_version(store: FeedbackStore) -> N
     assert response["message"] == "session_version 0 is not the session's current version 1"
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.existing-checks-apply")
 def test_checkpoint_on_unknown_session_is_session_missing(store: FeedbackStore) -> None:
     assert_rejected(
         store.checkpoint(checkpoint_request(0, "req-1", session_id="sess-unknown")),
@@ -505,7 +502,7 @@ def test_checkpoint_on_unknown_session_is_session_missing(store: FeedbackStore) 
     )
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.existing-checks-apply")
 def test_start_of_existing_session_is_version_conflict(store: FeedbackStore) -> None:
     started(store)
     assert_rejected(
@@ -516,7 +513,7 @@ def test_start_of_existing_session_is_version_conflict(store: FeedbackStore) -> 
 # ------------------------------------------------------------------- replay
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.duplicate-replay")
 def test_duplicate_request_replays_original_receipt(
     store: FeedbackStore, clock: FakeClock, db: Path
 ) -> None:
@@ -535,7 +532,7 @@ def test_duplicate_request_replays_original_receipt(
     assert accepted(store.checkpoint(checkpoint_request(1, "req-2")))["session_version"] == 2
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.duplicate-replay")
 def test_duplicate_start_replays_original_receipt(store: FeedbackStore, clock: FakeClock) -> None:
     original = started(store, client_info=CLIENT_A)
     clock.advance(60_000)
@@ -543,7 +540,7 @@ def test_duplicate_start_replays_original_receipt(store: FeedbackStore, clock: F
     assert replay == {**original, "replayed": True}
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.existing-checks-apply", "feedback.duplicate-replay")
 def test_same_request_id_different_body_is_request_conflict(store: FeedbackStore, db: Path) -> None:
     started(store)
     accepted(store.checkpoint(checkpoint_request(0, "req-1")))
@@ -557,7 +554,7 @@ def test_same_request_id_different_body_is_request_conflict(store: FeedbackStore
     assert dump(db) == before
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.existing-checks-apply")
 def test_request_id_is_scoped_to_its_session(store: FeedbackStore) -> None:
     started(store)
     accepted(store.start(start_request(session_id="sess-02")))
@@ -569,7 +566,7 @@ def test_request_id_is_scoped_to_its_session(store: FeedbackStore) -> None:
 # --------------------------------------------------------------------- usage
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.older-and-conflicting-rejected")
 def test_older_usage_observation_rejected_across_counters(
     store: FeedbackStore, clock: FakeClock
 ) -> None:
@@ -584,7 +581,7 @@ def test_older_usage_observation_rejected_across_counters(
     accepted(store.checkpoint(checkpoint_request(1, "req-2", usage=newer)))
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.older-and-conflicting-rejected")
 def test_conflicting_same_time_sample_rejected(store: FeedbackStore, clock: FakeClock) -> None:
     started(store)
     sample = usage_sample(clock.now, input_tokens=100, output_tokens=10)
@@ -599,7 +596,9 @@ def test_conflicting_same_time_sample_rejected(store: FeedbackStore, clock: Fake
         )
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence(
+    "feedback.older-and-conflicting-rejected", "feedback.usage-freshness-host-time"
+)
 def test_identical_same_time_sample_is_accepted(store: FeedbackStore, clock: FakeClock) -> None:
     started(store)
     sample = usage_sample(clock.now, input_tokens=100, output_tokens=10)
@@ -611,7 +610,7 @@ def test_identical_same_time_sample_is_accepted(store: FeedbackStore, clock: Fak
     assert usage["report"]["age_ms"] == 1_000  # still aged from the host measurement
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.decreasing-counter-rejected")
 def test_decreasing_counter_rejected_reset_needs_new_counter_id(
     store: FeedbackStore, clock: FakeClock
 ) -> None:
@@ -630,7 +629,7 @@ def test_decreasing_counter_rejected_reset_needs_new_counter_id(
     accepted(store.checkpoint(checkpoint_request(1, "req-2", usage=reset)))
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.decreasing-counter-rejected")
 def test_decrease_is_judged_per_source_and_counter(store: FeedbackStore, clock: FakeClock) -> None:
     started(store)
     accepted(
@@ -651,7 +650,7 @@ def test_decrease_is_judged_per_source_and_counter(store: FeedbackStore, clock: 
     )
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.future-timestamp-rejected")
 def test_future_timestamp_beyond_five_minutes_rejected(
     store: FeedbackStore, clock: FakeClock
 ) -> None:
@@ -665,7 +664,11 @@ def test_future_timestamp_beyond_five_minutes_rejected(
     assert observe(store)["usage"]["report"]["age_ms"] == 0
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence(
+    "feedback.usage-cumulative-snapshot",
+    "feedback.usage-retained-not-summed",
+    "feedback.raw-events-not-added",
+)
 def test_usage_is_never_summed(store: FeedbackStore, clock: FakeClock, db: Path) -> None:
     started(store)
     first = usage_sample(clock.now, counter_id="counter-1", input_tokens=100, output_tokens=10)
@@ -691,7 +694,12 @@ def test_usage_is_never_summed(store: FeedbackStore, clock: FakeClock, db: Path)
 # ------------------------------------------------------------- writes nothing
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence(
+    "feedback.existing-checks-apply",
+    "feedback.older-and-conflicting-rejected",
+    "feedback.decreasing-counter-rejected",
+    "feedback.future-timestamp-rejected",
+)
 def test_rejected_checkpoint_writes_nothing(
     store: FeedbackStore, clock: FakeClock, db: Path
 ) -> None:
@@ -738,7 +746,7 @@ def test_rejected_checkpoint_writes_nothing(
 # ---------------------------------------------------------------- observation
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.later-checkpoint-preserves-report")
 def test_later_checkpoint_without_feedback_keeps_report_and_timestamp(
     store: FeedbackStore, clock: FakeClock
 ) -> None:
@@ -762,7 +770,7 @@ def test_later_checkpoint_without_feedback_keeps_report_and_timestamp(
     }
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.stale")
 def test_stale_after_fifteen_minutes(store: FeedbackStore, clock: FakeClock) -> None:
     started(store, client_info=CLIENT_A)
     clock.advance(STALE_AFTER_MS)
@@ -773,7 +781,7 @@ def test_stale_after_fifteen_minutes(store: FeedbackStore, clock: FakeClock) -> 
     )
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.usage-freshness-host-time")
 def test_usage_freshness_uses_host_measurement_time(store: FeedbackStore, clock: FakeClock) -> None:
     started(store)
     measured = clock.now - 800_000  # the host measured it long before it was ingested
@@ -790,7 +798,7 @@ def test_usage_freshness_uses_host_measurement_time(store: FeedbackStore, clock:
     assert observation["progress"]["report"] == meta("ckpt-2", T0, 100_001)
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.report-meta", "feedback.stale")
 def test_contract_mismatch_marks_stale(store: FeedbackStore, clock: FakeClock) -> None:
     started(store, client_info=CLIENT_A)
     assert observe(store, contract_version=2)["client"]["report"] == meta(
@@ -807,7 +815,7 @@ def test_contract_mismatch_marks_stale(store: FeedbackStore, clock: FakeClock) -
     )
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.observed-at-query-time")
 def test_observed_at_is_query_time(store: FeedbackStore, clock: FakeClock) -> None:
     started(store, client_info=CLIENT_A)
     clock.advance(1_234)
@@ -816,7 +824,7 @@ def test_observed_at_is_query_time(store: FeedbackStore, clock: FakeClock) -> No
     assert observe(store, "sess-unknown")["observed_at_unix_ms"] == T0 + 1_235
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.capability-states", "feedback.missing-reasons")
 @pytest.mark.parametrize(
     ("declared", "reason"),
     [
@@ -847,7 +855,7 @@ def test_missing_reasons(store: FeedbackStore, declared: Any, reason: str) -> No
         assert nothing[slot] == {"state": "missing", "reason": "no_session"}
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.old-clients-valid", "feedback.old-client-unknown-capability")
 def test_old_client_is_unknown_capability_not_failure(store: FeedbackStore) -> None:
     started(store)  # no client_info: an old client
     accepted(store.checkpoint(checkpoint_request(0, "req-1")))  # no v1 fields at all
@@ -856,7 +864,7 @@ def test_old_client_is_unknown_capability_not_failure(store: FeedbackStore) -> N
         assert observation[slot] == {"state": "missing", "reason": "client_capability_unknown"}
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.progress-by-checkpoint", "feedback.observe-exposes")
 def test_report_is_shown_whatever_the_capability_says(
     store: FeedbackStore, clock: FakeClock
 ) -> None:
@@ -866,7 +874,7 @@ def test_report_is_shown_whatever_the_capability_says(
     assert observe(store)["progress"]["value"] == PROGRESS
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.raw-receipts-gate", "feedback.raw-receipts-restricted")
 def test_raw_receipts_permission_restricted(store: FeedbackStore, clock: FakeClock) -> None:
     start_receipt = started(store)
     clock.advance(10)
@@ -880,7 +888,7 @@ def test_raw_receipts_permission_restricted(store: FeedbackStore, clock: FakeClo
     }
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.raw-receipts-gate", "feedback.raw-receipts-restricted")
 def test_raw_receipts_of_unknown_session(store: FeedbackStore) -> None:
     assert observe(store, "sess-unknown")["raw_receipts"] == {
         "state": "missing",
@@ -892,7 +900,11 @@ def test_raw_receipts_of_unknown_session(store: FeedbackStore) -> None:
     }
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence(
+    "feedback.metadata-not-authentication",
+    "feedback.metadata-grants-nothing",
+    "feedback.phase-descriptive",
+)
 def test_feedback_metadata_grants_nothing(store: FeedbackStore, clock: FakeClock) -> None:
     started(store)
     clock.advance(10)
@@ -905,7 +917,6 @@ def test_feedback_metadata_grants_nothing(store: FeedbackStore, clock: FakeClock
     assert accepted(store.checkpoint(checkpoint_request(1, "req-2")))["session_version"] == 2
 
 
-@pytest.mark.seed("001")
 def test_observe_refuses_an_invalid_session_id(store: FeedbackStore) -> None:
     with pytest.raises(InvalidDocument) as raised:
         store.observe("", reader_can_read_raw_receipts=False)
@@ -917,7 +928,6 @@ def test_observe_refuses_an_invalid_session_id(store: FeedbackStore) -> None:
 # ----------------------------------------------------------------- durability
 
 
-@pytest.mark.seed("001")
 def test_receipt_only_after_durable_commit(
     store: FeedbackStore, clock: FakeClock, db: Path
 ) -> None:
@@ -941,7 +951,6 @@ def test_receipt_only_after_durable_commit(
         assert observe(reopened)["progress"]["report"]["checkpoint_id"] == "ckpt-2"
 
 
-@pytest.mark.seed("001")
 def test_no_receipt_when_commit_cannot_happen(db: Path, clock: FakeClock) -> None:
     with FeedbackStore.open(db, clock=clock, busy_timeout_ms=20) as store:
         started(store)
@@ -958,7 +967,6 @@ def test_no_receipt_when_commit_cannot_happen(db: Path, clock: FakeClock) -> Non
         assert accepted(store.checkpoint(checkpoint_request(0, "req-1")))["session_version"] == 1
 
 
-@pytest.mark.seed("001")
 def test_open_refuses_a_foreign_database(tmp_path: Path, clock: FakeClock) -> None:
     foreign = tmp_path / "other.db"
     connection = sqlite3.connect(foreign)
@@ -970,7 +978,6 @@ def test_open_refuses_a_foreign_database(tmp_path: Path, clock: FakeClock) -> No
     assert [f.code for f in raised.value.findings] == ["feedback_store_unavailable"]
 
 
-@pytest.mark.seed("001")
 def test_rules_decide_without_sqlite() -> None:
     request = parse_checkpoint(checkpoint_request(3, "req-9", usage=usage_sample(T0)))
     assert not isinstance(request, Rejection)
@@ -1125,7 +1132,6 @@ def _run_program(folder: str, operations: list[tuple[Any, ...]]) -> tuple[_Run, 
     return run, db
 
 
-@pytest.mark.seed("001")
 @settings(max_examples=_EXAMPLES)
 @given(_PROGRAMS)
 def test_every_response_validates_through_the_bindings(operations: list[tuple[Any, ...]]) -> None:
@@ -1145,7 +1151,9 @@ def test_every_response_validates_through_the_bindings(operations: list[tuple[An
             run.store.close()
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence(
+    "feedback.older-and-conflicting-rejected", "feedback.decreasing-counter-rejected"
+)
 @settings(max_examples=_EXAMPLES)
 @given(_PROGRAMS)
 def test_accepted_usage_never_decreases_per_counter(operations: list[tuple[Any, ...]]) -> None:
@@ -1171,7 +1179,7 @@ def test_accepted_usage_never_decreases_per_counter(operations: list[tuple[Any, 
                     peaks[key] = usage[field]
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.duplicate-replay")
 @settings(max_examples=_EXAMPLES)
 @given(_PROGRAMS)
 def test_replay_is_idempotent(operations: list[tuple[Any, ...]]) -> None:

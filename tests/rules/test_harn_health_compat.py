@@ -81,7 +81,6 @@ def _harn_errors(document: Any) -> list[str]:
 # ----------------------------------------------------------------------------- vendored files
 
 
-@pytest.mark.seed("000")
 def test_vendored_licence_is_harns_mit_text() -> None:
     digest = hashlib.sha256((UPSTREAM / "LICENSE-MIT").read_bytes()).hexdigest()
     assert digest == "5dd385784746f992ae1662b9a89d7506e93d99a2c411a5e56de78063de1c51b8"
@@ -90,7 +89,7 @@ def test_vendored_licence_is_harns_mit_text() -> None:
     assert "burin-labs/harn" in readme
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 def test_vendored_fixture_is_valid_under_harns_own_schema() -> None:
     assert _harn_errors(HARN_FIXTURE) == []
 
@@ -104,7 +103,7 @@ def _object_defs(schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {name: node for name, node in defs.items() if node.get("type") == "object"}
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 @pytest.mark.parametrize(
     "name",
     [
@@ -125,7 +124,7 @@ def test_every_object_has_harns_members_required_members_and_closure(name: str) 
     assert theirs["additionalProperties"] is False
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 def test_enumerations_are_harns() -> None:
     terminal_kinds = [
         variant["const"] for variant in HARN_SCHEMA["$defs"]["AgentTerminalKind"]["oneOf"]
@@ -138,13 +137,13 @@ def test_enumerations_are_harns() -> None:
 # ----------------------------------------------------------------------------- Harn -> ours
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 def test_upstream_fixture_validates_and_round_trips() -> None:
     assert default_validator().validate(FACT, HARN_FIXTURE) == []
     assert json_equal(encode(decode(FACT, json.dumps(HARN_FIXTURE).encode())), HARN_FIXTURE)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 def test_upstream_fixture_travels_in_both_envelopes() -> None:
     validator = default_validator()
     notification = acp_notification(HARN_FIXTURE)
@@ -231,7 +230,7 @@ def test_acp_notification_has_harns_agent_event_members() -> None:
     assert default_validator().validate("session-health.acp-notification", notification) == []
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 @pytest.mark.parametrize(
     ("change", "why"),
     [
@@ -269,7 +268,7 @@ def test_documents_harns_schema_accepts_are_ours(
     assert default_validator().validate(FACT, fact) == [], why
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 @pytest.mark.parametrize(
     ("change", "why"),
     [
@@ -311,7 +310,7 @@ def test_documents_harns_schema_refuses_ours_refuses(
     assert default_validator().validate(FACT, fact) != [], why
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 def test_our_x_rules_are_the_only_stricter_rules() -> None:
     fact = copy.deepcopy(HARN_FIXTURE)
     fact["turn"]["tool_call_success_rate"] = {"numerator": 0, "denominator": 0, "value": 0.0}
@@ -324,7 +323,7 @@ def test_our_x_rules_are_the_only_stricter_rules() -> None:
 HARN_FACTS = from_schema(HARN_SCHEMA)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 @settings(max_examples=60)
 @given(HARN_FACTS)
 def test_harn_schema_corpus_validates_under_ours(fact: dict[str, Any]) -> None:
@@ -338,7 +337,7 @@ def test_harn_schema_corpus_validates_under_ours(fact: dict[str, Any]) -> None:
     assert _harn_errors(mended) == []
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 @settings(max_examples=30)
 @given(HARN_FACTS.filter(lambda fact: not _codes(fact)))
 def test_harn_corpus_round_trips_through_our_bindings(fact: dict[str, Any]) -> None:
@@ -360,7 +359,7 @@ def _bundled_facts() -> list[tuple[str, Any]]:
     ]
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 @pytest.mark.parametrize(("where", "fact"), _bundled_facts(), ids=lambda v: str(v)[:20])
 def test_our_examples_validate_under_harn(where: str, fact: Any) -> None:
     assert _harn_errors(fact) == [], where
@@ -385,7 +384,7 @@ def _golden_facts() -> list[tuple[str, Any]]:
     return found
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 def test_every_golden_fact_validates_under_harn() -> None:
     facts = _golden_facts()
     assert len(facts) > 80
@@ -393,7 +392,7 @@ def test_every_golden_fact_validates_under_harn() -> None:
     assert not invalid
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 @settings(max_examples=40)
 @given(_cases.health_streams())
 def test_reference_facts_validate_under_harn(case: dict[str, Any]) -> None:
@@ -402,7 +401,7 @@ def test_reference_facts_validate_under_harn(case: dict[str, Any]) -> None:
         assert default_validator().validate(FACT, fact) == []
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.schema-version")
 @settings(max_examples=20)
 @given(st.sampled_from(["natural", "user_cancelled", "suspended", "unknown"]))
 def test_every_reference_fact_carries_schema_version_1(kind: str) -> None:
@@ -440,7 +439,7 @@ def _statuses(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
     return {check["id"]: (check["status"], check["level"]) for check in report["checks"]}
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 def test_the_reset_rule_is_judged_by_its_own_recommended_check() -> None:
     # Seed 000: "Resetting the session transcript resets these observations."
     # Harn's runtime has no reset path (crates/harn-vm/src/agent_events/
@@ -479,7 +478,7 @@ def test_the_harn_like_producer_answers_every_recorded_case_as_harn_did() -> Non
     assert disagreeing == []
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_only_the_reset_check_draws_streams_with_a_reset(data: st.DataObject) -> None:
@@ -491,7 +490,7 @@ def test_only_the_reset_check_draws_streams_with_a_reset(data: st.DataObject) ->
     assert any(o["kind"] == "transcript_reset" for o in recommended["observations"])
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 def test_a_producer_doing_what_harn_does_is_certified_at_required(tmp_path: Path) -> None:
     # tests/producers/harn_like.py: the reference with every transcript reset
     # unseen, as in Harn's runtime (crates/harn-vm/src/agent_events/
@@ -508,7 +507,7 @@ def test_a_producer_doing_what_harn_does_is_certified_at_required(tmp_path: Path
     assert all(status == "passed" for status, _ in judged.values()), judged
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.edits-null-before")
 def test_a_harn_like_producer_with_a_required_defect_is_not_certified(tmp_path: Path) -> None:
     # Seed 000: "Before either an edit or verification, the value is null."
     # (defects.py edits_zero_before_any): a required rule, so no certificate.
@@ -518,7 +517,7 @@ def test_a_harn_like_producer_with_a_required_defect_is_not_certified(tmp_path: 
     assert _statuses(report)["health.semantics"] == ("failed", "required")
 
 
-@pytest.mark.seed("000")
+@pytest.mark.harn_compat
 def test_only_the_reset_fixtures_tell_a_harn_like_producer_apart() -> None:
     # golden check has no levels: the seed's reset rule (seed 000: "Resetting the
     # session transcript resets these observations.") is exactly where Harn differs.

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -164,7 +166,7 @@ def wall(
 # ----------------------------------------------------------------------------- emission
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.fact-after-iteration")
 def test_fact_after_each_iteration_and_terminal_outcome() -> None:
     facts = run(
         started(1),
@@ -180,7 +182,7 @@ def test_fact_after_each_iteration_and_terminal_outcome() -> None:
     assert facts[1]["turn"]["last_stop_class"] is None
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.fact-after-iteration")
 def test_no_fact_while_the_iteration_is_open() -> None:
     silent = run(
         started(1),
@@ -195,7 +197,7 @@ def test_no_fact_while_the_iteration_is_open() -> None:
     assert silent == []
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.fact-members", "health.schema-version")
 def test_fact_holds_harns_members_in_order() -> None:
     fact = last(started(4), finished(7))
     assert list(fact) == [
@@ -213,14 +215,14 @@ def test_fact_holds_harns_members_in_order() -> None:
     assert tuple(fact["rolling"]) == MEASUREMENTS
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.fact-after-iteration")
 def test_fact_iteration_is_the_latest_started() -> None:
     # The finish names no iteration: the fact is the latest started one's.
     facts = run(started(3), finished(1), started(8), finished(1), started(5), finished(1))
     assert [fact["iteration"] for fact in facts] == [3, 8, 5]
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.late-resolution-updates-fact")
 def test_late_tool_call_resolution_emits_updated_fact() -> None:
     facts = run(started(1), call("a"), finished(10), call("late", success=False))
     assert len(facts) == 2
@@ -231,7 +233,7 @@ def test_late_tool_call_resolution_emits_updated_fact() -> None:
     assert updated["rolling"]["tool_call_success_rate"] == rate(1, 2)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.late-resolution-updates-fact")
 def test_late_command_exit_emits_updated_fact() -> None:
     facts = run(started(1), call("a"), finished(10), exited("b", 2))
     assert len(facts) == 2
@@ -239,7 +241,7 @@ def test_late_command_exit_emits_updated_fact() -> None:
     assert facts[1]["turn"]["nonzero_command_exit_rate"] == rate(1, 1)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.late-resolution-updates-fact")
 def test_call_abandoned_during_closeout_emits_updated_fact() -> None:
     facts = run(started(3), call("a"), finished(5), terminal("natural"), abandoned("b"))
     assert len(facts) == 3
@@ -250,14 +252,14 @@ def test_call_abandoned_during_closeout_emits_updated_fact() -> None:
     assert closeout["turn"]["last_stop_class"] == "natural"
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.late-resolution-updates-fact")
 def test_resolution_before_the_snapshot_emits_no_extra_fact() -> None:
     facts = run(started(1), call("a"), abandoned("b"), finished(3), started(2), call("c"))
     assert len(facts) == 1
     assert facts[0]["turn"]["tool_call_success_rate"] == rate(1, 2)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.turn-view")
 def test_a_call_during_a_later_iteration_counts_there() -> None:
     # Attribution is positional: the call completes while iteration 2 runs.
     facts = run(started(1), finished(10), started(2), call("from-1"), finished(10))
@@ -267,7 +269,7 @@ def test_a_call_during_a_later_iteration_counts_there() -> None:
     assert facts[1]["turn"]["tool_call_success_rate"] == rate(1, 1)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.fact-after-iteration", "health.late-resolution-updates-fact")
 def test_terminal_outcome_before_any_iteration_reports_a_null_iteration() -> None:
     fact = last(terminal("user_cancelled"))
     assert fact["iteration"] is None
@@ -278,14 +280,14 @@ def test_terminal_outcome_before_any_iteration_reports_a_null_iteration() -> Non
     assert [f["turn"]["tool_call_success_rate"] for f in facts] == [None, rate(1, 1)]
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.turn-view", "health.rolling-view")
 def test_calls_before_any_iteration_count_silently() -> None:
     facts = run(call("early", success=False), started(1), finished(4))
     assert facts[0]["turn"]["tool_call_success_rate"] is None
     assert facts[0]["rolling"]["tool_call_success_rate"] == rate(0, 1)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.turn-view", "health.populations")
 def test_restarted_iteration_opens_a_fresh_turn_population() -> None:
     facts = run(started(1), call("a"), finished(8), started(1), finished(4))
     assert facts[1]["turn"]["tool_call_success_rate"] is None
@@ -296,7 +298,7 @@ def test_restarted_iteration_opens_a_fresh_turn_population() -> None:
 # ----------------------------------------------------------------------------- rates
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.rate-null-not-zero")
 def test_rate_is_null_not_zero_without_qualifying_observations() -> None:
     fact = last(started(1), finished(10))
     for view in ("turn", "rolling"):
@@ -310,7 +312,7 @@ def test_rate_is_null_not_zero_without_qualifying_observations() -> None:
     }
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.success-rate")
 def test_tool_call_success_rate_is_successful_over_completed_calls() -> None:
     fact = last(started(1), call("a"), call("b", success=False), call("c"), finished(10))
     assert fact["turn"]["tool_call_success_rate"] == {
@@ -320,7 +322,7 @@ def test_tool_call_success_rate_is_successful_over_completed_calls() -> None:
     }
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.streaming-parse-excluded")
 def test_streaming_parse_candidates_are_excluded() -> None:
     fact = last(
         started(1),
@@ -341,14 +343,14 @@ def test_streaming_parse_candidates_are_excluded() -> None:
     assert fact["turn"]["tool_call_success_rate"] == rate(0, 1)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.exit-rate")
 def test_nonzero_command_exit_rate_is_nonzero_over_reported_exits() -> None:
     fact = last(started(1), exited("a", 0), exited("b", 1), exited("c", -9), finished(10))
     assert fact["turn"]["nonzero_command_exit_rate"] == rate(2, 3)
     assert fact["turn"]["tool_call_success_rate"] == rate(3, 3)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.absent-exit-excluded")
 def test_absent_exit_code_is_excluded() -> None:
     fact = last(started(1), exited("a", None, "cmd-a"), exited("b", 0), finished(10))
     assert fact["turn"]["nonzero_command_exit_rate"] == rate(0, 1)
@@ -359,7 +361,7 @@ def test_absent_exit_code_is_excluded() -> None:
     assert fact["turn"]["nonzero_command_exit_rate"] == rate(1, 1)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.repeated-update-once")
 def test_a_repeated_command_id_counts_its_exit_once_session_wide() -> None:
     facts = run(
         started(1),
@@ -380,7 +382,7 @@ def test_a_repeated_command_id_counts_its_exit_once_session_wide() -> None:
 # ----------------------------------------------------------------------------- edit count
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.edits-null-before")
 def test_edits_since_verification_is_null_before_any_edit_or_verification() -> None:
     fact = last(started(1), call("a"), exited("b", 0), finished(10))
     assert fact["turn"]["edits_since_verification"] is None
@@ -389,13 +391,13 @@ def test_edits_since_verification_is_null_before_any_edit_or_verification() -> N
     assert last(started(1), edit("e"), finished())["turn"]["edits_since_verification"] == 1
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.edits-since-verification")
 def test_edits_since_verification_counts_mutations_since_observation_began() -> None:
     fact = last(started(1), edit("a"), edit("b"), finished(), started(2), edit("c"), finished())
     assert fact["turn"]["edits_since_verification"] == 3
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.edits-since-verification")
 def test_edits_since_verification_counts_since_the_most_recent_verification() -> None:
     fact = last(
         started(1),
@@ -411,7 +413,7 @@ def test_edits_since_verification_counts_since_the_most_recent_verification() ->
     assert fact["turn"]["edits_since_verification"] == 2
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.verification-resets-edits")
 def test_verification_resets_edit_count_even_when_it_fails() -> None:
     fact = last(
         started(1),
@@ -423,13 +425,13 @@ def test_verification_resets_edit_count_even_when_it_fails() -> None:
     assert fact["turn"]["edits_since_verification"] == 0
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.verification-resets-edits")
 def test_an_edit_and_a_verification_in_one_call_leave_zero() -> None:
     both = call("a", edit=True, verified={"diagnostics": None})
     assert last(started(1), edit("x"), both, finished())["turn"]["edits_since_verification"] == 0
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.repeated-update-once")
 def test_a_repeated_command_receipt_carries_no_verification() -> None:
     fact = last(
         started(1),
@@ -461,7 +463,7 @@ def trends(*collections: dict[str, Any] | None) -> list[str | None]:
     return [fact["turn"]["diagnostic_trend"] for fact in run(*observations)]
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.trend-cardinality")
 @pytest.mark.parametrize(
     ("before", "after", "expected"),
     [
@@ -477,21 +479,21 @@ def test_diagnostic_trend_compares_cardinality(
     assert trends(before, after) == [None, expected]
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.trend-oscillating")
 def test_diagnostic_trend_oscillating() -> None:
     a, b = collection("set-a", 2), collection("set-b", 2)
     assert trends(a, b, a) == [None, "flat", "oscillating"]
     assert trends(a, b, a, b) == [None, "flat", "oscillating", "oscillating"]
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.trend-cardinality", "health.trend-oscillating")
 def test_oscillation_takes_precedence_over_cardinality() -> None:
     a, b = collection("set-a", 3), collection("set-b", 1)
     assert trends(a, b, b, a, b) == [None, "improving", "flat", "regressing", "oscillating"]
     assert trends(a, b, a) == [None, "improving", "oscillating"]
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.trend-oscillating")
 def test_a_set_is_its_fingerprint_and_its_count() -> None:
     # The fingerprint of two collections ago with another count is no return.
     assert trends(collection("a", 2), collection("b", 5), collection("a", 3)) == [
@@ -507,18 +509,18 @@ def test_a_set_is_its_fingerprint_and_its_count() -> None:
     ]
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.trend-oscillating")
 def test_returning_without_a_different_set_between_is_not_oscillating() -> None:
     a = collection("set-a", 2)
     assert trends(a, a, a) == [None, "flat", "flat"]
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.trend-one-collection")
 def test_single_collection_is_insufficient_for_a_trend() -> None:
     assert trends(collection("a", 5)) == [None]
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.trend-complete-collections", "health.complete-collection-required")
 def test_verification_without_a_collection_leaves_the_trend() -> None:
     assert trends(None, None) == [None, None]
     assert trends(collection("a", 1), None, collection("b", 1)) == [None, None, "flat"]
@@ -526,12 +528,12 @@ def test_verification_without_a_collection_leaves_the_trend() -> None:
     assert trends(collection("a", 3), collection("b", 1), None) == [None, "improving", "improving"]
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.complete-collection-required")
 def test_empty_collection_measures_a_trend() -> None:
     assert trends(collection("a", 2), collection("empty", 0)) == [None, "improving"]
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.complete-collection-required", "health.diagnostic-fingerprint-count")
 @pytest.mark.parametrize("member", ["messages", "paths", "advisory", "complete"])
 def test_diagnostic_telemetry_keeps_only_fingerprint_and_count(member: str) -> None:
     leaky = collection("a", 1) | {member: ["src/app.py: unused import"]}
@@ -545,7 +547,7 @@ def test_diagnostic_telemetry_keeps_only_fingerprint_and_count(member: str) -> N
 # ----------------------------------------------------------------------------- wall time
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.wall-time-mean")
 def test_turn_wall_time_is_mean_elapsed_and_sample_count() -> None:
     fact = last(started(1), finished(10), started(2), finished(20), started(3), finished(60))
     assert fact["turn"]["turn_wall_time"]["milliseconds"] == 60
@@ -554,7 +556,7 @@ def test_turn_wall_time_is_mean_elapsed_and_sample_count() -> None:
     assert fact["rolling"]["turn_wall_time"]["sample_count"] == 3
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.wall-time-mean", "health.wall-time-expected")
 def test_the_mean_is_truncated_to_whole_milliseconds_and_the_expectation_is_not() -> None:
     facts = run(started(1), finished(10), started(2), finished(11), started(3), finished(40))
     assert facts[1]["rolling"]["turn_wall_time"] == wall(10, 2, (10.0, 1), 1.0)
@@ -563,14 +565,14 @@ def test_the_mean_is_truncated_to_whole_milliseconds_and_the_expectation_is_not(
     assert facts[2]["rolling"]["turn_wall_time"] == wall(20, 3, (10.5, 2), 20 / 10.5)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.wall-time-expected")
 def test_turn_wall_time_expected_is_mean_of_prior_iterations() -> None:
     fact = last(started(1), finished(10), started(2), finished(20), started(3), finished(60))
     assert fact["turn"]["turn_wall_time"] == wall(60, 1, (15.0, 2), 4.0)
     assert fact["rolling"]["turn_wall_time"] == wall(30, 3, (15.0, 2), 2.0)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.null-unmeasured", "health.wall-time-expected")
 def test_turn_wall_time_is_null_without_a_measured_iteration() -> None:
     facts = run(started(1), finished(None), started(2), finished(30))
     assert facts[0]["turn"]["turn_wall_time"] is None
@@ -579,7 +581,7 @@ def test_turn_wall_time_is_null_without_a_measured_iteration() -> None:
     assert facts[1]["turn"]["turn_wall_time"] == wall(30, 1)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.null-unmeasured", "health.wall-time-mean")
 def test_wall_time_before_the_first_iteration_is_not_measured() -> None:
     # Harn's crates/harn-vm/src/agent_events/session_health/reducer.rs has no
     # start time before an IterationStart, so that end measures no wall time
@@ -596,7 +598,7 @@ def test_wall_time_before_the_first_iteration_is_not_measured() -> None:
     assert facts[1]["rolling"]["prose_to_tool_balance"]["prose_characters"] == 10
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.wall-time-mean")
 def test_wall_time_after_the_first_iteration_ended_is_still_measured() -> None:
     # Harn keeps the latest iteration's start after its end: a terminal path
     # finishing it again (or late) measures from that start, once per iteration.
@@ -604,7 +606,7 @@ def test_wall_time_after_the_first_iteration_ended_is_still_measured() -> None:
     assert facts[-1]["turn"]["turn_wall_time"] == wall(40, 1)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.actual-to-expected-absent")
 def test_actual_to_expected_null_until_positive_expectation() -> None:
     facts = run(started(1), finished(0), started(2), finished(10), started(3), finished(30))
     first, second, third = (fact["turn"]["turn_wall_time"] for fact in facts)
@@ -613,7 +615,7 @@ def test_actual_to_expected_null_until_positive_expectation() -> None:
     assert third == wall(30, 1, (5.0, 2), 6.0)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.wall-time-mean", "health.prose-balance")
 def test_repeated_iteration_finish_samples_once_the_first_measurement() -> None:
     facts = run(started(1), finished(None), finished(10, prose=4), finished(50, prose=9))
     assert len(facts) == 3
@@ -622,7 +624,7 @@ def test_repeated_iteration_finish_samples_once_the_first_measurement() -> None:
     assert facts[2]["rolling"]["prose_to_tool_balance"]["prose_characters"] == 4
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.wall-time-mean", "health.wall-time-expected")
 def test_wall_time_counts_beyond_the_javascript_safe_range() -> None:
     # Harn's counts are uint64; a JavaScript reader would round, but the fact is valid.
     fact = last(started(1), finished(MAX_SAFE), started(2), finished(MAX_SAFE))
@@ -633,14 +635,14 @@ def test_wall_time_counts_beyond_the_javascript_safe_range() -> None:
 # ----------------------------------------------------------------------------- prose balance
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.prose-balance-nulls")
 def test_prose_to_tool_balance_is_null_without_prose_measurement() -> None:
     fact = last(started(1), call("a"), finished(10))
     assert fact["turn"]["prose_to_tool_balance"] is None
     assert fact["rolling"]["prose_to_tool_balance"] is None
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.prose-balance-nulls")
 def test_characters_per_tool_call_is_null_without_tool_call() -> None:
     fact = last(started(1), call("x", candidate=True), finished(10, prose=120))
     assert fact["turn"]["prose_to_tool_balance"] == {
@@ -656,7 +658,7 @@ def test_characters_per_tool_call_is_null_without_tool_call() -> None:
     }
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.prose-balance")
 def test_prose_to_tool_balance_is_characters_over_completed_calls() -> None:
     fact = last(
         started(1), call("a"), call("b", success=False), abandoned("c"), finished(10, prose=150)
@@ -668,7 +670,7 @@ def test_prose_to_tool_balance_is_characters_over_completed_calls() -> None:
     }
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.prose-balance")
 def test_rolling_prose_sums_one_sample_per_iteration() -> None:
     fact = last(started(1), call("a"), finished(1, prose=30), started(2), finished(1, prose=90))
     assert fact["turn"]["prose_to_tool_balance"] == {
@@ -686,7 +688,7 @@ def test_rolling_prose_sums_one_sample_per_iteration() -> None:
 # ----------------------------------------------------------------------------- stop class, gauges
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.last-stop-class")
 def test_last_stop_class_is_the_most_recent_published_terminal_outcome() -> None:
     facts = run(
         started(1),
@@ -704,7 +706,7 @@ def test_last_stop_class_is_the_most_recent_published_terminal_outcome() -> None
     ]
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.last-stop-class")
 def test_a_stop_class_outside_harns_terminal_kinds_is_refused() -> None:
     with pytest.raises(InvalidDocument) as caught:
         run(started(1), terminal("completed"))
@@ -713,7 +715,7 @@ def test_a_stop_class_outside_harns_terminal_kinds_is_refused() -> None:
     ]
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.session-gauges")
 def test_session_gauges_are_shared_by_turn_and_rolling() -> None:
     fact = last(
         started(1),
@@ -735,7 +737,7 @@ def test_session_gauges_are_shared_by_turn_and_rolling() -> None:
     assert {name: fact["rolling"][name] for name in GAUGES} == gauges
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.populations")
 def test_counts_and_rates_use_their_own_population() -> None:
     fact = last(
         started(1),
@@ -758,7 +760,7 @@ def test_counts_and_rates_use_their_own_population() -> None:
     }
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.repeated-update-once")
 def test_repeated_terminal_update_counts_once_within_an_iteration() -> None:
     fact = last(
         started(1),
@@ -775,7 +777,7 @@ def test_repeated_terminal_update_counts_once_within_an_iteration() -> None:
     assert len(facts) == 1
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.repeated-update-once")
 def test_a_call_id_counts_again_in_a_later_iteration() -> None:
     # The counted ids are forgotten at each iteration start, as in Harn's runtime.
     fact = last(
@@ -785,7 +787,7 @@ def test_a_call_id_counts_again_in_a_later_iteration() -> None:
     assert fact["rolling"]["tool_call_success_rate"] == rate(1, 2)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.reset-resets-rolling")
 def test_transcript_reset_resets_rolling() -> None:
     facts = run(
         started(1),
@@ -804,7 +806,7 @@ def test_transcript_reset_resets_rolling() -> None:
     assert rolling["turn_wall_time"] == wall(20, 1)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.reset-resets-rolling")
 def test_transcript_reset_keeps_gauges_and_the_current_iteration() -> None:
     facts = run(
         started(1),
@@ -828,14 +830,14 @@ def test_transcript_reset_keeps_gauges_and_the_current_iteration() -> None:
     assert fact["turn"]["turn_wall_time"] == wall(5, 1, (10.0, 1), 0.5)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.reset-resets-rolling")
 def test_transcript_reset_keeps_the_counted_command_ids() -> None:
     fact = last(started(1), exited("a", 1, "cmd"), RESET, exited("b", 1, "cmd"), finished())
     assert fact["rolling"]["nonzero_command_exit_rate"] is None
     assert fact["rolling"]["tool_call_success_rate"] == rate(1, 1)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.history-invents-nothing")
 def test_historical_messages_invent_no_telemetry() -> None:
     session = [started(1), call("a"), finished(10, prose=30), terminal("natural")]
     with_history = [history(400), *session[:2], history(3), *session[2:], history(1)]
@@ -846,7 +848,7 @@ def test_historical_messages_invent_no_telemetry() -> None:
     assert run(history(9)) == []
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.not-a-verdict", "health.heuristics-empty")
 def test_heuristics_is_a_separate_empty_object() -> None:
     facts = run(
         started(1),
@@ -859,7 +861,7 @@ def test_heuristics_is_a_separate_empty_object() -> None:
     assert [fact["heuristics"] for fact in facts] == [{}, {}]
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.observes-not-policy")
 def test_step_is_pure() -> None:
     empty = initial_state(SESSION)
     opened, _ = step(empty, started(1))
@@ -877,7 +879,6 @@ def test_step_is_pure() -> None:
         empty.session_id = "other"  # type: ignore[misc]
 
 
-@pytest.mark.seed("000")
 def test_step_rejects_an_unknown_kind() -> None:
     with pytest.raises(InvalidDocument) as caught:
         step(initial_state(SESSION), {"kind": "model_vibes"})
@@ -887,7 +888,7 @@ def test_step_rejects_an_unknown_kind() -> None:
 # ----------------------------------------------------------------------------- bad input
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.normalized-command-outcomes")
 @pytest.mark.parametrize(
     ("bad", "expected"),
     [
@@ -918,7 +919,6 @@ def test_malformed_observation_is_rejected_with_its_path(
     assert {(f.path, f.code) for f in caught.value.findings} == expected
 
 
-@pytest.mark.seed("000")
 def test_unknown_observation_kind_is_rejected_at_its_observation() -> None:
     with pytest.raises(InvalidDocument) as caught:
         reduce(SESSION, [started(1), finished(10), {"kind": "model_vibes"}])
@@ -930,7 +930,6 @@ def test_unknown_observation_kind_is_rejected_at_its_observation() -> None:
     )
 
 
-@pytest.mark.seed("000")
 def test_malformed_stream_emits_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     folded: list[Any] = []
 
@@ -946,14 +945,12 @@ def test_malformed_stream_emits_nothing(monkeypatch: pytest.MonkeyPatch) -> None
     assert folded == [], "no observation is folded before the whole stream is checked"
 
 
-@pytest.mark.seed("000")
 def test_empty_session_id_is_rejected() -> None:
     with pytest.raises(InvalidDocument) as caught:
         reduce("", [started(1)])
     assert [f.path for f in caught.value.findings] == ["$.session_id"]
 
 
-@pytest.mark.seed("000")
 def test_observation_binding_is_a_tagged_union() -> None:
     observation = exited("a", None, "cmd")
     model = decode(OBSERVATION_DOCUMENT_TYPE, observation)
@@ -972,7 +969,7 @@ def a_fact() -> Fact:
     return last(started(2), call("a"), finished(12, prose=10))
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.acp-envelope")
 def test_acp_notification_payload_is_the_fact() -> None:
     fact = a_fact()
     notification = acp_notification(fact)
@@ -986,7 +983,7 @@ def test_acp_notification_payload_is_the_fact() -> None:
     assert fact["heuristics"] == {}, "the notification holds a copy of the fact"
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.a2a-envelope", "health.a2a-preserves-state")
 @pytest.mark.parametrize(
     "state",
     [
@@ -1024,7 +1021,7 @@ def test_a2a_update_preserves_task_state(state: str) -> None:
     assert task == before
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.a2a-preserves-state")
 def test_a2a_update_needs_the_task_current_state() -> None:
     with pytest.raises(InvalidDocument) as caught:
         a2a_status_update(a_fact(), {"id": "task-7", "contextId": "ctx-1"})
@@ -1034,7 +1031,6 @@ def test_a2a_update_needs_the_task_current_state() -> None:
     assert [f.path for f in caught.value.findings] == ["$.status.state"]
 
 
-@pytest.mark.seed("000")
 def test_public_api_is_small() -> None:
     assert sorted(health.__all__) == sorted(
         [
@@ -1104,7 +1100,6 @@ def _rates(fact: Fact) -> list[dict[str, Any]]:
     ]
 
 
-@pytest.mark.seed("000")
 @PROPERTY
 @given(STREAMS)
 def test_generated_observations_follow_the_contract(observations: list[dict[str, Any]]) -> None:
@@ -1112,7 +1107,7 @@ def test_generated_observations_follow_the_contract(observations: list[dict[str,
     assert VALIDATOR.validate(STREAM_DOCUMENT_TYPE, stream) == []
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.fact-members")
 @PROPERTY
 @given(STREAMS)
 def test_every_fact_validates_through_the_bindings(observations: list[dict[str, Any]]) -> None:
@@ -1121,7 +1116,9 @@ def test_every_fact_validates_through_the_bindings(observations: list[dict[str, 
         assert json_equal(encode(decode(FACT_DOCUMENT_TYPE, fact)), fact)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence(
+    "health.rate-null-not-zero", "health.actual-to-expected-absent", "health.prose-balance-nulls"
+)
 @PROPERTY
 @given(STREAMS)
 def test_rate_value_is_numerator_over_a_positive_denominator(
@@ -1143,7 +1140,7 @@ def test_rate_value_is_numerator_over_a_positive_denominator(
                 assert isinstance(timed["milliseconds"], int)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.observes-not-policy")
 @PROPERTY
 @given(STREAMS)
 def test_reducer_is_deterministic(observations: list[dict[str, Any]]) -> None:
@@ -1159,14 +1156,14 @@ def test_reducer_is_deterministic(observations: list[dict[str, Any]]) -> None:
     assert folded == first
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.heuristics-empty")
 @PROPERTY
 @given(STREAMS)
 def test_heuristics_is_always_empty(observations: list[dict[str, Any]]) -> None:
     assert all(fact["heuristics"] == {} for fact in reduce(SESSION, observations))
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.fact-after-iteration", "health.late-resolution-updates-fact")
 @PROPERTY
 @given(STREAMS)
 def test_facts_are_emitted_only_at_the_seed_moments(observations: list[dict[str, Any]]) -> None:
@@ -1188,7 +1185,7 @@ def test_facts_are_emitted_only_at_the_seed_moments(observations: list[dict[str,
         assert all(fact["iteration"] == latest_started for fact in emitted)
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.history-invents-nothing")
 @PROPERTY
 @given(STREAMS, st.data())
 def test_historical_messages_never_change_a_fact(
@@ -1197,3 +1194,14 @@ def test_historical_messages_never_change_a_fact(
     where = data.draw(st.integers(0, len(observations)), label="insert at")
     loaded = [*observations[:where], history(7), *observations[where:]]
     assert reduce(SESSION, loaded) == reduce(SESSION, observations)
+
+
+@pytest.mark.sentence("health.nullable")
+@pytest.mark.parametrize("measurement", MEASUREMENTS)
+def test_every_measurement_is_nullable(measurement: str) -> None:
+    examples = Path(__file__).resolve().parents[2] / "schemas" / "examples"
+    fact = json.loads((examples / "session-health.fact.json").read_text(encoding="utf-8"))
+    for view in ("turn", "rolling"):  # gauges are the session's, the same in both views
+        assert set(fact[view]) == set(MEASUREMENTS)
+        fact[view][measurement] = None
+    assert VALIDATOR.validate("session-health.fact", fact) == []

@@ -52,13 +52,6 @@ from session_contracts.conformance.reference.recap import (
     with_extensions,
 )
 from session_contracts.conformance.reference.recap import projection as projection_module
-from session_contracts.conformance.reference.recap.redaction_gate import (
-    CASE_TRAPS,
-    TextScreen,
-    detector_gates,
-    holding,
-    redact_values,
-)
 from session_contracts.hashes.snapshot import (
     classify_extensions,
     harn_canonical_bytes,
@@ -78,6 +71,13 @@ from session_contracts.redaction.engine import (
     redact_text,
     redact_value,
     scan_value,
+)
+from session_contracts.redaction.gate import (
+    CASE_TRAPS,
+    TextScreen,
+    detector_gates,
+    holding,
+    redact_values,
 )
 from session_contracts.redaction.policy import default_policy, extended_policy
 from session_contracts.validation.validator import default_validator
@@ -165,7 +165,22 @@ def fixture_journals(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path
     return {tape: journal_of(folder, tape_events(tape), tape.split(".")[0]) for tape in tapes}
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence(
+    "recap.grouping",
+    "recap.run-filter",
+    "recap.turn-filter",
+    "recap.from-event-id",
+    "recap.limit-bound",
+    "recap.snake-case-aliases",
+    "recap.available-carries-snapshot",
+    "recap.session-missing",
+    "recap.zero-matching-facts",
+    "recap.read-coverage",
+    "recap.source-events",
+    "recap.content-hash",
+    "recap.projection-hash",
+    "recap.redaction",
+)
 @pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
 def test_fixture_case(case: dict[str, Any], fixture_journals: dict[str, Path]) -> None:
     journal = fixture_journals[case["tape"]]
@@ -190,7 +205,7 @@ def test_fixture_case(case: dict[str, Any], fixture_journals: dict[str, Path]) -
         assert verify_snapshot(outcome.envelope["snapshot"], (), hashes) == []
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.content-hash", "recap.projection-hash")
 def test_worked_example_of_docs_hashing_md(fixture_journals: dict[str, Path]) -> None:
     outcome = RecapService(fixture_journals["hashing-example.jsonl"]).query(
         {"sessionId": "sess-01"}
@@ -204,7 +219,7 @@ def test_worked_example_of_docs_hashing_md(fixture_journals: dict[str, Path]) ->
     )
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.snake-case-aliases")
 def test_the_fixtures_pair_both_spellings_with_one_envelope() -> None:
     spellings: dict[str, set[str]] = {}
     for case in CASES:
@@ -216,7 +231,7 @@ def test_the_fixtures_pair_both_spellings_with_one_envelope() -> None:
 # -------------------------------------------------------------------------------- query
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.limit-bound", "recap.limit-default-clamp")
 @pytest.mark.parametrize(
     ("requested", "effective"),
     [(None, DEFAULT_LIMIT), (0, 1), (1, 1), (4096, 4096), (32_768, 32_768), (99_999, MAX_LIMIT)],
@@ -229,7 +244,7 @@ def test_limit_default_and_clamp(requested: int | None, effective: int) -> None:
     assert clamp_limit(requested) == effective
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.other-fields-optional", "recap.snake-case-aliases")
 def test_query_echo_has_all_five_members_in_canonical_spelling() -> None:
     assert query_echo({"session_id": "s", "run_id": "r", "from_event_id": 3, "x": 1}) == {
         "sessionId": "s",
@@ -241,7 +256,7 @@ def test_query_echo_has_all_five_members_in_canonical_spelling() -> None:
     assert query_echo({"sessionId": "s", "runId": None, "limit": None})["limit"] is None
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.session-id-required")
 @pytest.mark.parametrize(
     ("raw", "path", "code"),
     [
@@ -265,7 +280,7 @@ def test_invalid_queries_are_refused_with_paths(raw: Any, path: str, code: str) 
     assert (path, code) in {(f.path, f.code) for f in caught.value.findings}
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.http-adapter")
 @pytest.mark.parametrize("text", ["+3", " 3", "3 ", "3.0", "03", "00", "-1", "", "3e2", "0x3", "٣"])
 def test_http_integers_are_strict(text: str) -> None:
     with pytest.raises(InvalidDocument) as caught:
@@ -273,7 +288,7 @@ def test_http_integers_are_strict(text: str) -> None:
     assert [f.path for f in caught.value.findings] == ["$.limit"]
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.http-adapter")
 def test_http_integers_and_their_limits() -> None:
     assert coerce_http_params({"limit": "0", "from_event_id": "18446744073709551615"}) == {
         "limit": 0,
@@ -384,7 +399,7 @@ def test_iterations_follow_loop_checkpoints_not_event_headers() -> None:
     assert snapshot["coverage"]["matched"] == 7, "the hidden message yields no fact"
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.grouping")
 def test_tool_exchanges_join_by_call_id_across_the_turn_in_either_order() -> None:
     events = [
         user(1, "go"),
@@ -414,7 +429,7 @@ def test_tool_exchanges_join_by_call_id_across_the_turn_in_either_order() -> Non
     assert snapshot["turns"][0]["state"] == "incomplete"
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.zero-matching-facts", "recap.read-coverage", "recap.source-events")
 def test_other_kinds_are_read_but_neither_matched_nor_unassigned() -> None:
     events = [
         event(1, "session_attribute", {"name": "n", "value": 1}, turnId=None),
@@ -550,7 +565,7 @@ def test_redaction_reaches_exactly_harns_fields() -> None:
     assert (turn["terminal"]["kind"], turn["terminal"]["owner"]) == (hidden, hidden)
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.zero-matching-facts", "recap.content-hash")
 def test_an_empty_read_is_a_valid_snapshot() -> None:
     snapshot = project([], query_echo({"sessionId": "s"}), rows_beyond=0, policy=POLICY)
     assert_valid_snapshot({"state": "available", "snapshot": snapshot})
@@ -560,7 +575,6 @@ def test_an_empty_read_is_a_valid_snapshot() -> None:
     assert snapshot["extensions"] == {}
 
 
-@pytest.mark.seed("002")
 def test_projection_refuses_events_out_of_order() -> None:
     events = [event(2, "other", {}), event(1, "other", {})]
     with pytest.raises(InvalidDocument) as caught:
@@ -568,7 +582,7 @@ def test_projection_refuses_events_out_of_order() -> None:
     assert caught.value.findings[0].path == "$[1].id"
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.deterministic-projection")
 def test_projection_does_not_touch_its_input() -> None:
     events = tape_events("basic.jsonl")
     given_records = records(events)
@@ -580,7 +594,7 @@ def test_projection_does_not_touch_its_input() -> None:
 # --------------------------------------------------------------------------- determinism
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.deterministic-projection")
 def test_same_journal_and_query_give_the_same_bytes(basic_journal: Path, tmp_path: Path) -> None:
     query = {"sessionId": "sess-basic", "limit": 7}
     first = envelope_bytes(RecapService(basic_journal).query(query).envelope)
@@ -593,7 +607,7 @@ def test_same_journal_and_query_give_the_same_bytes(basic_journal: Path, tmp_pat
     assert envelope_bytes(RecapService(copied).query(query).envelope) == first
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.deterministic-projection")
 def test_the_projection_agrees_with_the_service(basic_journal: Path) -> None:
     events = tape_events("basic.jsonl")
     pure = project(
@@ -610,7 +624,7 @@ def _files(folder: Path) -> dict[str, tuple[bytes, int]]:
     return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in sorted(folder.iterdir())}
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.deterministic-projection", "recap.no-model-no-write")
 def test_a_recap_never_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     journal = journal_of(tmp_path, tape_events("basic.jsonl"))
     before = _files(tmp_path)
@@ -639,7 +653,7 @@ def test_a_recap_never_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert after == before
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.no-model-no-write")
 def test_the_read_connection_cannot_write(basic_journal: Path) -> None:
     with SqliteJournal.open(basic_journal) as journal:
         connection = journal._open_connection()
@@ -650,7 +664,12 @@ def test_the_read_connection_cannot_write(basic_journal: Path) -> None:
 # --------------------------------------------------------------------------- unavailable
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence(
+    "recap.unavailable-reasons",
+    "recap.journal-unavailable",
+    "recap.session-missing",
+    "recap.admission-terminal",
+)
 def test_unavailable_reasons(tmp_path: Path, basic_journal: Path) -> None:
     query = {"sessionId": "sess-basic"}
     assert RecapService(tmp_path / "missing.sqlite").query(query).status == "journal_unavailable"
@@ -683,7 +702,7 @@ def _with_turn(text: str, turn_id: str) -> str:
     return _canonical_text(raw)
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.projection-failed")
 @pytest.mark.parametrize(
     ("sql", "value"),
     [
@@ -750,7 +769,7 @@ def _rewrite_row(journal: Path, event_id: int, change: Any, session_id: str = "s
         connection.close()
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.projection-failed")
 @pytest.mark.parametrize(
     ("filler", "extra", "status"),
     [
@@ -785,7 +804,7 @@ def test_the_fast_read_path_keeps_the_byte_limits(
     assert RecapService(journal).query({"sessionId": "sess-basic"}).status == status
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.deterministic-projection", "recap.source-events")
 def test_a_valid_row_in_another_spelling_reads_as_its_canonical_form(tmp_path: Path) -> None:
     """A valid row the quick path does not vouch for (not canonical) reads through the full
     check as the same stored event, with the same record hash, and gives the same recap."""
@@ -807,7 +826,7 @@ def test_a_valid_row_in_another_spelling_reads_as_its_canonical_form(tmp_path: P
     assert envelope_bytes(RecapService(journal).query(query).envelope) == served
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.admission-terminal")
 def test_admission_is_refused_while_closing(
     basic_journal: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -841,7 +860,7 @@ def test_admission_is_refused_while_closing(
     assert results == ["available"], "a query admitted before closing completes"
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.projection-failed")
 def test_a_failing_projection_is_unavailable_not_a_traceback(
     basic_journal: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -856,7 +875,9 @@ def test_a_failing_projection_is_unavailable_not_a_traceback(
     )
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence(
+    "recap.projection-failed", "recap.write-contract-closed", "recap.reject-unknown-fields"
+)
 def test_an_envelope_that_breaks_the_contract_is_not_handed_out(
     basic_journal: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -873,7 +894,6 @@ def test_an_envelope_that_breaks_the_contract_is_not_handed_out(
     )
 
 
-@pytest.mark.seed("002")
 def test_the_garbage_collector_is_restored(basic_journal: Path) -> None:
     assert gc.isenabled()
     RecapService(basic_journal).query({"sessionId": "sess-basic"})
@@ -883,7 +903,7 @@ def test_the_garbage_collector_is_restored(basic_journal: Path) -> None:
 # ---------------------------------------------------------------------------- extensions
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.projection-hash-excludes-extensions", "recap.extension-binding")
 def test_extensions_survive_and_bind(basic_journal: Path) -> None:
     def extend(snapshot: Mapping[str, Any]) -> dict[str, Any]:
         return {
@@ -907,7 +927,6 @@ def test_extensions_survive_and_bind(basic_journal: Path) -> None:
     assert_valid_snapshot(outcome.envelope)
 
 
-@pytest.mark.seed("002")
 def test_with_extensions_refuses_what_is_not_json() -> None:
     snapshot = snapshot_of([event(1, "other", {})])
     with pytest.raises(InvalidDocument) as caught:
@@ -946,7 +965,13 @@ def _page_through(service: RecapService, query: dict[str, Any]) -> Iterator[dict
     raise AssertionError("the cursor never reached the end")
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence(
+    "recap.run-filter",
+    "recap.turn-filter",
+    "recap.from-event-id",
+    "recap.limit-bound",
+    "recap.read-coverage",
+)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     limit=st.integers(1, 12),
@@ -1022,7 +1047,7 @@ _json = st.recursive(
 )
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.projection-hash")
 @given(path=st.sampled_from(_BOUND_PATHS), value=_json_leaf)
 def test_any_change_to_a_bound_member_changes_the_projection_hash(
     path: tuple[Any, ...], value: Any
@@ -1037,7 +1062,7 @@ def test_any_change_to_a_bound_member_changes_the_projection_hash(
     assert projection_hash(changed) != _BASE["projectionHash"]
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.projection-hash-excludes-extensions")
 @given(extensions=st.dictionaries(st.text(max_size=8), _json, max_size=4))
 def test_no_change_to_extensions_moves_the_projection_hash(extensions: dict[str, Any]) -> None:
     extended = with_extensions(_BASE, extensions)
@@ -1048,7 +1073,7 @@ def test_no_change_to_extensions_moves_the_projection_hash(extensions: dict[str,
 _EVENTS = tape_events("basic.jsonl")
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.content-hash")
 @given(
     index=st.integers(0, len(_EVENTS) - 1),
     member=st.sampled_from(["recordedAtUnixMs", "runId", "sessionAttribute"]),
@@ -1072,7 +1097,7 @@ def test_any_change_to_a_source_event_changes_the_content_hash(
 # ---------------------------------------------------------------------------- redaction
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.redaction")
 def test_canaries_the_policy_catches_never_reach_the_snapshot(
     fixture_journals: dict[str, Path],
 ) -> None:
@@ -1121,14 +1146,14 @@ _pieces = st.one_of(
 _texts = st.lists(_pieces, max_size=6).map("".join)
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.redaction")
 @settings(max_examples=60, deadline=None)
 @given(texts=st.lists(_texts, max_size=6))
 def test_the_gate_redacts_exactly_like_redact_text(texts: list[str]) -> None:
     assert redact_texts(texts, POLICY) == [redact_text(text, POLICY).text for text in texts]
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.redaction")
 @settings(max_examples=40, deadline=None)
 @given(
     values=st.lists(
@@ -1183,7 +1208,7 @@ def test_the_screen_lets_every_canary_through(kind: str) -> None:
     assert not screen.may_change("plain prose")
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.redaction")
 @pytest.mark.parametrize("kind", sorted(canaries()))
 def test_the_gate_keeps_every_detector_for_its_canary(kind: str) -> None:
     text = f"before {canaries()[kind]} after"
@@ -1194,12 +1219,12 @@ def test_the_gate_keeps_every_detector_for_its_canary(kind: str) -> None:
     assert canary_secrets()[kind] not in redact_texts([text], POLICY)[0]
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.redaction")
 def test_every_default_detector_has_a_clause() -> None:
     assert all(gate.clauses for gate in detector_gates(POLICY))
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.redaction")
 def test_case_traps_are_exactly_the_characters_that_fold_to_ascii_letters() -> None:
     everything = "".join(
         chr(code) for code in range(0x80, 0x110000) if not 0xD800 <= code <= 0xDFFF
@@ -1265,7 +1290,7 @@ def _session(draw: st.DrawFn) -> list[SessionEvent]:
     return out
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.from-event-id", "recap.read-coverage", "recap.source-events")
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=_session())
 def test_a_read_returns_the_stored_forms_and_record_hashes_stored_events_of_gives(

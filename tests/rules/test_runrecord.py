@@ -242,7 +242,7 @@ def stored_rows(path: Path, sql: str, parameters: Sequence[Any] = ()) -> list[tu
 # ============================================================================ completion receipt
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.receipt-always", "runrecord.receipt-from-attribute")
 @pytest.mark.parametrize("kind", ["run", "workflow", "session"])
 def test_session_backed_record_always_carries_completion_receipt(kind: str) -> None:
     """Session-backed run records always carry metadata.completion_receipt."""
@@ -272,7 +272,7 @@ RECEIPTS = [
 ]
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.receipt-copied-verbatim")
 @pytest.mark.parametrize("receipt", RECEIPTS, ids=[json.dumps(r)[:24] for r in RECEIPTS])
 def test_receipt_copied_verbatim_without_interpretation(receipt: Any) -> None:
     """Harn copies that value without interpreting its schema."""
@@ -287,7 +287,7 @@ def test_receipt_copied_verbatim_without_interpretation(receipt: Any) -> None:
         assert json_equal(again["metadata"]["completion_receipt"], receipt)
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.receipt-copied-verbatim")
 def test_receipt_never_changes_the_terminal_status() -> None:
     """... without interpreting its schema or changing the loop's terminal status."""
     receipt = {"status": "failed", "terminal": "user_cancelled"}
@@ -296,7 +296,7 @@ def test_receipt_never_changes_the_terminal_status() -> None:
     assert record["metadata"]["completion_receipt"] == receipt
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.receipt-from-attribute")
 def test_receipt_available_after_session_creation_is_copied() -> None:
     """... including when the receipt becomes available after the session was created."""
     opening = session_opening()
@@ -309,7 +309,7 @@ def test_receipt_available_after_session_creation_is_copied() -> None:
     assert project(spec(), list(reversed(later)))["metadata"]["completion_receipt"] == {"n": 2}
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.reprojection-preserves-receipt")
 def test_reprojection_from_the_session_preserves_the_receipt(tmp_path: Path) -> None:
     """Re-projecting a run from its session preserves the receipt without requiring the
     launcher's stdout."""
@@ -334,7 +334,7 @@ def test_reprojection_from_the_session_preserves_the_receipt(tmp_path: Path) -> 
         assert project(spec(), journal_events(again.iter_events())) == first
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.receipt-null")
 @pytest.mark.parametrize(
     "attributes",
     [
@@ -354,7 +354,7 @@ def test_absent_or_null_receipt_projects_json_null(attributes: list[SessionEvent
     assert rr.read_completion_receipt(record) == rr.CompletionReceipt("not_recorded")
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.missing-key-historical")
 def test_missing_metadata_key_reads_as_historical() -> None:
     """A missing metadata key identifies a record produced before this projection contract."""
     historical = json.loads((EXAMPLES / "run-record.record.json").read_text())
@@ -372,7 +372,7 @@ def test_missing_metadata_key_reads_as_historical() -> None:
     )
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.receipt-owner-schema")
 def test_non_null_receipt_is_left_to_the_owner_schema() -> None:
     """Consumers interpret non-null receipts according to the producing owner's schema."""
     odd = {"verdict": 7, "status": None}  # no shape Harn knows of: still recorded verbatim
@@ -383,7 +383,7 @@ def test_non_null_receipt_is_left_to_the_owner_schema() -> None:
 # ============================================================================ execution evidence
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.one-evidence")
 def test_record_carries_one_evidence_object() -> None:
     """Each run record carries one evidence object (with the five members shown)."""
     record = project(spec(spans=[span(3, None)]))
@@ -401,7 +401,7 @@ def test_record_carries_one_evidence_object() -> None:
     assert_valid("run-record.evidence", record["evidence"])
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.execution-owner")
 def test_execution_id_owns_record_spans_and_flight_artifact() -> None:
     """execution_id is the owner used by the run record, local spans, OpenTelemetry, and an
     optional flight artifact."""
@@ -439,7 +439,7 @@ def test_execution_id_owns_record_spans_and_flight_artifact() -> None:
     ]
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.gaps")
 def test_gaps_name_requested_evidence_that_was_not_persisted() -> None:
     """gaps names requested evidence that Harn couldn't persist."""
     gaps = [
@@ -461,7 +461,7 @@ def test_gaps_name_requested_evidence_that_was_not_persisted() -> None:
     ]
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.gaps-partial")
 def test_non_empty_gaps_mean_partial_evidence() -> None:
     """Consumers must treat a non-empty list as partial evidence rather than silently accepting
     the record as complete."""
@@ -476,7 +476,7 @@ def test_non_empty_gaps_mean_partial_evidence() -> None:
     assert rr.evidence_is_partial({"schema_version": 1}) is True
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.null-execution-id", "runrecord.execution-identity-gap")
 @pytest.mark.parametrize(
     ("fields", "reason"),
     [
@@ -515,7 +515,7 @@ def test_null_execution_id_carries_execution_identity_gap(
         spec(gaps=[EvidenceGap("execution_identity", "projection_invalid", "unknown")])
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.execution-identity-gap", "runrecord.outside-vm-null")
 def test_run_or_session_id_never_relabelled_as_execution_id(tmp_path: Path) -> None:
     """Harn does not relabel a run or session ID as an execution ID."""
     events = session_opening()
@@ -542,7 +542,7 @@ def test_run_or_session_id_never_relabelled_as_execution_id(tmp_path: Path) -> N
         assert rr.next_event_id(journal, SESSION) == 1  # nothing was written
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.execution-identity-gap", "runrecord.events-carry-execution-id")
 def test_execution_owner_is_recovered_from_event_headers() -> None:
     """The owner a session-only projection may use is the one its events name, if only one."""
     inside = session_opening()
@@ -556,7 +556,7 @@ def test_execution_owner_is_recovered_from_event_headers() -> None:
     )
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.plain-run-id")
 def test_plain_run_uses_execution_id_as_record_id() -> None:
     """Plain harn run executions use the same execution identity for the record id."""
     record = project(spec(kind="run"), session_opening())
@@ -570,7 +570,7 @@ def test_plain_run_uses_execution_id_as_record_id() -> None:
         spec(kind="run", execution_id=None)
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.workflow-identity")
 def test_workflow_keeps_identity_and_carries_execution_id() -> None:
     """Workflow records retain their workflow identity and carry the execution owner inside
     evidence.execution_id."""
@@ -585,7 +585,7 @@ def test_workflow_keeps_identity_and_carries_execution_id() -> None:
 # ============================================================================ durable correlation
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.events-carry-execution-id", "runrecord.sqlite-headers")
 def test_execution_id_in_payload_and_indexed_header(tmp_path: Path) -> None:
     """SQLite event-log records store it in both the payload and the indexed headers, so readers
     can join by the typed field without parsing event bodies."""
@@ -618,7 +618,7 @@ def test_execution_id_in_payload_and_indexed_header(tmp_path: Path) -> None:
     assert any("session_events_execution_id" in row[-1] for row in plan), plan
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.tape-envelope")
 def test_execution_id_on_every_tape_envelope(tmp_path: Path) -> None:
     """JSONL tapes store it on each event envelope."""
     events = [
@@ -649,7 +649,7 @@ def test_execution_id_on_every_tape_envelope(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.tape-envelope")
 def test_tape_envelope_and_payload_cannot_disagree() -> None:
     """The envelope's execution_id and the payload's are one value (x-sameValue)."""
     payload = respond("hi")
@@ -670,7 +670,7 @@ def test_tape_envelope_and_payload_cannot_disagree() -> None:
     assert codes(caught.value) == [("$.payload.execution_id", "same_value")]
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.outside-vm-null")
 def test_execution_id_null_outside_vm_scope(tmp_path: Path) -> None:
     """Events emitted outside a VM scope use null; Harn does not substitute a session ID."""
     payload = respond("No VM here.", execution_id=None)
@@ -687,7 +687,7 @@ def test_execution_id_null_outside_vm_scope(tmp_path: Path) -> None:
     assert stored_rows(database, "SELECT execution_id FROM session_events") == [(None,)]
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.timeline-event-order")
 def test_timeline_reads_the_topic_in_event_order(tmp_path: Path) -> None:
     """Consumers that need the whole timeline should read the event-log topic in event order."""
     with journal_at(tmp_path / "events.sqlite") as journal:
@@ -707,7 +707,7 @@ def test_timeline_reads_the_topic_in_event_order(tmp_path: Path) -> None:
 # ============================================================================ span tree
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.workflow-spans")
 def test_workflow_records_expose_completed_spans_in_evidence() -> None:
     """Workflow run records expose completed spans in evidence.trace_spans."""
     spans = [span(3, None, kind="workflow"), span(8, 3, ttft_ms=125), span(9, 3)]
@@ -716,7 +716,7 @@ def test_workflow_records_expose_completed_spans_in_evidence() -> None:
     assert [s["span_id"] for s in record["evidence"]["trace_spans"]] == [3, 8, 9]
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.span-tree-join")
 def test_parent_span_id_joins_the_tree() -> None:
     """Each span has a stable span_id and optional parent_span_id; joining those fields
     produces the authoritative tree."""
@@ -731,7 +731,7 @@ def test_parent_span_id_joins_the_tree() -> None:
     assert len(tree) == 6
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.root-null-ttft-omitted")
 def test_root_spans_have_null_parent() -> None:
     """Root spans set parent_span_id to null."""
     record = project(spec(spans=[span(3, None), span(8, 3)]))
@@ -745,7 +745,7 @@ def test_root_spans_have_null_parent() -> None:
     assert [f.code for f in VALIDATOR.validate(SPAN, omitted)] == ["required"]
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.ttft")
 def test_ttft_present_when_first_token_observed() -> None:
     """LLM spans also expose ttft_ms when Harn observed a first response token."""
     assert span(8, None, ttft_ms=125).to_json()["ttft_ms"] == 125
@@ -754,7 +754,7 @@ def test_ttft_present_when_first_token_observed() -> None:
     assert Span.from_json(example).to_json() == example
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.root-null-ttft-omitted")
 def test_ttft_omitted_without_first_token() -> None:
     """spans without an observed first token omit ttft_ms."""
     value = span(8, None).to_json()
@@ -765,7 +765,7 @@ def test_ttft_omitted_without_first_token() -> None:
     assert all("ttft_ms" not in s for s in record["evidence"]["trace_spans"])
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.monotonic-durations")
 def test_span_times_are_unsigned_milliseconds() -> None:
     """start_ms is relative to the run's tracing epoch. duration_ms and ttft_ms are monotonic
     durations (unsigned safe integers)."""
@@ -778,7 +778,11 @@ def test_span_times_are_unsigned_milliseconds() -> None:
     assert codes(caught.value) == [("$.evidence.trace_spans[0].duration_ms", "minimum")]
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence(
+    "runrecord.legacy-parent-id",
+    "runrecord.historical-parent-id-loads",
+    "runrecord.new-records-parent-span-id",
+)
 def test_historical_parent_id_loads_and_writes_parent_span_id() -> None:
     """Run records written before this schema used parent_id. Harn still accepts that name when
     loading historical records, while newly persisted records use parent_span_id."""
@@ -821,7 +825,7 @@ def evidence_codes(spans: list[Span]) -> list[tuple[str, str]]:
     )
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.span-tree-join")
 def test_span_cycle_is_rejected() -> None:
     """Joining parent links must give a tree: a cycle has no root (x-spanTree span_cycle)."""
     spans = [span(1, None), span(2, 4), span(3, 2), span(4, 3), span(5, 5)]
@@ -837,7 +841,7 @@ def test_span_cycle_is_rejected() -> None:
     assert messages == ["spans 2 -> 4 -> 3 -> 2 form a cycle", "spans 5 -> 5 form a cycle"]
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.span-tree-join")
 def test_duplicate_spans_are_rejected() -> None:
     """A stable span_id is unique within a record."""
     spans = [span(1, None), span(2, 1), span(2, None), span(3, 99)]
@@ -865,7 +869,7 @@ def test_a_span_under_an_open_parent_heads_its_own_subtree() -> None:
 # ========================================================================= per-turn parsed output
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.provider-call-response-topic")
 def test_every_response_is_a_provider_call_response_event_on_llm_topic(tmp_path: Path) -> None:
     """Every model response is appended as a provider_call_response event on the
     agent.transcript.llm topic."""
@@ -878,7 +882,7 @@ def test_every_response_is_a_provider_call_response_event_on_llm_topic(tmp_path:
     ]
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.correlation")
 def test_correlation_fields_are_copied() -> None:
     """Correlate a response ... by call_id; iteration identifies its agent-loop turn and span_id
     links it to the run-record span tree."""
@@ -887,7 +891,7 @@ def test_correlation_fields_are_copied() -> None:
     assert respond("ok", span_id=None)["span_id"] is None
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.parsed-ref-when-identical")
 def test_reference_only_when_non_empty_and_identical() -> None:
     """When a non-empty view is structurally identical to the provider-native tool_calls array,
     the response stores parsed_tool_calls_ref: "tool_calls" instead of serializing the array
@@ -907,7 +911,7 @@ def test_reference_only_when_non_empty_and_identical() -> None:
     assert [f.code for f in VALIDATOR.validate(RESPONSE, inlined)] == ["prefer_reference"]
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.parsed-inline")
 def test_empty_parse_stays_inline() -> None:
     """Empty ... views stay in the smaller inline parsed_tool_calls representation."""
     payload = respond("No tools this turn.")
@@ -926,7 +930,7 @@ OPENAI_CALL = {
 }
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.parsed-tool-calls", "runrecord.parsed-inline")
 def test_distinct_parse_stays_inline() -> None:
     """Empty and distinct views stay in the smaller inline parsed_tool_calls representation."""
     payload = respond("", [OPENAI_CALL])
@@ -942,7 +946,7 @@ def test_distinct_parse_stays_inline() -> None:
     ]
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.parsed-tool-calls")
 @pytest.mark.parametrize(
     ("native", "parsed"),
     [
@@ -972,7 +976,7 @@ def test_provider_native_calls_are_normalized(native: dict[str, Any], parsed: An
     assert respond("", [native])["parsed_tool_calls"] == [parsed]
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.parsed-inline", "runrecord.tool-calls-empty-inline")
 def test_text_protocol_and_legacy_form_stay_inline() -> None:
     """... including calls parsed from Harn's text tool protocol and its legacy name({...})
     form."""
@@ -1001,7 +1005,7 @@ def test_text_protocol_and_legacy_form_stay_inline() -> None:
     assert only_text["tool_calls"] == []
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.tool-calls-native", "runrecord.tool-calls-empty-inline")
 def test_tool_calls_can_be_empty_with_inline_text_protocol_calls() -> None:
     """tool_calls: the provider-native receipt only. It can be empty even when an inline
     parsed_tool_calls projection contains text-protocol calls."""
@@ -1012,14 +1016,14 @@ def test_tool_calls_can_be_empty_with_inline_text_protocol_calls() -> None:
     ]
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.absence-historical")
 def test_absence_without_reference_is_a_historical_row() -> None:
     """absence without a reference is a historical/partial row, not an alias."""
     historical = {"call_id": "c", "tool_calls": [HARN_CALL], "text": ""}
     assert rr.resolve_parsed_tool_calls(historical) is None
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.parsed-tool-calls")
 def test_calls_that_do_not_parse_are_reported_and_left_out() -> None:
     """Malformed model output never fails the turn: the call is left out, with a warning."""
     text = (
@@ -1053,7 +1057,7 @@ def test_calls_that_do_not_parse_are_reported_and_left_out() -> None:
     ]
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.loop-state-complete", "runrecord.loop-state-primitives")
 def test_loop_state_decoding_primitives() -> None:
     """Booleans, numbers, null, and nil become JSON primitives; other values remain strings."""
     text = (
@@ -1097,7 +1101,7 @@ def test_loop_state_decoding_primitives() -> None:
     assert rr.decode_loop_state(text) == (payload["loop_state"], ())
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.loop-state-null")
 @pytest.mark.parametrize(
     ("text", "messages"),
     [
@@ -1128,7 +1132,7 @@ def test_loop_state_null_without_complete_block(text: str, messages: list[str]) 
     assert [f.message for f in parsed.findings] == messages
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.loop-state-complete")
 def test_last_complete_loop_state_block_wins() -> None:
     """Several blocks: the last complete one is the state; a trailing open one is reported."""
     text = (
@@ -1144,7 +1148,7 @@ def test_last_complete_loop_state_block_wins() -> None:
     ]
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.parsed-tool-calls", "runrecord.loop-state-complete")
 def test_calls_inside_loop_state_are_not_calls() -> None:
     """A loop-state block holds state, not calls: a name({...}) line there is not parsed."""
     text = "## LOOP_STATE\nnext: read_file\nread_file({})\n## END_LOOP_STATE"
@@ -1191,7 +1195,7 @@ def canary_response() -> dict[str, Any]:
     return raw_response(text, native)
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.redaction")
 def test_redaction_before_sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """These projections are redacted by the same transcript policy as text before they reach
     SQLite."""
@@ -1231,7 +1235,13 @@ def test_redaction_before_sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         assert leaked(path.read_bytes().decode("utf-8", "replace")) == [], path.name
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence(
+    "runrecord.one-evidence",
+    "runrecord.plain-run-id",
+    "runrecord.tape-envelope",
+    "runrecord.parsed-ref-when-identical",
+    "runrecord.loop-state-complete",
+)
 def test_bundled_examples_are_reproduced() -> None:
     """The oracle reproduces the bundled record, span, payload and tape-entry examples."""
     record = json.loads((EXAMPLES / "run-record.record.json").read_text())
@@ -1303,7 +1313,7 @@ def span_forests(draw: st.DrawFn) -> list[Span]:
     return draw(st.permutations(spans))
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.span-tree-join", "runrecord.root-null-ttft-omitted")
 @given(span_forests())
 def test_random_span_forests_build_valid_trees(spans: list[Span]) -> None:
     tree = rr.build_tree(spans)
@@ -1322,7 +1332,7 @@ def test_random_span_forests_build_valid_trees(spans: list[Span]) -> None:
         assert_valid(SPAN, value)
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.span-tree-join")
 @given(
     st.lists(st.tuples(st.integers(0, 6), st.none() | st.integers(0, 7)), min_size=0, max_size=9)
 )
@@ -1405,7 +1415,9 @@ def responses(draw: st.DrawFn) -> tuple[dict[str, Any], bool]:
     return raw, must_reference
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence(
+    "runrecord.parsed-ref-when-identical", "runrecord.parsed-inline", "runrecord.loop-state-null"
+)
 @given(responses())
 def test_random_responses_give_valid_payloads_following_the_reference_rule(
     case: tuple[dict[str, Any], bool],
@@ -1426,7 +1438,7 @@ def test_random_responses_give_valid_payloads_following_the_reference_rule(
     assert all(f.level == "warning" for f in parsed.findings)
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.redaction")
 @given(
     st.lists(st.sampled_from(sorted(canaries())), min_size=1, max_size=4, unique=True),
     st.lists(_PROSE, min_size=1, max_size=4),

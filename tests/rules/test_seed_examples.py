@@ -41,7 +41,7 @@ def _check(doctype: str, document: Any) -> None:
     assert json_equal(encode(decode(doctype, document)), document)
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.client-info-optional")
 def test_seed_001_client_info_progress_and_usage_examples(shared: Path) -> None:
     client_info, progress, usage = _blocks(_seed(shared, "001"))
     _check("session-feedback.client-info", client_info)
@@ -49,7 +49,7 @@ def test_seed_001_client_info_progress_and_usage_examples(shared: Path) -> None:
     _check("session-feedback.usage", usage)
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.one-evidence", "runrecord.workflow-spans")
 def test_seed_003_evidence_and_span_examples(shared: Path) -> None:
     evidence_example, span_example = _blocks(_seed(shared, "003"))
     _check("run-record.evidence", evidence_example["evidence"])
@@ -57,7 +57,7 @@ def test_seed_003_evidence_and_span_examples(shared: Path) -> None:
         _check("run-record.span", span)
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.other-fields-optional", "recap.snake-case-aliases")
 def test_seed_002_query_fields_in_both_spellings(shared: Path) -> None:
     text = _seed(shared, "002")
     camel = re.findall(r"^(\w+Id|limit) \| (string|unsigned integer)", text, re.M)
@@ -68,7 +68,7 @@ def test_seed_002_query_fields_in_both_spellings(shared: Path) -> None:
     assert default_validator().validate("session-recap.query", snake) == []
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.unavailable-reasons")
 def test_seed_002_unavailable_reasons_are_the_schema_enum(shared: Path) -> None:
     reasons = set(re.findall(r"^(\w+) \| ", _seed(shared, "002"), re.M)) - {
         "runId",
@@ -88,7 +88,7 @@ def test_seed_002_unavailable_reasons_are_the_schema_enum(shared: Path) -> None:
     }
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.missing-reasons")
 def test_seed_001_missing_reasons_are_the_schema_enum(shared: Path) -> None:
     text = _seed(shared, "001")
     sentence = re.search(r"Missing reasons distinguish (.*?)\.", text).group(1)  # type: ignore[union-attr]
@@ -102,7 +102,7 @@ def test_seed_001_missing_reasons_are_the_schema_enum(shared: Path) -> None:
     assert reasons == enum
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.phases")
 def test_seed_001_phases_are_the_schema_enum(shared: Path) -> None:
     text = _seed(shared, "001")
     sentence = re.search(r"^Phases: (.*?)\. ", text, re.M).group(1)  # type: ignore[union-attr]

@@ -40,12 +40,12 @@ def snapshot() -> dict[str, Any]:
     return json.loads((EXAMPLES / "session-recap.snapshot.json").read_text())
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.content-hash", "recap.projection-hash")
 def test_the_example_snapshot_verifies() -> None:
     assert verify_snapshot(snapshot()) == []
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.content-hash")
 def test_content_hash_is_harns_hash_of_the_whole_source_object() -> None:
     value = snapshot()
     assert value["contentHash"] == harn_sha256(value["source"])
@@ -106,7 +106,7 @@ def test_projection_hash_vector_written_by_hand() -> None:
     assert projection_hash(value) == expected
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.projection-hash")
 @given(st.sampled_from(BOUND_MEMBERS), st.data())
 def test_any_change_to_a_bound_member_moves_projection_hash(
     member: str, data: st.DataObject
@@ -121,7 +121,7 @@ def test_any_change_to_a_bound_member_moves_projection_hash(
     assert projection_hash(changed) != before
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.projection-hash-excludes-extensions")
 @given(
     st.dictionaries(
         st.text(),
@@ -143,7 +143,7 @@ def test_no_change_to_extensions_moves_projection_hash(extensions: dict[str, Any
     assert projection_hash(value) == before, "source is bound through contentHash only"
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.content-hash")
 def test_any_change_to_a_source_event_moves_content_hash() -> None:
     value = snapshot()
     before = content_hash_of_source(value["source"])
@@ -154,7 +154,7 @@ def test_any_change_to_a_source_event_moves_content_hash() -> None:
     assert content_hash_of_source(value["source"]) != before
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.content-hash", "recap.projection-hash")
 def test_mismatches_are_reported_by_path() -> None:
     value = snapshot()
     value["turns"][0]["prompts"][0]["text"] = "tampered"
@@ -166,7 +166,7 @@ def test_mismatches_are_reported_by_path() -> None:
     }
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.projection-hash-excludes-extensions")
 def test_hashing_with_extensions_included_is_caught() -> None:
     value = snapshot()
     value["projectionHash"] = harn_sha256(
@@ -177,7 +177,6 @@ def test_hashing_with_extensions_included_is_caught() -> None:
     ]
 
 
-@pytest.mark.seed("002")
 def test_source_events_must_increase() -> None:
     value = snapshot()
     value["source"]["events"].reverse()
@@ -200,7 +199,7 @@ def test_source_bounds_must_name_the_listed_ends() -> None:
     ]
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.source-events")
 def test_record_hashes_are_checked_against_the_journal() -> None:
     value = snapshot()
     journal = {s["eventId"]: s["recordHash"] for s in value["source"]["events"]}
@@ -213,7 +212,7 @@ def test_record_hashes_are_checked_against_the_journal() -> None:
     }
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.extension-binding")
 @pytest.mark.parametrize(
     ("extension", "state"),
     [
@@ -239,7 +238,7 @@ def test_extension_classification(extension: Any, state: str) -> None:
     assert binding.state == state
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.content-hash", "recap.projection-hash")
 @given(documents("session-recap.snapshot"))
 def test_generated_snapshots_with_recomputed_hashes_verify(value: dict[str, Any]) -> None:
     events = value["source"]["events"]
@@ -255,7 +254,7 @@ def test_generated_snapshots_with_recomputed_hashes_verify(value: dict[str, Any]
         assert [f.code for f in errors] == ["source_events_not_increasing"]
 
 
-@pytest.mark.seed("002")
+@pytest.mark.sentence("recap.projection-hash")
 def test_cli_verify_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     good = EXAMPLES / "session-recap.envelope.json"
     assert main(["verify", "session-recap.envelope", str(good)]) == 0
@@ -267,7 +266,6 @@ def test_cli_verify_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "$.snapshot.projectionHash" in capsys.readouterr().out
 
 
-@pytest.mark.seed("002")
 def test_cli_hash_and_canonicalize(
     tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
@@ -282,7 +280,6 @@ def test_cli_hash_and_canonicalize(
     )
 
 
-@pytest.mark.seed("002")
 @pytest.mark.parametrize(
     ("text", "code"),
     [

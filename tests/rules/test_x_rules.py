@@ -30,7 +30,7 @@ def reference(request: pytest.FixtureRequest) -> bool:
 
 
 # -- x-maxUtf8Bytes: "Summary is at most 2,048 UTF-8 bytes" (seed 001) -------------------------
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.summary-limit")
 @pytest.mark.parametrize(
     ("summary", "valid"),
     [
@@ -50,7 +50,7 @@ def test_progress_summary_limit_counts_utf8_bytes(
     assert codes("session-feedback.progress", document, reference) == expected
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.list-and-entry-limits")
 @pytest.mark.parametrize(
     ("field", "limit"),
     [("completed", 1024), ("blockers", 1024)],
@@ -67,7 +67,7 @@ def test_completed_and_blocker_text_limit_is_1024_bytes(
     }
 
 
-@pytest.mark.seed("001", "003")
+@pytest.mark.sentence("feedback.list-and-entry-limits")
 def test_label_test_name_and_reference_limits(reference: bool) -> None:
     document = example("session-feedback.progress")
     document["artifacts"] = [{"label": "x" * 256, "reference": "r" * 1024}]
@@ -83,7 +83,7 @@ def test_label_test_name_and_reference_limits(reference: bool) -> None:
     }
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.list-and-entry-limits")
 def test_each_list_has_at_most_eight_entries(reference: bool) -> None:
     document = example("session-feedback.progress")
     document["completed"] = ["done"] * 8
@@ -92,7 +92,7 @@ def test_each_list_has_at_most_eight_entries(reference: bool) -> None:
     assert codes("session-feedback.progress", document, reference) == {("$.completed", "max_items")}
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.usage-label-limits")
 def test_usage_labels_limit(reference: bool) -> None:
     document = example("session-feedback.usage")
     document |= {"source": "s" * 128, "counter_id": "c" * 128, "source_ref": "r" * 1024}
@@ -106,7 +106,7 @@ def test_usage_labels_limit(reference: bool) -> None:
 
 
 # -- x-jsSafeInteger: "Integers must fit JavaScript's safe integer range" ------------------------
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.safe-integers")
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
@@ -130,7 +130,7 @@ def test_token_counts_are_safe_integer_literals(
 
 
 # -- cross-field rules of usage --------------------------------------------------------------------
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.input-or-output-required")
 def test_at_least_one_of_input_and_output_tokens(reference: bool) -> None:
     document = example("session-feedback.usage")
     for key in ("input_tokens", "output_tokens", "cached_input_tokens"):
@@ -140,7 +140,7 @@ def test_at_least_one_of_input_and_output_tokens(reference: bool) -> None:
     assert codes("session-feedback.usage", document | {"input_tokens": 1}, reference) == set()
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.input-or-output-required")
 @pytest.mark.parametrize(("cached", "valid"), [(4000, True), (4001, False), (0, True)])
 def test_cached_input_is_a_subset_of_input(cached: int, valid: bool, reference: bool) -> None:
     document = example("session-feedback.usage") | {"cached_input_tokens": cached}
@@ -148,7 +148,7 @@ def test_cached_input_is_a_subset_of_input(cached: int, valid: bool, reference: 
     assert codes("session-feedback.usage", document, reference) == expected
 
 
-@pytest.mark.seed("001")
+@pytest.mark.sentence("feedback.input-or-output-required")
 def test_cached_input_needs_input(reference: bool) -> None:
     document = example("session-feedback.usage")
     del document["input_tokens"]
@@ -162,7 +162,7 @@ def fact_with(view: str, member: str, value: Any) -> Any:
     return document
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.rate-null-not-zero")
 @pytest.mark.parametrize(
     ("rate", "expected"),
     [
@@ -181,7 +181,7 @@ def test_rate_value_is_numerator_over_denominator(
     assert found == expected
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.rate-null-not-zero")
 def test_a_zero_denominator_rate_is_refused_at_its_denominator(reference: bool) -> None:
     document = fact_with(
         "rolling", "nonzero_command_exit_rate", {"numerator": 0, "denominator": 0, "value": 0.0}
@@ -191,7 +191,7 @@ def test_a_zero_denominator_rate_is_refused_at_its_denominator(reference: bool) 
     }
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.actual-to-expected-absent")
 def test_actual_to_expected_is_null_until_a_positive_expectation(reference: bool) -> None:
     wall = {"milliseconds": 10, "sample_count": 1, "expected": None, "actual_to_expected": 1.0}
     document = fact_with("turn", "turn_wall_time", wall)
@@ -218,7 +218,7 @@ def test_actual_to_expected_is_null_until_a_positive_expectation(reference: bool
     assert codes("session-health.fact", document, reference) == set()
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.prose-balance-nulls")
 def test_characters_per_tool_call_is_null_without_a_tool_call(reference: bool) -> None:
     balance = {"prose_characters": 10, "tool_calls": 0, "characters_per_tool_call": 0}
     document = fact_with("rolling", "prose_to_tool_balance", balance)
@@ -227,7 +227,7 @@ def test_characters_per_tool_call_is_null_without_a_tool_call(reference: bool) -
     }
 
 
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.heuristics-empty", "health.no-default-steering")
 def test_heuristics_is_an_empty_object(reference: bool) -> None:
     document = example("session-health.fact") | {"heuristics": {"steer": True}}
     assert codes("session-health.fact", document, reference) == {
@@ -236,7 +236,7 @@ def test_heuristics_is_an_empty_object(reference: bool) -> None:
 
 
 # -- x-sameValue ----------------------------------------------------------------------------------
-@pytest.mark.seed("000")
+@pytest.mark.sentence("health.acp-envelope")
 def test_acp_notification_session_id_matches_its_payload(reference: bool) -> None:
     document = example("session-health.acp-notification")
     document["params"]["sessionId"] = "other"
@@ -245,7 +245,7 @@ def test_acp_notification_session_id_matches_its_payload(reference: bool) -> Non
     }
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.tape-envelope")
 def test_tape_envelope_execution_id_matches_its_payload(reference: bool) -> None:
     document = example("run-record.tape-entry")
     document["execution_id"] = None
@@ -255,7 +255,7 @@ def test_tape_envelope_execution_id_matches_its_payload(reference: bool) -> None
 
 
 # -- x-preferReference and the parsed_tool_calls rules (seed 003) ---------------------------------
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.parsed-ref-when-identical", "runrecord.parsed-inline")
 def test_identical_inline_parse_must_be_a_reference(reference: bool) -> None:
     document = example("run-record.provider-call-response")
     del document["parsed_tool_calls_ref"]
@@ -270,13 +270,13 @@ def test_identical_inline_parse_must_be_a_reference(reference: bool) -> None:
     assert codes("run-record.provider-call-response", document, reference) == set()
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.parsed-tool-calls")
 def test_reference_and_inline_parse_together_are_refused(reference: bool) -> None:
     document = example("run-record.provider-call-response") | {"parsed_tool_calls": []}
     assert ("$", "not") in codes("run-record.provider-call-response", document, reference)
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.parsed-ref-when-identical")
 def test_reference_needs_non_empty_tool_calls(reference: bool) -> None:
     document = example("run-record.provider-call-response") | {"tool_calls": []}
     assert ("$.tool_calls", "min_items") in codes(
@@ -285,7 +285,7 @@ def test_reference_needs_non_empty_tool_calls(reference: bool) -> None:
 
 
 # -- x-spanTree ------------------------------------------------------------------------------
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.span-tree-join")
 def test_span_tree_rules(reference: bool) -> None:
     document = example("run-record.evidence")
     spans = document["trace_spans"]
@@ -301,7 +301,7 @@ def test_span_tree_rules(reference: bool) -> None:
     assert ("$.trace_spans[1].span_id", "span_id_duplicate") in found
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.execution-identity-gap")
 def test_null_execution_id_needs_an_execution_identity_gap(reference: bool) -> None:
     document = example("run-record.evidence") | {"execution_id": None}
     assert codes("run-record.evidence", document, reference) == {("$.gaps", "contains")}
@@ -338,7 +338,7 @@ def test_flight_artifact_belongs_to_the_evidence_execution(reference: bool) -> N
     }
 
 
-@pytest.mark.seed("003")
+@pytest.mark.sentence("runrecord.new-records-parent-span-id")
 def test_legacy_parent_id_is_refused_by_the_write_contract(reference: bool) -> None:
     document = example("run-record.span")
     document["parent_id"] = document.pop("parent_span_id")

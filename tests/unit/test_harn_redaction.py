@@ -572,7 +572,7 @@ _GATE_VALUES = st.recursive(
 def test_the_recap_gate_is_exact_under_the_default_policy(
     texts: list[str], values: list[Any]
 ) -> None:
-    from session_contracts.conformance.reference.recap.redaction_gate import (
+    from session_contracts.redaction.gate import (
         redact_texts,
         redact_values,
     )

@@ -18,6 +18,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from session_contracts.conformance.judge.cases.documents import documents, object_paths
+from session_contracts.conformance.judge.cases.explicit import attribute_event
 from session_contracts.contracts import CONTRACT_DOCTYPES
 from session_contracts.validation.schema_set import default_schema_set
 
@@ -567,23 +568,8 @@ def run_projections(draw: st.DrawFn) -> dict[str, Any]:
     events = []
     for event_id in range(1, draw(st.integers(0, 4)) + 1):
         value = draw(st.none() | extension_values)
-        events.append(
-            {
-                "id": event_id,
-                "sessionId": "sess-r",
-                "runId": "run-r",
-                "turnId": None,
-                "iteration": None,
-                "executionId": None,
-                "topic": "session",
-                "kind": "session_attribute",
-                "recordedAtUnixMs": 1_700_000_000_000 + event_id,
-                "payload": {
-                    "name": draw(st.sampled_from(["completion_receipt", "other"])),
-                    "value": value,
-                },
-            }
-        )
+        name = draw(st.sampled_from(["completion_receipt", "other"]))
+        events.append(attribute_event(event_id, name, value))
     run: dict[str, Any] = {
         "kind": kind,
         "status": "completed",

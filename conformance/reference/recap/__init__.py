@@ -36,7 +36,6 @@ from session_contracts.conformance.reference.recap.query import (
     coerce_params,
     query_echo,
 )
-from session_contracts.conformance.reference.recap.redaction_gate import redact_texts
 from session_contracts.conformance.reference.recap.service import (
     ENVELOPE_DOCUMENT_TYPE,
     UNAVAILABLE_REASONS,
@@ -47,9 +46,11 @@ from session_contracts.conformance.reference.recap.service import (
 )
 from session_contracts.conformance.reference.recap.stored_file import recap_of_stored_file
 from session_contracts.conformance.reference.recap.stored_read import StoredEventOrder, StoredRead
+from session_contracts.redaction.gate import redact_texts
 
 if TYPE_CHECKING:
-    from session_contracts.conformance.reference.recap.http import create_app, serve
+    from session_contracts.conformance.reference.recap.http import create_app, serve_http
+    from session_contracts.conformance.reference.recap.http import serve_http as serve
 
 __all__ = [
     "ACP_METHOD",
@@ -78,6 +79,7 @@ __all__ = [
     "redact_texts",
     "run_acp",
     "serve",
+    "serve_http",
     "with_extensions",
 ]
 
@@ -85,8 +87,10 @@ __all__ = [
 def __getattr__(name: str) -> object:
     # The HTTP adapter needs the [serve] extra (uvicorn, starlette): imported on first use,
     # so that the projection, the service and the ACP adapter work on a default install.
-    if name in {"create_app", "serve"}:
+    if name in {"create_app", "serve_http", "serve"}:
         from session_contracts.conformance.reference.recap import http
 
-        return getattr(http, name)
+        # ``serve`` is the earlier name of serve_http, kept for callers that use it (the
+        # producer side of the protocol has its own ``serve``).
+        return getattr(http, "serve_http" if name == "serve" else name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

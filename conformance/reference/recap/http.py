@@ -63,7 +63,7 @@ __all__ = [
     "create_app",
     "default_max_concurrent",
     "error_body",
-    "serve",
+    "serve_http",
 ]
 
 # The path convertor lets a session id hold any character, "/" included.
@@ -316,7 +316,7 @@ def bind(host: str, port: int) -> socket.socket:
     return listener
 
 
-def serve(
+def serve_http(
     journal: str | os.PathLike[str],
     host: str = "127.0.0.1",
     port: int = 8765,

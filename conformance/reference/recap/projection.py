@@ -30,7 +30,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from session_contracts.conformance.reference.recap.event_facts import ABSENT, StoredFacts
-from session_contracts.conformance.reference.recap.redaction_gate import text_screen
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.hashes.snapshot import (
     content_hash_of_source,
@@ -39,6 +38,7 @@ from session_contracts.hashes.snapshot import (
 )
 from session_contracts.json.canonical import is_plain_json
 from session_contracts.redaction.engine import RedactionPolicy, redact_text, redact_value
+from session_contracts.redaction.gate import text_screen
 
 __all__ = [
     "RECAP_KINDS",
