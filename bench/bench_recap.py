@@ -39,9 +39,9 @@ from typing import Any
 
 import orjson
 
+from session_contracts.accel import paused_gc
 from session_contracts.conformance.reference.journal import SqliteJournal
 from session_contracts.conformance.reference.recap import RecapService, envelope_bytes, query_echo
-from session_contracts.conformance.reference.recap.service import paused_gc
 from session_contracts.json.canonical import content_hash
 
 if not __package__:  # run as a script (python bench/bench_recap.py): find the bench package

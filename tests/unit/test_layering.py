@@ -110,6 +110,17 @@ def test_the_oracle_never_imports_the_judge() -> None:
             assert _layer(module) < judge
 
 
+def test_every_package_says_what_it_holds() -> None:
+    # A newcomer reads the tree: each folder's __init__.py opens with a docstring.
+    silent = [
+        module
+        for module, path in MODULES.items()
+        if path.name == "__init__.py"
+        and not ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert silent == []
+
+
 def test_no_module_name_starts_with_an_underscore() -> None:
     private = [
         module
@@ -139,6 +150,17 @@ def test_only_the_accel_module_imports_the_c_modules() -> None:
         for module, path in MODULES.items()
         for target, _ in _imports(module, path)
         if target in C_MODULES and module != ACCEL
+    ]
+    assert offenders == []
+
+
+def test_only_the_accel_module_touches_the_collector() -> None:
+    # Speed machinery sits behind one door: pausing the collector is accel.paused_gc.
+    offenders = [
+        f"{module} imports gc"
+        for module, path in MODULES.items()
+        for target, _ in _imports(module, path)
+        if target == "gc" and module != ACCEL
     ]
     assert offenders == []
 

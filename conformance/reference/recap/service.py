@@ -28,15 +28,14 @@ the command line.
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from session_contracts.accel import paused_gc
 from session_contracts.conformance.reference.closing import ClosedOnExit
 from session_contracts.conformance.reference.journal import (
     JournalCorrupt,
@@ -62,7 +61,6 @@ __all__ = [
     "RecapOutcome",
     "RecapService",
     "envelope_bytes",
-    "paused_gc",
     "recap_of_stored_events",
     "unavailable",
 ]
@@ -107,36 +105,6 @@ def envelope_bytes(envelope: Mapping[str, Any]) -> bytes:
     writes as 64-bit integers, which RFC 8785 cannot represent.
     """
     return harn_canonical_bytes(dict(envelope))
-
-
-_gc_lock = threading.Lock()
-_gc_pauses = 0
-_gc_was_enabled = False
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Hold off the cyclic garbage collector while a projection builds its objects.
-
-    Parsing 32,768 events makes hundreds of thousands of containers, and
-    CPython 3.11 runs full collections over all of them along the way (a
-    projection spent a third of its time there).  Nothing here makes cycles,
-    so reference counting frees everything; the collector is restored when
-    the last concurrent pause ends, and only if it was on before the first.
-    """
-    global _gc_pauses, _gc_was_enabled
-    with _gc_lock:
-        if _gc_pauses == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
-        _gc_pauses += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_pauses -= 1
-            if _gc_pauses == 0 and _gc_was_enabled:
-                gc.enable()
 
 
 class RecapService(ClosedOnExit):
