@@ -57,14 +57,18 @@ from session_contracts.errors import Finding, InvalidDocument, json_path
 from session_contracts.json.strict import loads_strict
 
 __all__ = [
+    "FAST_MAX_LEVELS",
     "HASH_PREFIX",
     "MAX_DEPTH",
     "MAX_SAFE_INTEGER",
     "canonical_bytes",
     "canonical_bytes_from_text",
     "content_hash",
+    "has_lone_surrogate",
     "hash_bytes",
     "is_plain_json",
+    "type_census",
+    "type_name",
 ]
 
 HASH_PREFIX = "sha256:"
@@ -520,7 +524,8 @@ def exact_bytes(value: Any) -> bytes:
     return _encode(value, dirty, reorder)
 
 
-def _has_lone_surrogate(text: str) -> bool:
+def has_lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (no UTF-8 form, so no JSON text)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -562,7 +567,7 @@ def _scan(value: Any) -> tuple[set[int], bool]:
                 raise _Problem
             keys = "".join(node)
             if not keys.isascii():
-                if _has_lone_surrogate(keys):
+                if has_lone_surrogate(keys):
                     raise _Problem
                 if _orders_may_differ(keys):
                     reorder = True
@@ -573,7 +578,7 @@ def _scan(value: Any) -> tuple[set[int], bool]:
         for child in children:
             kind = type(child)
             if kind is str:
-                if not child.isascii() and _has_lone_surrogate(child):
+                if not child.isascii() and has_lone_surrogate(child):
                     raise _Problem
             elif kind is int:
                 if not -MAX_SAFE_INTEGER <= child <= MAX_SAFE_INTEGER:
@@ -600,7 +605,7 @@ def _scalar_problem(value: Any) -> tuple[str, str, str] | None:
     """(code, message, hint) for a value that is not a container, or None if it is fine."""
     kind = type(value)
     if kind is str:
-        if _has_lone_surrogate(value):
+        if has_lone_surrogate(value):
             return (
                 "canonical_lone_surrogate",
                 "the string holds a lone UTF-16 surrogate, which is not Unicode text",
@@ -624,7 +629,7 @@ def _scalar_problem(value: Any) -> tuple[str, str, str] | None:
     elif kind is not bool and kind is not _NONE_TYPE:
         return (
             "canonical_unsupported_type",
-            f"a {_type_name(kind)} is not a JSON value",
+            f"a {type_name(kind)} is not a JSON value",
             "use only dict (str keys), list, str, int, float, bool and None: turn "
             "tuples into lists and subclasses or enums into their plain values",
         )
@@ -652,12 +657,12 @@ def _first_problem(value: Any) -> InvalidDocument:
                 if type(key) is not str:
                     return _refusal(
                         "canonical_unsupported_type",
-                        f"the object has a key {key!r} of type {_type_name(type(key))}; "
+                        f"the object has a key {key!r} of type {type_name(type(key))}; "
                         "JSON object keys are strings",
                         "convert the keys to str before hashing",
                         parts,
                     )
-                if _has_lone_surrogate(key):
+                if has_lone_surrogate(key):
                     return _refusal(
                         "canonical_lone_surrogate",
                         "the key holds a lone UTF-16 surrogate, which is not Unicode text",
@@ -676,7 +681,8 @@ def _refusal(code: str, message: str, hint: str, parts: tuple[str | int, ...]) -
     return InvalidDocument([Finding(json_path(parts), code, message, hint)])
 
 
-def _type_name(kind: type) -> str:
+def type_name(kind: type) -> str:
+    """A type as a refusal names it: ``dict``, or ``module.Class`` outside the builtins."""
     if kind.__module__ == "builtins":
         return kind.__qualname__
     return f"{kind.__module__}.{kind.__qualname__}"

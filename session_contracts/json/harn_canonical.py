@@ -40,7 +40,12 @@ import orjson
 
 from session_contracts.accel import speedups
 from session_contracts.errors import Finding, InvalidDocument, json_path
-from session_contracts.json.canonical import FAST_MAX_LEVELS, type_census
+from session_contracts.json.canonical import (
+    FAST_MAX_LEVELS,
+    has_lone_surrogate,
+    type_census,
+    type_name,
+)
 
 __all__ = [
     "HARN_MAX_DEPTH",
@@ -161,24 +166,10 @@ def _refusal(code: str, message: str, hint: str, parts: list[str | int]) -> Inva
     return InvalidDocument([Finding(json_path(tuple(parts)), code, message, hint)])
 
 
-def _lone_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _type_name(kind: type) -> str:
-    if kind.__module__ == "builtins":
-        return kind.__qualname__
-    return f"{kind.__module__}.{kind.__qualname__}"
-
-
 def _scalar_bytes(node: Any, parts: list[str | int]) -> bytes:
     kind = type(node)
     if kind is str:
-        if _lone_surrogate(node):
+        if has_lone_surrogate(node):
             raise _refusal(
                 "canonical_lone_surrogate",
                 "the string holds a lone UTF-16 surrogate, which is not Unicode text",
@@ -214,7 +205,7 @@ def _scalar_bytes(node: Any, parts: list[str | int]) -> bytes:
         return serde_float_format(node).encode("ascii")
     raise _refusal(
         "canonical_unsupported_type",
-        f"a {_type_name(kind)} is not a JSON value",
+        f"a {type_name(kind)} is not a JSON value",
         "use only dict (str keys), list, str, int, float, bool and None: turn tuples into "
         "lists and subclasses or enums into their plain values",
         parts,
@@ -256,12 +247,12 @@ def exact_bytes(value: Any) -> bytes:
                 if type(key) is not str:
                     raise _refusal(
                         "canonical_unsupported_type",
-                        f"the object has a key {key!r} of type {_type_name(type(key))}; "
+                        f"the object has a key {key!r} of type {type_name(type(key))}; "
                         "JSON object keys are strings",
                         "convert the keys to str before hashing",
                         parts,
                     )
-                if _lone_surrogate(key):
+                if has_lone_surrogate(key):
                     raise _refusal(
                         "canonical_lone_surrogate",
                         "the key holds a lone UTF-16 surrogate, which is not Unicode text",

@@ -537,6 +537,26 @@ def _insert_client_info(
         )
 
 
+def _unwritten(decision: Rejection | Replay) -> JsonObject:
+    """The answer to a request that writes nothing: the rejection, or the replayed receipt."""
+    return decision.to_json() if isinstance(decision, Rejection) else decision.receipt
+
+
+def _accepted(
+    connection: sqlite3.Connection, request: StartRequest | CheckpointRequest, accept: Accept
+) -> tuple[int, str, JsonObject]:
+    """An accepted request's checkpoint number, id and receipt (the caller writes the rows)."""
+    seq, checkpoint_id = _next_checkpoint(connection)
+    response = receipt(
+        request_id=request.request_id,
+        session_id=request.session_id,
+        checkpoint_id=checkpoint_id,
+        session_version=accept.session_version,
+        reported_at_unix_ms=accept.reported_at_unix_ms,
+    )
+    return seq, checkpoint_id, response
+
+
 def _start(
     connection: sqlite3.Connection, request: StartRequest, now: int
 ) -> tuple[bool, JsonObject]:
@@ -545,18 +565,9 @@ def _start(
         _prior_request(connection, request.session_id, request.request_id),
     )
     decision = decide_start(request, prior, now_ms=now)
-    if isinstance(decision, Rejection):
-        return False, decision.to_json()
-    if isinstance(decision, Replay):
-        return False, decision.receipt
-    seq, checkpoint_id = _next_checkpoint(connection)
-    response = receipt(
-        request_id=request.request_id,
-        session_id=request.session_id,
-        checkpoint_id=checkpoint_id,
-        session_version=decision.session_version,
-        reported_at_unix_ms=decision.reported_at_unix_ms,
-    )
+    if not isinstance(decision, Accept):
+        return False, _unwritten(decision)
+    seq, checkpoint_id, response = _accepted(connection, request, decision)
     connection.execute(
         "INSERT INTO sessions VALUES (?, ?, ?)",
         (request.session_id, decision.session_version, decision.reported_at_unix_ms),
@@ -588,18 +599,9 @@ def _checkpoint(
         else _usage_prior(connection, request.session_id, request.usage_sample),
     )
     decision = decide_checkpoint(request, prior, now_ms=now)
-    if isinstance(decision, Rejection):
-        return False, decision.to_json()
-    if isinstance(decision, Replay):
-        return False, decision.receipt
-    seq, checkpoint_id = _next_checkpoint(connection)
-    response = receipt(
-        request_id=request.request_id,
-        session_id=request.session_id,
-        checkpoint_id=checkpoint_id,
-        session_version=decision.session_version,
-        reported_at_unix_ms=decision.reported_at_unix_ms,
-    )
+    if not isinstance(decision, Accept):
+        return False, _unwritten(decision)
+    seq, checkpoint_id, response = _accepted(connection, request, decision)
     _insert_checkpoint(
         connection,
         seq=seq,
