@@ -85,6 +85,16 @@ def _every_operation(
     return options
 
 
+def _drawn(operation: str, build: Callable[[], st.SearchStrategy[Any]]) -> TrialPlan:
+    """The trials of a check that draws every case of one operation from one strategy."""
+    return lambda claimed, declared: _trials(operation, build())
+
+
+def _with_canary(build: Callable[..., st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
+    """Cases of ``build`` with a canary secret planted, of each detector kind in turn."""
+    return st.sampled_from(sorted(_canary_texts())).flatmap(lambda canary: build(canary=canary))
+
+
 def _canary_texts() -> list[str]:
     from session_contracts.redaction.engine import canaries
 
@@ -151,9 +161,7 @@ CHECKS: tuple[Check, ...] = (
         "002: Forward-compatible data belongs in the extensions object, which typed bindings "
         "preserve when they decode and re-encode a snapshot",
         judge=judges.judge_extensions,
-        trials=lambda claimed, declared: _trials(
-            "document.roundtrip", strategies.extension_inputs()
-        ),
+        trials=_drawn("document.roundtrip", strategies.extension_inputs),
         explicit=explicit.extension_values,
     ),
     Check(
@@ -187,7 +195,7 @@ CHECKS: tuple[Check, ...] = (
         "without a transcript reset)",
         "000: every measurement rule (rates, exclusions, gauges, populations)",
         judge=judges.judge_semantics,
-        trials=lambda claimed, declared: _trials("health.reduce", strategies.health_streams()),
+        trials=_drawn("health.reduce", strategies.health_streams),
         explicit=_all(
             explicit.health_streams,
             explicit.golden("health.reduce", lambda case: not explicit.has_reset(case)),
@@ -204,7 +212,7 @@ CHECKS: tuple[Check, ...] = (
         "without qualifying observations a rate is null, never a zero rate",
         "000: no qualifying observations produce null, not a zero rate",
         judge=judges.judge_no_zero_rate,
-        trials=lambda claimed, declared: _trials("health.reduce", strategies.health_streams()),
+        trials=_drawn("health.reduce", strategies.health_streams),
         explicit=explicit.rate_streams,
     ),
     # Recommended: Harn's runtime has no reset path (its reset_transcript never
@@ -218,7 +226,7 @@ CHECKS: tuple[Check, ...] = (
         "the current iteration and the counted call and command ids",
         "000: Resetting the session transcript resets these observations.",
         judge=judges.judge_semantics,
-        trials=lambda claimed, declared: _trials("health.reduce", strategies.reset_streams()),
+        trials=_drawn("health.reduce", strategies.reset_streams),
         explicit=_all(
             explicit.reset_streams,
             explicit.golden("health.reduce", explicit.has_reset),
@@ -233,7 +241,7 @@ CHECKS: tuple[Check, ...] = (
         "receipts, rejections and work.observe equal the reference store's",
         "001: replay, replacement, usage ordering and counter rules, freshness",
         judge=judges.judge_semantics,
-        trials=lambda claimed, declared: _trials("feedback.run", strategies.feedback_steps()),
+        trials=_drawn("feedback.run", strategies.feedback_steps),
         explicit=_all(
             explicit.feedback_runs,
             explicit.golden("feedback.run"),
@@ -253,7 +261,7 @@ CHECKS: tuple[Check, ...] = (
         "003: Session-backed run records always carry metadata.completion_receipt; Harn does "
         "not relabel a run or session ID as an execution ID",
         judge=judges.judge_semantics,
-        trials=lambda claimed, declared: _trials("runrecord.project", strategies.run_projections()),
+        trials=_drawn("runrecord.project", strategies.run_projections),
         explicit=_all(
             explicit.run_projections,
             explicit.golden("runrecord.project"),
@@ -269,9 +277,7 @@ CHECKS: tuple[Check, ...] = (
         "003: Booleans, numbers, null, and nil become JSON primitives; other values remain "
         "strings. The field is null when no complete block exists",
         judge=judges.judge_semantics,
-        trials=lambda claimed, declared: _trials(
-            "runrecord.provider_call_response", strategies.provider_responses()
-        ),
+        trials=_drawn("runrecord.provider_call_response", strategies.provider_responses),
         explicit=_all(
             explicit.provider_responses, explicit.golden("runrecord.provider_call_response")
         ),
@@ -285,9 +291,7 @@ CHECKS: tuple[Check, ...] = (
         "003: When a non-empty view is structurally identical to the provider-native tool_calls "
         "array, the response stores parsed_tool_calls_ref",
         judge=judges.judge_reference_rule,
-        trials=lambda claimed, declared: _trials(
-            "runrecord.provider_call_response", strategies.provider_responses()
-        ),
+        trials=_drawn("runrecord.provider_call_response", strategies.provider_responses),
         explicit=_all(explicit.provider_responses, sameness.tool_call_cases),
     ),
     Check(
@@ -299,11 +303,8 @@ CHECKS: tuple[Check, ...] = (
         "003: These projections are redacted by the same transcript policy as text before they "
         "reach SQLite",
         judge=judges.judge_canaries,
-        trials=lambda claimed, declared: _trials(
-            "runrecord.provider_call_response",
-            st.sampled_from(sorted(_canary_texts())).flatmap(
-                lambda canary: strategies.provider_responses(canary=canary)
-            ),
+        trials=_drawn(
+            "runrecord.provider_call_response", lambda: _with_canary(strategies.provider_responses)
         ),
         explicit=_all(explicit.provider_canaries, redaction.provider_alone_cases),
     ),
@@ -316,7 +317,7 @@ CHECKS: tuple[Check, ...] = (
         "002: A recap groups visible prompts, assistant text, tool exchanges, plans, progress, "
         "and terminal facts by prompt turn and agent-loop iteration",
         judge=judges.judge_semantics,
-        trials=lambda claimed, declared: _trials("recap.project", strategies.recap_cases()),
+        trials=_drawn("recap.project", strategies.recap_cases),
         explicit=_all(
             explicit.recap_pages,
             explicit.recap_text,
@@ -336,7 +337,7 @@ CHECKS: tuple[Check, ...] = (
         "002: source.events identifies each contributing canonical event by ID and record hash. "
         "contentHash binds the source content. projectionHash binds ...",
         judge=judges.judge_recap_hashes,
-        trials=lambda claimed, declared: _trials("recap.project", strategies.recap_cases()),
+        trials=_drawn("recap.project", strategies.recap_cases),
         explicit=_all(explicit.recap_pages, explicit.recap_numbers, hashes.hash_cases),
     ),
     Check(
@@ -348,7 +349,7 @@ CHECKS: tuple[Check, ...] = (
         "keeps the limit as received",
         "002: Harn defaults to 4,096 and clamps the effective bound into 1 through 32,768",
         judge=judges.judge_recap_limit,
-        trials=lambda claimed, declared: _trials("recap.project", strategies.recap_cases()),
+        trials=_drawn("recap.project", strategies.recap_cases),
         explicit=_all(explicit.recap_pages, regressions.recap_limit_cases),
     ),
     Check(
@@ -359,7 +360,7 @@ CHECKS: tuple[Check, ...] = (
         "a query in snake-case aliases gives the same envelope as in camelCase",
         "002: Both accept snake-case aliases for query fields",
         judge=judges.judge_query_aliases,
-        trials=lambda claimed, declared: _trials("recap.project", strategies.recap_cases()),
+        trials=_drawn("recap.project", strategies.recap_cases),
         explicit=explicit.recap_aliases,
     ),
     Check(
@@ -371,12 +372,7 @@ CHECKS: tuple[Check, ...] = (
         "002: Public text is redacted through Harn's active redaction policy before it "
         "reaches the snapshot",
         judge=judges.judge_canaries,
-        trials=lambda claimed, declared: _trials(
-            "recap.project",
-            st.sampled_from(sorted(_canary_texts())).flatmap(
-                lambda canary: strategies.recap_cases(canary=canary)
-            ),
-        ),
+        trials=_drawn("recap.project", lambda: _with_canary(strategies.recap_cases)),
         explicit=_all(explicit.recap_canaries, redaction.recap_alone_cases),
     ),
     Check(
@@ -419,7 +415,7 @@ CHECKS: tuple[Check, ...] = (
         "work.observe reports the latest usage snapshot, never a sum",
         "001: AWR retains snapshots but does not sum them",
         judge=judges.judge_usage_not_summed,
-        trials=lambda claimed, declared: _trials("feedback.run", strategies.feedback_steps()),
+        trials=_drawn("feedback.run", strategies.feedback_steps),
         explicit=explicit.usage_runs,
     ),
     Check(
@@ -431,9 +427,7 @@ CHECKS: tuple[Check, ...] = (
         "000: A2A task streams carry the same fact in metadata.harn.sessionHealth on a standard "
         "status update, preserving the current task state",
         judge=judges.judge_semantics,
-        trials=lambda claimed, declared: _trials(
-            "health.a2a_status_update", strategies.a2a_cases()
-        ),
+        trials=_drawn("health.a2a_status_update", strategies.a2a_cases),
         explicit=explicit.golden("health.a2a_status_update"),
     ),
     Check(
@@ -446,13 +440,10 @@ CHECKS: tuple[Check, ...] = (
         "002: Session recaps are deterministic, read-only projections over the canonical "
         "session journal (as Harn's store holds it: docs/recap.md section 11)",
         judge=judges.judge_semantics,
-        trials=lambda claimed, declared: _trials(
+        trials=_drawn(
             "recap.project",
-            st.one_of(
-                strategies.recap_stored_cases(),
-                st.sampled_from(sorted(_canary_texts())).flatmap(
-                    lambda canary: strategies.recap_stored_cases(canary=canary)
-                ),
+            lambda: st.one_of(
+                strategies.recap_stored_cases(), _with_canary(strategies.recap_stored_cases)
             ),
         ),
         explicit=_all(
@@ -470,9 +461,7 @@ CHECKS: tuple[Check, ...] = (
         "projection_failed: Harn couldn't derive the deterministic projection. "
         "admission_terminal: The owning runtime couldn't admit the read.",
         judge=judges.judge_semantics,
-        trials=lambda claimed, declared: _trials(
-            "recap.project", strategies.recap_condition_cases()
-        ),
+        trials=_drawn("recap.project", strategies.recap_condition_cases),
         explicit=_none,
     ),
 )
