@@ -39,8 +39,8 @@ import jsonschema
 import referencing
 
 from session_contracts.conformance.judge.captured import check_documents
-from session_contracts.conformance.reference.journal import SqliteJournal
-from session_contracts.conformance.reference.recap import RecapService, envelope_bytes, query_echo
+from session_contracts.journal import SqliteJournal
+from session_contracts.recap import RecapService, envelope_bytes, query_echo
 from session_contracts.validation.validator import default_validator
 
 if not __package__:  # run as a script: find the bench package

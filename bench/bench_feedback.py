@@ -35,7 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from session_contracts.conformance.reference.feedback import FeedbackStore, Synchronous
+from session_contracts.feedback import FeedbackStore, Synchronous
 
 TARGET_PER_SECOND = 2_000
 TOTAL = 100_000

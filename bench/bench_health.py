@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from session_contracts.conformance.reference.health import initial_state, reduce, step
+from session_contracts.health import initial_state, reduce, step
 
 ITERATIONS = 10_000
 SESSION_ID = "sess-0199a2b4c6d8e0f1"

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from session_contracts.conformance.reference.journal import (
+from session_contracts.journal import (
     JsonlTape,
     SessionEvent,
     SqliteJournal,

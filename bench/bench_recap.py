@@ -40,9 +40,9 @@ from typing import Any
 import orjson
 
 from session_contracts.accel import paused_gc
-from session_contracts.conformance.reference.journal import SqliteJournal
-from session_contracts.conformance.reference.recap import RecapService, envelope_bytes, query_echo
+from session_contracts.journal import SqliteJournal
 from session_contracts.json.canonical import content_hash
+from session_contracts.recap import RecapService, envelope_bytes, query_echo
 
 if not __package__:  # run as a script (python bench/bench_recap.py): find the bench package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -143,7 +143,7 @@ HTTP_TARGET_RATIO = 1.5
 
 def run_http(repeats: int = 7) -> dict[str, float]:
     """The HTTP adapter against the in-process recap of the same 4,096-event session."""
-    from session_contracts.conformance.reference.recap import create_app
+    from session_contracts.recap import create_app
 
     with warnings.catch_warnings():  # starlette's notice about httpx, not about us
         warnings.simplefilter("ignore")

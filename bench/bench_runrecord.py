@@ -27,8 +27,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from session_contracts.conformance.reference.journal import SessionEvent
-from session_contracts.conformance.reference.runrecord import (
+from session_contracts.journal import SessionEvent
+from session_contracts.runrecord import (
     RECORD_DOCUMENT_TYPE,
     RunSpec,
     Span,

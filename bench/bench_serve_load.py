@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from bench.bench_journal import make_session
-from session_contracts.conformance.reference.journal import SessionEvent, SqliteJournal
+from session_contracts.journal import SessionEvent, SqliteJournal
 
 PEAK_TARGET_MIB = 512
 SMALL_P99_TARGET_S = 1.0

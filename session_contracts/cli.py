@@ -297,7 +297,7 @@ def _cmd_canonicalize(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _journal_record_hashes(path: str, document: Any) -> dict[int, str]:
-    from session_contracts.conformance.reference.journal import SqliteJournal
+    from session_contracts.journal import SqliteJournal
 
     snapshot = document.get("snapshot", document) if isinstance(document, dict) else {}
     session_id = snapshot.get("sessionId") if isinstance(snapshot, dict) else None
@@ -387,7 +387,7 @@ def _recap_policy(args: argparse.Namespace) -> Any:
 
 
 def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance.reference.recap import serve_http
+    from session_contracts.recap import serve_http
 
     if args.max_concurrent is not None and args.max_concurrent < 1:
         raise UsageError(
@@ -404,14 +404,14 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_acp(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance.reference.recap import RecapService, run_acp
+    from session_contracts.recap import RecapService, run_acp
 
     with RecapService(args.journal, _recap_policy(args)) as service:
         return run_acp(service, sys.stdin.buffer, sys.stdout.buffer)
 
 
 def _cmd_recap(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance.reference.recap import (
+    from session_contracts.recap import (
         RecapService,
         coerce_params,
         envelope_bytes,
@@ -466,7 +466,7 @@ def _require_utf8(option: str, text: str | None) -> None:
 
 
 def _cmd_journal_import(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance.reference.journal import import_files
+    from session_contracts.journal import import_files
 
     results = import_files(args.files, args.journal)
     failed = 0
@@ -485,7 +485,7 @@ def _cmd_journal_import(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_journal_export(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance.reference.journal import export_tape
+    from session_contracts.journal import export_tape
 
     count = export_tape(args.journal, args.tape, session_id=args.session)
     sys.stderr.write(f"{args.tape}: exported {count} event(s) from {args.journal}\n")
@@ -493,7 +493,7 @@ def _cmd_journal_export(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_journal_stats(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance.reference.journal import journal_stats
+    from session_contracts.journal import journal_stats
 
     stats = journal_stats(args.journal)
     if args.format == "json":

@@ -29,9 +29,11 @@ SEEDS = {
 SENTENCE_MARK = "pytest.mark.sentence"
 HARN_COMPAT_MARK = "pytest.mark.harn_compat"
 INTRODUCTION = """\
-Every sentence of the seeds that states a rule is implemented in a reference producer
-(`conformance/`) or a schema rule (`schemas/`, x- keywords), and has a test named after
-the rule. The conformance checks (`docs/checks.md`) hold other producers to the same rules.
+Every sentence of the seeds that states a rule is implemented in the seeds' semantics
+(`session_contracts/health/`, `feedback/`, `recap/`, `runrecord/`, `journal/`, with which
+the reference producer answers) or a schema rule (`schemas/`, x- keywords), and has a test
+named after the rule. The conformance checks (`docs/checks.md`) hold other producers to the
+same rules.
 Sentence by sentence, [sentence-coverage.md](sentence-coverage.md) names the golden
 fixtures (`conformance/fixtures/`) that show each rule, or why no producer output can;
 this page names the tests that prove it.

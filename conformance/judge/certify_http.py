@@ -35,19 +35,19 @@ from session_contracts.conformance.judge.certify import (
 )
 from session_contracts.conformance.judge.checks import CHECKS, Check
 from session_contracts.conformance.judge.runner import CaseOutcome, ProducerInfo
-from session_contracts.conformance.reference.journal import (
+from session_contracts.errors import Finding, InvalidDocument, UsageError
+from session_contracts.hashes.snapshot import record_hash
+from session_contracts.journal import (
     JournalUnavailable,
     JournalWriteError,
     SessionEvent,
     SqliteJournal,
     unheld_integer,
 )
-from session_contracts.conformance.reference.recap import StoredEventOrder
-from session_contracts.errors import Finding, InvalidDocument, UsageError
-from session_contracts.hashes.snapshot import record_hash
 from session_contracts.json.canonical import canonical_bytes
 from session_contracts.json.harn_canonical import harn_canonical_bytes
 from session_contracts.json.strict import loads_strict
+from session_contracts.recap import StoredEventOrder
 
 __all__ = [
     "HTTP_CONTRACTS",

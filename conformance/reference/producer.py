@@ -256,7 +256,7 @@ def _events(case: Mapping[str, Any]) -> tuple[list[Any], list[Finding]]:
     """A case's journal events and the findings against them: each event's own, and
     each id that does not increase on the one before (the protocol's events are one list
     in journal order: such a list is a rejected input, not an error of ours)."""
-    from session_contracts.conformance.reference.journal import SessionEvent
+    from session_contracts.journal import SessionEvent
     from session_contracts.json.canonical import canonical_bytes
 
     def storable(raw_event: Any) -> Any:
@@ -383,7 +383,7 @@ def _holds(value: Any, step: str | int) -> bool:
 
 
 def health_reduce(case: Any) -> Any:
-    from session_contracts.conformance.reference.health import reduce
+    from session_contracts.health import reduce
 
     # The case input is a health-observation.stream document: closed, session_id a
     # non-empty string, observations an array of observations.
@@ -397,7 +397,7 @@ def health_reduce(case: Any) -> Any:
 def health_a2a_status_update(case: Any) -> Any:
     """Seed 000: "A2A task streams carry the same fact in metadata.harn.sessionHealth on a
     standard status update, preserving the current task state"."""
-    from session_contracts.conformance.reference.health import a2a_status_update
+    from session_contracts.health import a2a_status_update
 
     case = _case_object(case)
     _check(_input_findings("HealthA2aStatusUpdateInput", case))
@@ -442,7 +442,7 @@ def _reader_version(step: Mapping[str, Any], index: int) -> int:
 
 
 def feedback_run(case: Any) -> Any:
-    from session_contracts.conformance.reference.feedback import FeedbackStore
+    from session_contracts.feedback import FeedbackStore
 
     case = _case_object(case)
     _check(_input_findings("FeedbackRunInput", case))
@@ -482,7 +482,7 @@ def feedback_run(case: Any) -> Any:
 
 
 def _run_spec(value: Mapping[str, Any]) -> Any:
-    from session_contracts.conformance.reference.runrecord import (
+    from session_contracts.runrecord import (
         EvidenceGap,
         FlightRecording,
         RunSpec,
@@ -526,7 +526,7 @@ def _run_path(record_path: str, run: Mapping[str, Any]) -> str:
 
 
 def runrecord_project(case: Any) -> Any:
-    from session_contracts.conformance.reference.runrecord import project_run_record
+    from session_contracts.runrecord import project_run_record
 
     case = _case_object(case)
     shape = _input_findings("RunrecordProjectInput", case)
@@ -557,8 +557,8 @@ def runrecord_project(case: Any) -> Any:
 
 
 def runrecord_provider_call_response(case: Any) -> Any:
-    from session_contracts.conformance.reference.runrecord import provider_call_response
     from session_contracts.redaction.policy import default_policy
+    from session_contracts.runrecord import provider_call_response
 
     case = _case_object(case)
     _check(_input_findings("RunrecordProviderCallResponseInput", case))
@@ -576,7 +576,7 @@ def _stored_events(case: Mapping[str, Any]) -> tuple[list[Any], list[Finding]]:
     """A case's Harn stored events and the findings against them: each event's own, and
     each id that does not increase on the session's one before (Harn's store numbers
     each session's events in append order)."""
-    from session_contracts.conformance.reference.recap import StoredEventOrder
+    from session_contracts.recap import StoredEventOrder
 
     raw = case["storedEvents"]
     if not isinstance(raw, list):
@@ -598,7 +598,7 @@ def _stored_events(case: Mapping[str, Any]) -> tuple[list[Any], list[Finding]]:
 
 
 def _query_findings(case: Mapping[str, Any]) -> list[Finding]:
-    from session_contracts.conformance.reference.recap import query_echo
+    from session_contracts.recap import query_echo
 
     if "query" not in case:
         return [
@@ -620,8 +620,8 @@ def _query_findings(case: Mapping[str, Any]) -> list[Finding]:
 
 def _recap_of_stored(case: Mapping[str, Any], unknown: Sequence[Finding]) -> Any:
     """recap.project over Harn's stored events, held as Harn's in-memory store holds them."""
-    from session_contracts.conformance.reference.recap import recap_of_stored_events
-    from session_contracts.conformance.reference.recap.service import unavailable
+    from session_contracts.recap import recap_of_stored_events
+    from session_contracts.recap.service import unavailable
 
     if "events" in case:
         raise Rejected(
@@ -653,8 +653,8 @@ def recap_project(case: Any) -> Any:
     """Write the case's events to a fresh journal and ask the recap service:
     the same path the HTTP, ACP and CLI adapters take. Harn's stored events
     (``storedEvents``) are read as Harn's in-memory store reads them."""
-    from session_contracts.conformance.reference.journal import SqliteJournal, damage_events
-    from session_contracts.conformance.reference.recap import RecapService
+    from session_contracts.journal import SqliteJournal, damage_events
+    from session_contracts.recap import RecapService
 
     case = _case_object(case)
     unknown = _members(case, "$", (), _RECAP_MEMBERS)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from session_contracts.conformance.reference.journal import (
+from session_contracts.journal import (
     JsonlTape,
     SessionEvent,
     SqliteJournal,

@@ -15,9 +15,9 @@ import orjson
 import pytest
 
 from session_contracts.conformance.judge.runner import ProducerProcess
-from session_contracts.conformance.reference.journal import SqliteJournal
-from session_contracts.conformance.reference.recap import RecapService, query_echo
-from session_contracts.conformance.reference.recap.acp import handle_line
+from session_contracts.journal import SqliteJournal
+from session_contracts.recap import RecapService, query_echo
+from session_contracts.recap.acp import handle_line
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -215,8 +215,8 @@ def test_certify_http_names_no_internal_class(
     from uvicorn_thread import serving
 
     from session_contracts.conformance.judge import certify_http as _certify_http
-    from session_contracts.conformance.reference.recap import create_app
     from session_contracts.errors import UsageError
+    from session_contracts.recap import create_app
 
     monkeypatch.setattr(_certify_http, "MAX_BODY_BYTES", 8)
     service = RecapService(tmp_path / "none.sqlite", None)

@@ -23,7 +23,7 @@ from session_contracts.conformance.judge.certify_http import (
 )
 from session_contracts.conformance.judge.checks import CHECKS, check_by_id
 from session_contracts.conformance.judge.report import BaselineVerdict, github_annotations
-from session_contracts.conformance.reference.recap import RecapService, create_app
+from session_contracts.recap import RecapService, create_app
 from session_contracts.validation.validator import default_validator
 
 pytestmark = pytest.mark.integration  # certifies HTTP adapters in threads and processes

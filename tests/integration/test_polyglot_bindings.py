@@ -435,6 +435,7 @@ def roundtrip(request: pytest.FixtureRequest) -> Binding:
     return Binding(request.param, BUILDERS[request.param]())
 
 
+@pytest.mark.sentence("recap.generated-languages")
 def test_every_example_round_trips_to_the_same_json_value(
     roundtrip: Callable[[Path, list[tuple[str, str, str]]], list[dict[str, str]]], tmp_path: Path
 ) -> None:

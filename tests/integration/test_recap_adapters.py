@@ -23,14 +23,14 @@ from hypothesis import strategies as st
 from starlette.exceptions import StarletteDeprecationWarning
 from uvicorn_thread import serving
 
-from session_contracts.conformance.reference.journal import JsonlTape, SessionEvent, import_tape
-from session_contracts.conformance.reference.recap import (
+from session_contracts.journal import JsonlTape, SessionEvent, import_tape
+from session_contracts.recap import (
     ACP_METHOD,
     RecapService,
     create_app,
     envelope_bytes,
 )
-from session_contracts.conformance.reference.recap.acp import MAX_LINE_BYTES, handle_line, run_acp
+from session_contracts.recap.acp import MAX_LINE_BYTES, handle_line, run_acp
 
 with warnings.catch_warnings():
     # starlette 1.10 prefers the httpx2 package for its test client and warns

@@ -17,9 +17,9 @@ import orjson
 import uvicorn
 from uvicorn_thread import free_socket, serving
 
-from session_contracts.conformance.reference.recap import RecapService
-from session_contracts.conformance.reference.recap.http import JsonErrorH11Protocol, create_app
-from session_contracts.conformance.reference.recap.service import RecapOutcome
+from session_contracts.recap import RecapService
+from session_contracts.recap.http import JsonErrorH11Protocol, create_app
+from session_contracts.recap.service import RecapOutcome
 
 
 class _HeldService(RecapService):

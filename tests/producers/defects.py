@@ -115,7 +115,7 @@ def _patched(module: Any, name: str, value: Any) -> Iterator[None]:
 
 def clamps_limit_to_32769(case: Mapping[str, Any]) -> Any:
     # An off-by-one ceiling: 32,769 is kept, not clamped to 32,768.
-    from session_contracts.conformance.reference.recap import service as _service
+    from session_contracts.recap import service as _service
 
     def clamp(requested: int | None) -> int:
         return 4096 if requested is None else max(1, min(32_769, requested))
@@ -127,7 +127,7 @@ def clamps_limit_to_32769(case: Mapping[str, Any]) -> Any:
 # -- health ---------------------------------------------------------------------------------------
 def _reduce_with(case: Mapping[str, Any], transitions: Mapping[str, Any]) -> Any:
     """The reference reducer with some transitions replaced (after its own input checks)."""
-    from session_contracts.conformance.reference.health import reducer as _reducer
+    from session_contracts.health import reducer as _reducer
 
     HANDLERS["health.reduce"](case)  # rejects what the reference rejects
     state = _reducer.initial_state(str(case["session_id"]))
@@ -144,7 +144,7 @@ def _reduce_with(case: Mapping[str, Any], transitions: Mapping[str, Any]) -> Any
 
 def reset_clears_gauges(case: Mapping[str, Any]) -> Any:
     # A transcript reset also forgets the diagnostic trend and the last stop class.
-    from session_contracts.conformance.reference.health import reducer as _reducer
+    from session_contracts.health import reducer as _reducer
 
     def reset(state: Any, observation: Any) -> Any:
         return replace(
@@ -161,7 +161,7 @@ def reset_clears_gauges(case: Mapping[str, Any]) -> Any:
 def reset_forgets_resolved_calls(case: Mapping[str, Any]) -> Any:
     # A transcript reset also forgets which calls were counted: a repeated
     # terminal update after the reset counts the call again.
-    from session_contracts.conformance.reference.health import reducer as _reducer
+    from session_contracts.health import reducer as _reducer
 
     def reset(state: Any, observation: Any) -> Any:
         return replace(
@@ -419,7 +419,7 @@ def _health_facts(case: Mapping[str, Any], edit: Callable[[dict[str, Any]], None
 
 def _patched_trend(trend: Callable[..., Any]) -> Handler:
     def handler(case: Mapping[str, Any]) -> Any:
-        from session_contracts.conformance.reference.health import reducer as _reducer
+        from session_contracts.health import reducer as _reducer
 
         original = _reducer.diagnostic_trend
 
@@ -518,7 +518,7 @@ def absent_exit_counted_as_zero(case: Mapping[str, Any]) -> Any:
 
 def no_fact_on_terminal_outcome(case: Mapping[str, Any]) -> Any:
     # Publishes facts after iterations only, never for a terminal outcome.
-    from session_contracts.conformance.reference.health import reducer as _reducer
+    from session_contracts.health import reducer as _reducer
 
     def terminal(state: Any, observation: Any) -> Any:
         return _reducer.step(state, observation)[0], ()
@@ -528,7 +528,7 @@ def no_fact_on_terminal_outcome(case: Mapping[str, Any]) -> Any:
 
 def no_fact_for_late_resolution(case: Mapping[str, Any]) -> Any:
     # A call resolved after the snapshot updates the state but publishes nothing.
-    from session_contracts.conformance.reference.health import reducer as _reducer
+    from session_contracts.health import reducer as _reducer
 
     def quiet(state: Any, observation: Any) -> Any:
         return _reducer.step(state, observation)[0], ()
@@ -538,7 +538,7 @@ def no_fact_for_late_resolution(case: Mapping[str, Any]) -> Any:
 
 def stale_after_five_minutes(case: Mapping[str, Any]) -> Any:
     # Marks reports stale after five minutes, not fifteen.
-    from session_contracts.conformance.reference.feedback import rules as _rules
+    from session_contracts.feedback import rules as _rules
 
     with _patched(_rules, "STALE_AFTER_MS", 300_000):
         return HANDLERS["feedback.run"](case)
@@ -581,7 +581,7 @@ def unassigned_not_counted(case: Mapping[str, Any]) -> Any:
 
 def _semantic_as(read: Callable[[str], str | None]) -> Handler:
     """The recap with Harn's ``semantic_string`` reading of text replaced by ``read``."""
-    from session_contracts.conformance.reference.recap import event_facts as _event_facts
+    from session_contracts.recap import event_facts as _event_facts
 
     def semantic(text: Any) -> str | None:
         return read(text) if isinstance(text, str) else None
@@ -915,7 +915,7 @@ def _lacks_pattern(operation: str, kind: str) -> Handler:
     """The operation under the default policy without the pattern ``kind``."""
 
     def handler(case: Mapping[str, Any]) -> Any:
-        from session_contracts.conformance.reference.recap import service as _service
+        from session_contracts.recap import service as _service
         from session_contracts.redaction import policy
 
         broken = policy.default_policy().disable(kind)
@@ -1554,7 +1554,7 @@ def _usage_same_by(key: Callable[[Mapping[str, Any]], Any]) -> Handler:
     def handler(case: Mapping[str, Any]) -> Any:
         import orjson
 
-        from session_contracts.conformance.reference.feedback import rules as _rules
+        from session_contracts.feedback import rules as _rules
 
         reference = _rules.usage_rejection
 
@@ -1585,7 +1585,7 @@ def usage_compared_as_text(case: Mapping[str, Any]) -> Any:
     # sample with its members in another order is a conflicting sample.
     import json
 
-    from session_contracts.conformance.reference.feedback import rules as _rules
+    from session_contracts.feedback import rules as _rules
 
     sample_type = _rules.UsageSample
     reference = sample_type.__dict__["from_json"]
@@ -1604,7 +1604,7 @@ def request_body_compared_as_text(case: Mapping[str, Any]) -> Any:
     import hashlib
     import json
 
-    from session_contracts.conformance.reference.feedback import rules as _rules
+    from session_contracts.feedback import rules as _rules
 
     def request_hash(operation: str, request: Mapping[str, Any]) -> str:
         body = json.dumps(request, separators=(",", ":"), ensure_ascii=False).encode()
@@ -1689,7 +1689,7 @@ def _reduce_patched(transitions: Mapping[str, Callable[[Any, Any, Any], Any]]) -
     """The reference reducer with some transitions wrapped: each gets the reference's."""
 
     def handler(case: Mapping[str, Any]) -> Any:
-        from session_contracts.conformance.reference.health import reducer as _reducer
+        from session_contracts.health import reducer as _reducer
 
         def wrapped(kind: str) -> Any:
             return lambda state, observation: transitions[kind](_reducer.step, state, observation)
@@ -1707,7 +1707,7 @@ def _history_reopens_turn(step: Any, state: Any, observation: Any) -> Any:
 
 def _history_republishes(step: Any, state: Any, observation: Any) -> Any:
     # Loading history after a snapshot publishes the fact again.
-    from session_contracts.conformance.reference.health import reducer as _reducer
+    from session_contracts.health import reducer as _reducer
 
     return state, ((_reducer.fact_of(state),) if state.turn_closed else ())
 
@@ -1747,7 +1747,7 @@ def _repeated_set_keeps_trend(reference: Any, held: Any, latest: Any, current: A
 
 def _parse_compared_with(equal: Callable[[Any, Any], bool]) -> Handler:
     def handler(case: Mapping[str, Any]) -> Any:
-        from session_contracts.conformance.reference.runrecord import responses as _responses
+        from session_contracts.runrecord import responses as _responses
 
         with _patched(_responses, "json_equal", equal):
             return HANDLERS["runrecord.provider_call_response"](case)
@@ -1829,7 +1829,7 @@ def _sameness_family() -> dict[str, Defect]:
 def exchanges_joined_within_an_iteration(case: Mapping[str, Any]) -> Any:
     # Looks for a result's call in the current iteration only, not the whole turn:
     # a result in a later iteration opens an exchange of its own.
-    from session_contracts.conformance.reference.recap import projection as _projection
+    from session_contracts.recap import projection as _projection
 
     def find_tool(turn: Any, call_id: str) -> Any:
         segment = turn.segments.get(turn.current)

@@ -21,8 +21,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from session_contracts.conformance.reference.journal import JournalError, SqliteJournal
-from session_contracts.conformance.reference.recap import (
+from session_contracts.errors import Finding, InvalidDocument
+from session_contracts.journal import JournalError, SqliteJournal
+from session_contracts.recap import (
     RecapService,
     clamp_limit,
     coerce_http_params,
@@ -30,8 +31,7 @@ from session_contracts.conformance.reference.recap import (
     project_stored,
     query_echo,
 )
-from session_contracts.conformance.reference.recap.http import error_body
-from session_contracts.errors import Finding, InvalidDocument
+from session_contracts.recap.http import error_body
 from session_contracts.redaction.policy import default_policy
 
 

@@ -41,6 +41,7 @@ def _json_path(where: list[str | int]) -> str:
     return json_path(where)
 
 
+@pytest.mark.sentence("recap.generated-languages")
 @pytest.mark.parametrize("doctype", DOCTYPES)
 def test_generated_documents_validate_and_round_trip(doctype: str) -> None:
     @given(documents(doctype))

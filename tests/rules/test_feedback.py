@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import socket
 import sqlite3
 import tempfile
 from collections.abc import Iterator
@@ -21,7 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from session_contracts.bindings import decode
-from session_contracts.conformance.reference.feedback import (
+from session_contracts.errors import InvalidDocument
+from session_contracts.feedback import (
     CONTRACT_VERSION,
     MISSING_REASONS,
     REJECTION_CODES,
@@ -37,7 +39,6 @@ from session_contracts.conformance.reference.feedback import (
     decide_checkpoint,
     parse_checkpoint,
 )
-from session_contracts.errors import InvalidDocument
 
 T0 = 1_700_000_000_000
 SESSION = "sess-01"
@@ -431,6 +432,82 @@ def test_omitted_client_declaration_preserves_previous(
         "report": meta("ckpt-1", T0, 2_000, source="host_metadata"),
         "value": CLIENT_A["model"],
     }
+
+
+@pytest.mark.sentence("feedback.omit-unknown-fields")
+@pytest.mark.parametrize("unknown", ["version", "model.id", "model.provider"])
+@pytest.mark.parametrize("placeholder", [None, ""])
+def test_an_unknown_version_or_model_field_is_omitted_not_sent_empty(
+    store: FeedbackStore, unknown: str, placeholder: Any
+) -> None:
+    # "Omit unknown version/model fields": a null or empty placeholder is refused at its path.
+    client = copy.deepcopy(CLIENT_A)
+    member, _, inner = unknown.partition(".")
+    if inner:
+        client[member][inner] = placeholder
+    else:
+        client[member] = placeholder
+    response = store.start(start_request(client_info=client))
+    assert_rejected(response, "invalid_request", f"$.client_info.{unknown}")
+
+
+@pytest.mark.sentence("feedback.omit-unknown-fields")
+def test_omitted_version_and_model_fields_are_observed_as_omitted(
+    store: FeedbackStore, clock: FakeClock
+) -> None:
+    # Nothing is filled in for what the client left out: no guessed model name, no version.
+    client = {"product": "Example Agent", "model": {"source": "client_configuration"}}
+    started(store, client_info=client)
+    observation = observe(store)
+    assert observation["client"]["value"] == client
+    assert observation["model"]["value"] == {"source": "client_configuration"}
+    clock.advance(1_000)
+    accepted(store.checkpoint(checkpoint_request(0, "req-1", client_info=CLIENT_B)))
+    assert observe(store)["client"]["value"] == CLIENT_B
+    assert observe(store)["model"] == {"state": "missing", "reason": "client_capability_unknown"}
+
+
+@pytest.mark.sentence("feedback.reported-not-verified", "feedback.no-fetching")
+def test_progress_outcomes_and_references_are_reported_never_fetched(
+    store: FeedbackStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # "These are reported outcomes and references, not verified evidence. No files or URLs
+    # are fetched automatically": references to nothing are kept as sent, and the store
+    # opens no file and no connection while it accepts and shows them.
+    missing = tmp_path / "never-written.log"
+    progress = dict(
+        PROGRESS,
+        artifacts=[
+            {"label": "log", "reference": str(missing)},
+            {"label": "ci", "reference": "https://ci.invalid/run/7"},
+        ],
+        tests=[{"name": "durability", "outcome": "passed", "reference": str(missing)}],
+    )
+    touched: list[str] = []
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        touched.append(repr(args[:2]))
+        raise AssertionError(f"the store reached out: {args[:2]!r}")
+
+    started(store)
+    real_open = open
+
+    def watched_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(file) == str(missing):
+            refuse(file)
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", watched_open)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    accepted(store.checkpoint(checkpoint_request(0, "req-1", progress=progress)))
+    shown = observe(store)["progress"]
+    assert touched == []
+    assert not missing.exists()
+    assert shown["state"] == "reported"
+    assert shown["value"] == progress
+    assert shown["report"]["provenance"]["declared_by"] == "client"
 
 
 @pytest.mark.sentence("feedback.model-source", "feedback.report-meta")

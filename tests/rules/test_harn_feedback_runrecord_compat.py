@@ -35,8 +35,8 @@ from typing import Any
 
 import pytest
 
+from session_contracts import runrecord as rr
 from session_contracts.bindings import decode, encode
-from session_contracts.conformance.reference import runrecord as rr
 from session_contracts.validation.validator import default_validator
 
 REPO = Path(__file__).resolve().parents[2]

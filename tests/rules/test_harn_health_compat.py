@@ -33,7 +33,7 @@ from session_contracts.conformance.judge.cases.documents import repair
 from session_contracts.conformance.judge.certify import Trial, in_process_runner
 from session_contracts.conformance.judge.checks import check_by_id
 from session_contracts.conformance.judge.golden import default_fixtures_dir, judge, load_corpus
-from session_contracts.conformance.reference.health import (
+from session_contracts.health import (
     a2a_status_update,
     acp_notification,
     reduce,

@@ -34,15 +34,15 @@ from hypothesis_jsonschema import from_schema
 
 from session_contracts.bindings import decode, encode
 from session_contracts.conformance.judge.cases.operations import recap_cases
-from session_contracts.conformance.reference.journal import SessionEvent, SqliteJournal
-from session_contracts.conformance.reference.recap import (
+from session_contracts.journal import SessionEvent, SqliteJournal
+from session_contracts.json.harn_canonical import harn_sha256
+from session_contracts.recap import (
     EventRecord,
     RecapService,
     project,
     query_echo,
 )
-from session_contracts.conformance.reference.recap.service import envelope_bytes
-from session_contracts.json.harn_canonical import harn_sha256
+from session_contracts.recap.service import envelope_bytes
 from session_contracts.redaction.policy import default_policy
 from session_contracts.validation.validator import default_validator
 from session_contracts.validation.xkeywords import json_equal

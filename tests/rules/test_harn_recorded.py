@@ -21,16 +21,16 @@ from typing import Any
 
 import pytest
 
-from session_contracts.conformance.reference.journal import (
+from session_contracts.conformance.reference.producer import HANDLERS
+from session_contracts.errors import InvalidDocument
+from session_contracts.hashes.snapshot import record_hash
+from session_contracts.journal import (
     SessionEvent,
     SqliteJournal,
     stored_event,
 )
-from session_contracts.conformance.reference.producer import HANDLERS
-from session_contracts.conformance.reference.recap import RecapService, recap_of_stored_events
-from session_contracts.errors import InvalidDocument
-from session_contracts.hashes.snapshot import record_hash
 from session_contracts.json.harn_canonical import harn_canonical_bytes
+from session_contracts.recap import RecapService, recap_of_stored_events
 
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "upstream" / "harn" / "recorded"
 SHARED_RECORDED = Path(__file__).resolve().parents[3] / "shared" / "upstream" / "harn" / "recorded"

@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from session_contracts import InvalidDocument
+from session_contracts import InvalidDocument, health
 from session_contracts.bindings import decode, encode
-from session_contracts.conformance.reference import health
-from session_contracts.conformance.reference.health import (
+from session_contracts.generated import health_observation
+from session_contracts.health import (
     A2A_DOCUMENT_TYPE,
     ACP_DOCUMENT_TYPE,
     FACT_DOCUMENT_TYPE,
@@ -34,8 +34,7 @@ from session_contracts.conformance.reference.health import (
     reduce,
     step,
 )
-from session_contracts.conformance.reference.health import reducer as _reducer
-from session_contracts.generated import health_observation
+from session_contracts.health import reducer as _reducer
 from session_contracts.validation.validator import default_validator
 from session_contracts.validation.xkeywords import json_equal
 

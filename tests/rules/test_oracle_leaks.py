@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from session_contracts.conformance.reference.runrecord import provider_call_response
 from session_contracts.redaction.engine import redact_text
 from session_contracts.redaction.policy import extended_policy
+from session_contracts.runrecord import provider_call_response
 
 SECRET = "CANARY0MhV9xBpiC4dOLjRGlfCf6y1GOeZ7CGosC"
 # Measured: with the leading `A:"` the extended policy's sensitive-key detector misses it;

@@ -28,7 +28,15 @@ from hypothesis import strategies as st
 
 from session_contracts import InvalidDocument
 from session_contracts.conformance.judge.cases.operations import recap_cases as recap_case_strategy
-from session_contracts.conformance.reference.journal import (
+from session_contracts.hashes.snapshot import (
+    classify_extensions,
+    harn_canonical_bytes,
+    harn_sha256,
+    projection_hash,
+    record_hash,
+    verify_snapshot,
+)
+from session_contracts.journal import (
     JournalCorrupt,
     JsonlTape,
     SessionEvent,
@@ -37,7 +45,9 @@ from session_contracts.conformance.reference.journal import (
     import_tape,
     stored_events_of,
 )
-from session_contracts.conformance.reference.recap import (
+from session_contracts.json.canonical import canonical_bytes
+from session_contracts.json.strict import MAX_DOCUMENT_BYTES, loads_strict
+from session_contracts.recap import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     EventRecord,
@@ -51,17 +61,7 @@ from session_contracts.conformance.reference.recap import (
     redact_texts,
     with_extensions,
 )
-from session_contracts.conformance.reference.recap import projection as projection_module
-from session_contracts.hashes.snapshot import (
-    classify_extensions,
-    harn_canonical_bytes,
-    harn_sha256,
-    projection_hash,
-    record_hash,
-    verify_snapshot,
-)
-from session_contracts.json.canonical import canonical_bytes
-from session_contracts.json.strict import MAX_DOCUMENT_BYTES, loads_strict
+from session_contracts.recap import projection as projection_module
 from session_contracts.redaction.engine import (
     canaries,
     canary_secrets,
@@ -838,9 +838,7 @@ def test_admission_is_refused_while_closing(
         assert release.wait(10)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(
-        "session_contracts.conformance.reference.recap.service.project_stored", slow_project
-    )
+    monkeypatch.setattr("session_contracts.recap.service.project_stored", slow_project)
     service = RecapService(basic_journal)
     results: list[str] = []
     worker = threading.Thread(
@@ -867,9 +865,7 @@ def test_a_failing_projection_is_unavailable_not_a_traceback(
     def broken(*args: Any, **kwargs: Any) -> dict[str, Any]:
         raise KeyError("a bug")
 
-    monkeypatch.setattr(
-        "session_contracts.conformance.reference.recap.service.project_stored", broken
-    )
+    monkeypatch.setattr("session_contracts.recap.service.project_stored", broken)
     assert RecapService(basic_journal).query({"sessionId": "sess-basic"}).status == (
         "projection_failed"
     )
@@ -886,9 +882,7 @@ def test_an_envelope_that_breaks_the_contract_is_not_handed_out(
     def sloppy(*args: Any, **kwargs: Any) -> dict[str, Any]:
         return {**original(*args, **kwargs), "summary": "an unknown field"}
 
-    monkeypatch.setattr(
-        "session_contracts.conformance.reference.recap.service.project_stored", sloppy
-    )
+    monkeypatch.setattr("session_contracts.recap.service.project_stored", sloppy)
     assert RecapService(basic_journal).query({"sessionId": "sess-basic"}).status == (
         "projection_failed"
     )

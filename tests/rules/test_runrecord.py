@@ -21,8 +21,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from session_contracts import InvalidDocument
-from session_contracts.conformance.reference import runrecord as rr
-from session_contracts.conformance.reference.journal import (
+from session_contracts import runrecord as rr
+from session_contracts.journal import (
     JsonlTape,
     SessionEvent,
     SqliteJournal,
@@ -30,7 +30,10 @@ from session_contracts.conformance.reference.journal import (
     import_tape,
     journal_event_of,
 )
-from session_contracts.conformance.reference.runrecord import (
+from session_contracts.json.canonical import canonical_bytes
+from session_contracts.redaction.engine import canaries, canary_secrets, scan_value
+from session_contracts.redaction.policy import default_policy
+from session_contracts.runrecord import (
     EXECUTION_ID_RELABELLED,
     LLM_TOPIC,
     LOOP_STATE_MALFORMED,
@@ -43,9 +46,6 @@ from session_contracts.conformance.reference.runrecord import (
     RunSpec,
     Span,
 )
-from session_contracts.json.canonical import canonical_bytes
-from session_contracts.redaction.engine import canaries, canary_secrets, scan_value
-from session_contracts.redaction.policy import default_policy
 from session_contracts.validation.validator import default_validator
 from session_contracts.validation.xkeywords import json_equal
 

@@ -19,7 +19,8 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from session_contracts import InvalidDocument, SessionContractsError
-from session_contracts.conformance.reference.journal import (
+from session_contracts.hashes.snapshot import record_hash
+from session_contracts.journal import (
     EVENT_KINDS,
     SESSION_EVENT_SCHEMA_ID,
     JournalCorrupt,
@@ -35,8 +36,7 @@ from session_contracts.conformance.reference.journal import (
     stored_events_of,
     validate_event,
 )
-from session_contracts.conformance.reference.journal.sqlite import APPLICATION_ID
-from session_contracts.hashes.snapshot import record_hash
+from session_contracts.journal.sqlite import APPLICATION_ID
 from session_contracts.json.harn_canonical import harn_canonical_bytes
 
 RUN_RECORD_ID = "https://schemas.session-contracts.dev/v1/run-record.schema.json"

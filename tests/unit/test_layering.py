@@ -1,9 +1,10 @@
 """The package's layers, and what one module may take from another.
 
 Layers, lowest first: the data (schemas, generated bindings); the core (strict JSON,
-canonical forms, validation, redaction, schema diff); the code generator; the producer
-side of the protocol; the reference producer (the oracle); the judge (certify, golden,
-check); the entry points (the public API, the CLI, quickstart). A module imports only
+canonical forms, validation, redaction, schema diff); the seeds' semantics (health,
+feedback, recap, run records, the journal); the code generator; the producer side of the
+protocol; the reference producer (the oracle); the judge (certify, golden, check); the entry
+points (the public API, the CLI, quickstart). A module imports only
 from its own layer or below, so the oracle never imports the judge and a certifier bug
 can never change what the reference answers.
 
@@ -14,6 +15,8 @@ Modules are public: no module name starts with ``_`` (the C modules behind
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +28,16 @@ REPO = Path(__file__).resolve().parents[2]
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("data", ("session_contracts.schemas", "session_contracts.generated")),
     ("core", ("session_contracts",)),
+    (
+        "semantics",
+        (
+            "session_contracts.health",
+            "session_contracts.feedback",
+            "session_contracts.recap",
+            "session_contracts.runrecord",
+            "session_contracts.journal",
+        ),
+    ),
     ("codegen", ("session_contracts.generator",)),
     ("protocol", ("session_contracts.conformance.protocol",)),
     ("oracle", ("session_contracts.conformance.reference",)),
@@ -102,12 +115,22 @@ def test_no_module_imports_from_a_layer_above_its_own() -> None:
 
 
 def test_the_oracle_never_imports_the_judge() -> None:
-    judge = _layer("session_contracts.conformance.judge")
-    for module in MODULES:
-        if module.startswith(
-            ("session_contracts.conformance.reference", "session_contracts.conformance.protocol")
-        ):
-            assert _layer(module) < judge
+    # At run time too: the reference producer and the semantics it answers with load no
+    # judge module (an importlib call would escape the static check above).
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, session_contracts.conformance.reference.producer\n"
+            "print('\\n'.join(sorted(sys.modules)))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    ).stdout.split()
+    assert "session_contracts.recap.projection" in loaded
+    assert [name for name in loaded if name.startswith("session_contracts.conformance.judge")] == []
 
 
 def test_every_package_says_what_it_holds() -> None:
@@ -168,8 +191,8 @@ def test_only_the_accel_module_touches_the_collector() -> None:
 # The two stores: the journal (Harn's stored events) and the feedback store (seed 001's
 # durable commits). No other module writes SQL.
 SQL_SPEAKERS = (
-    "session_contracts.conformance.reference.journal.sqlite",
-    "session_contracts.conformance.reference.feedback.store",
+    "session_contracts.journal.sqlite",
+    "session_contracts.feedback.store",
 )
 
 
@@ -197,6 +220,25 @@ def test_the_checks_see_an_offending_module(tmp_path: Path) -> None:
     assert ("session_contracts._speedups", None) in found
     oracle = _layer("session_contracts.conformance.reference.bad")
     assert _layer("session_contracts.conformance.judge.certify") > oracle
+
+
+def test_the_oracle_folder_holds_only_the_reference_producer() -> None:
+    # The semantics it answers with are packages of their own, shipped as commands too.
+    oracle = sorted(
+        p.relative_to(REPO / "conformance" / "reference").as_posix()
+        for p in (REPO / "conformance" / "reference").rglob("*.py")
+    )
+    assert oracle == ["__init__.py", "producer.py"]
+
+
+def test_the_semantics_old_import_paths_name_the_same_packages() -> None:
+    import session_contracts.conformance.reference.journal as old_journal
+    import session_contracts.journal as journal
+    from session_contracts.conformance.reference.recap import RecapService
+    from session_contracts.recap import RecapService as recap_service
+
+    assert old_journal is journal
+    assert RecapService is recap_service
 
 
 def test_no_module_is_left_in_the_flat_conformance_folder() -> None:

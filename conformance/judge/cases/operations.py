@@ -842,7 +842,7 @@ def recap_stored_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, 
     output and failure, present JSON nulls next to absent keys, unreadable plans
     and plan events, progress entries Harn refuses or reads, fractional and huge
     checkpoint iterations, ids numbered per session, redacted record hashes."""
-    from session_contracts.conformance.reference.journal import stored_event
+    from session_contracts.journal import stored_event
 
     case = draw(recap_cases(canary=canary))
     per_session = draw(st.booleans())
@@ -1046,8 +1046,8 @@ _A2A_STATES = (
 @st.composite
 def a2a_cases(draw: st.DrawFn) -> dict[str, Any]:
     """A fact the reference reducer emitted (or the bundled one) and a live task to carry it."""
-    from session_contracts.conformance.reference.health import reduce
     from session_contracts.errors import InvalidDocument
+    from session_contracts.health import reduce
 
     stream = draw(_session_observations())
     try:

@@ -113,7 +113,7 @@ def _stored(
     headers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """A stored event of ``kind`` holding ``payload``, every other member as Harn writes it."""
-    from session_contracts.conformance.reference.journal import stored_event
+    from session_contracts.journal import stored_event
 
     journal_event = {
         "id": event_id,

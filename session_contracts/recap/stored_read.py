@@ -25,7 +25,7 @@ class StoredEventOrder:
     id that does not increase on the previous valid event of its session."""
 
     def __init__(self) -> None:
-        from session_contracts.conformance.reference.journal import STORED_EVENT_DOCUMENT_TYPE
+        from session_contracts.journal import STORED_EVENT_DOCUMENT_TYPE
 
         self._doctype = STORED_EVENT_DOCUMENT_TYPE
         self._validator = default_validator()

@@ -42,13 +42,14 @@ from typing import Any
 import orjson
 
 from session_contracts.accel import linescan
-from session_contracts.conformance.reference.closing import ClosedOnExit
-from session_contracts.conformance.reference.journal.harn_stored import (
+from session_contracts.closing import ClosedOnExit
+from session_contracts.errors import Finding, InvalidDocument
+from session_contracts.journal.harn_stored import (
     chained_stored_events,
     discriminator,
     unheld_integer,
 )
-from session_contracts.conformance.reference.journal.model import (
+from session_contracts.journal.model import (
     MAX_FINDINGS,
     STORED_EVENT_DOCUMENT_TYPE,
     WRITE_FAILED,
@@ -64,7 +65,6 @@ from session_contracts.conformance.reference.journal.model import (
     stored_findings,
     validate_event,
 )
-from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.json.canonical import canonical_bytes, hash_bytes
 from session_contracts.json.harn_canonical import harn_canonical_bytes
 from session_contracts.json.strict import MAX_DEPTH, MAX_DOCUMENT_BYTES, loads_strict

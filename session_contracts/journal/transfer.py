@@ -14,7 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from session_contracts.conformance.reference.journal.model import (
+from session_contracts.errors import Finding, InvalidDocument, SessionContractsError
+from session_contracts.input_files import open_regular_file
+from session_contracts.journal.model import (
     EVENT_DOCUMENT_TYPE,
     STORED_EVENT_DOCUMENT_TYPE,
     JournalError,
@@ -23,14 +25,12 @@ from session_contracts.conformance.reference.journal.model import (
     event_findings,
     stored_findings,
 )
-from session_contracts.conformance.reference.journal.sqlite import (
+from session_contracts.journal.sqlite import (
     SQLITE_HEADER,
     SqliteJournal,
     journal_file_items,
 )
-from session_contracts.conformance.reference.journal.tape import JsonlTape
-from session_contracts.errors import Finding, InvalidDocument, SessionContractsError
-from session_contracts.input_files import open_regular_file
+from session_contracts.journal.tape import JsonlTape
 from session_contracts.json.strict import MAX_DOCUMENT_BYTES, loads_strict
 
 __all__ = ["FileImport", "export_tape", "import_files", "import_tape", "journal_stats"]

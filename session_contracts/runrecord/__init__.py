@@ -15,7 +15,7 @@
 seed is silent.
 """
 
-from session_contracts.conformance.reference.runrecord.eventlog import (
+from session_contracts.runrecord.eventlog import (
     LLM_TOPIC,
     PROVIDER_CALL_RESPONSE_KIND,
     TAPE_ENTRY_DOCUMENT_TYPE,
@@ -30,7 +30,7 @@ from session_contracts.conformance.reference.runrecord.eventlog import (
     tape_record,
     tape_record_line,
 )
-from session_contracts.conformance.reference.runrecord.record import (
+from session_contracts.runrecord.record import (
     COMPLETION_RECEIPT,
     EVIDENCE_SCHEMA_VERSION,
     EXECUTION_ID_RELABELLED,
@@ -54,7 +54,7 @@ from session_contracts.conformance.reference.runrecord.record import (
     project_run_record,
     read_completion_receipt,
 )
-from session_contracts.conformance.reference.runrecord.responses import (
+from session_contracts.runrecord.responses import (
     LOOP_STATE_BEGIN,
     LOOP_STATE_END,
     LOOP_STATE_MALFORMED,
@@ -68,7 +68,7 @@ from session_contracts.conformance.reference.runrecord.responses import (
     provider_call_response,
     resolve_parsed_tool_calls,
 )
-from session_contracts.conformance.reference.runrecord.spans import (
+from session_contracts.runrecord.spans import (
     EXECUTION_ATTRIBUTE,
     RECORD_DOCUMENT_TYPE,
     SPAN_CYCLE,

@@ -9,7 +9,7 @@ specifies every measurement and the decisions taken where the seed is silent;
 they follow Harn's own session-health reducer.
 """
 
-from session_contracts.conformance.reference.health.reducer import (
+from session_contracts.health.reducer import (
     A2A_DOCUMENT_TYPE,
     ACP_DOCUMENT_TYPE,
     FACT_DOCUMENT_TYPE,

@@ -34,8 +34,9 @@ from typing import Any, Final, Literal
 
 import orjson
 
-from session_contracts.conformance.reference.closing import ClosedOnExit
-from session_contracts.conformance.reference.feedback.rules import (
+from session_contracts.closing import ClosedOnExit
+from session_contracts.errors import Finding, InvalidDocument, SessionContractsError
+from session_contracts.feedback.rules import (
     CONTRACT_VERSION,
     MAX_SAFE_INTEGER,
     NO_USAGE,
@@ -61,7 +62,6 @@ from session_contracts.conformance.reference.feedback.rules import (
     parse_start,
     receipt,
 )
-from session_contracts.errors import Finding, InvalidDocument, SessionContractsError
 
 __all__ = ["APPLICATION_ID", "FORMAT_VERSION", "FeedbackStore", "FeedbackStoreError", "Synchronous"]
 

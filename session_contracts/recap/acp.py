@@ -30,10 +30,10 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from session_contracts.conformance.reference.recap.query import query_echo
-from session_contracts.conformance.reference.recap.service import RecapService, envelope_bytes
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.json.strict import loads_strict
+from session_contracts.recap.query import query_echo
+from session_contracts.recap.service import RecapService, envelope_bytes
 
 __all__ = ["ACP_METHOD", "MAX_LINE_BYTES", "handle_line", "run_acp"]
 

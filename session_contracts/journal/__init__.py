@@ -9,14 +9,14 @@ the two.  Events of the journal's own model (:class:`SessionEvent`,
 describes the model, the layout and the error codes.
 """
 
-from session_contracts.conformance.reference.journal.harn_stored import (
+from session_contracts.journal.harn_stored import (
     harn_record_hash,
     journal_event_of,
     stored_event,
     stored_events_of,
     unheld_integer,
 )
-from session_contracts.conformance.reference.journal.model import (
+from session_contracts.journal.model import (
     EVENT_DOCUMENT_TYPE,
     EVENT_KINDS,
     MAX_FINDINGS,
@@ -34,15 +34,15 @@ from session_contracts.conformance.reference.journal.model import (
     stored_findings,
     validate_event,
 )
-from session_contracts.conformance.reference.journal.sqlite import (
+from session_contracts.journal.sqlite import (
     APPLICATION_ID,
     ReadResult,
     SqliteJournal,
     damage_events,
     quick_validator,
 )
-from session_contracts.conformance.reference.journal.tape import JsonlTape
-from session_contracts.conformance.reference.journal.transfer import (
+from session_contracts.journal.tape import JsonlTape
+from session_contracts.journal.transfer import (
     FileImport,
     export_tape,
     import_files,

@@ -29,7 +29,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from session_contracts.conformance.reference.recap.event_facts import ABSENT, StoredFacts
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.hashes.snapshot import (
     content_hash_of_source,
@@ -37,6 +36,7 @@ from session_contracts.hashes.snapshot import (
     projection_hash,
 )
 from session_contracts.json.canonical import is_plain_json
+from session_contracts.recap.event_facts import ABSENT, StoredFacts
 from session_contracts.redaction.engine import RedactionPolicy, redact_text, redact_value
 from session_contracts.redaction.gate import text_screen
 
@@ -465,7 +465,7 @@ def project(
     ``policy``.  ``extensions`` is attached verbatim ({} when not given).
     Raises :class:`InvalidDocument` when the events are not in id order.
     """
-    from session_contracts.conformance.reference.journal import stored_event
+    from session_contracts.journal import stored_event
 
     # A journal event gives the facts of its stored form (docs/journal.md).
     stored = [

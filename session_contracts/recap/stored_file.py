@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from session_contracts.conformance.reference.journal import MAX_FINDINGS
-from session_contracts.conformance.reference.recap.service import (
+from session_contracts.errors import Finding, InvalidDocument
+from session_contracts.journal import MAX_FINDINGS
+from session_contracts.recap.service import (
     RecapOutcome,
     recap_of_stored_events,
 )
-from session_contracts.conformance.reference.recap.stored_read import StoredEventOrder
-from session_contracts.errors import Finding, InvalidDocument
+from session_contracts.recap.stored_read import StoredEventOrder
 from session_contracts.redaction.engine import RedactionPolicy
 
 __all__ = ["recap_of_stored_file"]
@@ -64,7 +64,7 @@ def recap_of_stored_file(
     """The recap of the stored events in ``path`` for ``query`` (checked first: an
     invalid query is :class:`InvalidDocument` before the file is opened). A file with
     an invalid event is :class:`InvalidDocument` with its first findings."""
-    from session_contracts.conformance.reference.recap.query import query_echo
+    from session_contracts.recap.query import query_echo
 
     query_echo(query)
     found: list[Finding] = []

@@ -47,14 +47,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from session_contracts.conformance.reference.recap.query import (
+from session_contracts.errors import Finding, InvalidDocument, UsageError
+from session_contracts.recap.query import (
     DEFAULT_LIMIT,
     clamp_limit,
     coerce_http_params,
     query_echo,
 )
-from session_contracts.conformance.reference.recap.service import RecapService, envelope_bytes
-from session_contracts.errors import Finding, InvalidDocument, UsageError
+from session_contracts.recap.service import RecapService, envelope_bytes
 from session_contracts.redaction.engine import RedactionPolicy
 
 __all__ = [

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from session_contracts.conformance.reference.journal.harn_stored import stored_events_of
-from session_contracts.conformance.reference.journal.model import (
+from session_contracts.errors import Finding, InvalidDocument
+from session_contracts.journal.harn_stored import stored_events_of
+from session_contracts.journal.model import (
     MAX_FINDINGS,
     WRITE_FAILED,
     WRITE_REJECTED,
@@ -32,7 +33,6 @@ from session_contracts.conformance.reference.journal.model import (
     stored_findings,
     validate_event,
 )
-from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.json.harn_canonical import harn_canonical_bytes
 
 __all__ = ["JsonlTape"]

@@ -20,15 +20,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
-from session_contracts.conformance.reference.journal import SessionEvent
-from session_contracts.conformance.reference.runrecord.spans import (
+from session_contracts.errors import Finding, InvalidDocument, json_path
+from session_contracts.journal import SessionEvent
+from session_contracts.runrecord.spans import (
     EXECUTION_ATTRIBUTE,
     RECORD_DOCUMENT_TYPE,
     Span,
     span_tree_findings,
     thaw_json,
 )
-from session_contracts.errors import Finding, InvalidDocument, json_path
 from session_contracts.validation.validator import default_validator
 
 __all__ = [

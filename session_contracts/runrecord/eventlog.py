@@ -16,17 +16,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from session_contracts.conformance.reference.journal import (
+from session_contracts.errors import Finding, InvalidDocument
+from session_contracts.journal import (
     SessionEvent,
     SqliteJournal,
     journal_event_of,
 )
-from session_contracts.conformance.reference.journal.model import corrupt
-from session_contracts.conformance.reference.runrecord.record import EXECUTION_ID_RELABELLED
-from session_contracts.conformance.reference.runrecord.responses import provider_call_response
-from session_contracts.errors import Finding, InvalidDocument
+from session_contracts.journal.model import corrupt
 from session_contracts.json.canonical import canonical_bytes
 from session_contracts.redaction.engine import RedactionPolicy, scan_value
+from session_contracts.runrecord.record import EXECUTION_ID_RELABELLED
+from session_contracts.runrecord.responses import provider_call_response
 from session_contracts.validation.validator import default_validator
 
 __all__ = [
@@ -192,7 +192,7 @@ def append_provider_call_response(
     Redaction happens before the event exists (:func:`provider_call_response_event`),
     so the journal only ever sees the redacted payload.  Raises
     :class:`InvalidDocument` (see there) or the journal's
-    :class:`~session_contracts.conformance.reference.journal.JournalWriteError`.
+    :class:`~session_contracts.journal.JournalWriteError`.
     """
     event = provider_call_response_event(
         raw,
@@ -236,7 +236,7 @@ def read_session(journal: SqliteJournal, session_id: str) -> tuple[SessionEvent,
     """The run-record events of one session, in id order, as journal events: what a
     session-backed run record is projected from (``project_run_record(spec,
     read_session(journal, session_id))``).  A session without events is
-    :class:`~session_contracts.conformance.reference.journal.SessionMissing`."""
+    :class:`~session_contracts.journal.SessionMissing`."""
     return _run_record_events(journal, journal.iter_events(session_id=session_id))
 
 

@@ -36,21 +36,21 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from session_contracts.accel import paused_gc
-from session_contracts.conformance.reference.closing import ClosedOnExit
-from session_contracts.conformance.reference.journal import (
+from session_contracts.closing import ClosedOnExit
+from session_contracts.hashes.snapshot import harn_canonical_bytes
+from session_contracts.journal import (
     JournalCorrupt,
     JournalUnavailable,
     SessionMissing,
     SqliteJournal,
     quick_validator,
 )
-from session_contracts.conformance.reference.recap.projection import (
+from session_contracts.recap.projection import (
     project_stored,
     with_extensions,
 )
-from session_contracts.conformance.reference.recap.query import clamp_limit, query_echo
-from session_contracts.conformance.reference.recap.stored_read import StoredRead
-from session_contracts.hashes.snapshot import harn_canonical_bytes
+from session_contracts.recap.query import clamp_limit, query_echo
+from session_contracts.recap.stored_read import StoredRead
 from session_contracts.redaction.engine import RedactionPolicy
 from session_contracts.redaction.policy import default_policy
 from session_contracts.validation.validator import default_validator

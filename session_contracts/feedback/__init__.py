@@ -10,7 +10,7 @@ without SQLite.  ``docs/feedback.md`` describes the rules, their codes and the
 decisions taken where the specification is silent.
 """
 
-from session_contracts.conformance.reference.feedback.rules import (
+from session_contracts.feedback.rules import (
     CONTRACT_VERSION,
     LIMIT_FINDING_CODES,
     MISSING_REASONS,
@@ -41,7 +41,7 @@ from session_contracts.conformance.reference.feedback.rules import (
     parse_start,
     receipt,
 )
-from session_contracts.conformance.reference.feedback.store import (
+from session_contracts.feedback.store import (
     APPLICATION_ID,
     FORMAT_VERSION,
     FeedbackStore,

@@ -1,7 +1,7 @@
 """The reference session recap producer (seed 002) and its adapters.
 
 A recap is a deterministic, read-only projection of a session's canonical
-events (``session_contracts.conformance.reference.journal``), grouped by prompt turn and
+events (``session_contracts.journal``), grouped by prompt turn and
 agent-loop iteration: ``schemas/session-recap-v1.schema.json``.  The pieces:
 
 * :func:`query_echo` / :func:`coerce_http_params`: what a query means,
@@ -18,8 +18,8 @@ agent-loop iteration: ``schemas/session-recap-v1.schema.json``.  The pieces:
 
 from typing import TYPE_CHECKING
 
-from session_contracts.conformance.reference.recap.acp import ACP_METHOD, run_acp
-from session_contracts.conformance.reference.recap.projection import (
+from session_contracts.recap.acp import ACP_METHOD, run_acp
+from session_contracts.recap.projection import (
     SNAPSHOT_DOCUMENT_TYPE,
     EventRecord,
     SourceRecord,
@@ -27,7 +27,7 @@ from session_contracts.conformance.reference.recap.projection import (
     project_stored,
     with_extensions,
 )
-from session_contracts.conformance.reference.recap.query import (
+from session_contracts.recap.query import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
     QUERY_DOCUMENT_TYPE,
@@ -36,7 +36,7 @@ from session_contracts.conformance.reference.recap.query import (
     coerce_params,
     query_echo,
 )
-from session_contracts.conformance.reference.recap.service import (
+from session_contracts.recap.service import (
     ENVELOPE_DOCUMENT_TYPE,
     UNAVAILABLE_REASONS,
     RecapOutcome,
@@ -44,13 +44,13 @@ from session_contracts.conformance.reference.recap.service import (
     envelope_bytes,
     recap_of_stored_events,
 )
-from session_contracts.conformance.reference.recap.stored_file import recap_of_stored_file
-from session_contracts.conformance.reference.recap.stored_read import StoredEventOrder, StoredRead
+from session_contracts.recap.stored_file import recap_of_stored_file
+from session_contracts.recap.stored_read import StoredEventOrder, StoredRead
 from session_contracts.redaction.gate import redact_texts
 
 if TYPE_CHECKING:
-    from session_contracts.conformance.reference.recap.http import create_app, serve_http
-    from session_contracts.conformance.reference.recap.http import serve_http as serve
+    from session_contracts.recap.http import create_app, serve_http
+    from session_contracts.recap.http import serve_http as serve
 
 __all__ = [
     "ACP_METHOD",
@@ -88,7 +88,7 @@ def __getattr__(name: str) -> object:
     # The HTTP adapter needs the [serve] extra (uvicorn, starlette): imported on first use,
     # so that the projection, the service and the ACP adapter work on a default install.
     if name in {"create_app", "serve_http", "serve"}:
-        from session_contracts.conformance.reference.recap import http
+        from session_contracts.recap import http
 
         # ``serve`` is the earlier name of serve_http, kept for callers that use it (the
         # producer side of the protocol has its own ``serve``).
