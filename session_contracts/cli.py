@@ -111,28 +111,39 @@ def _cmd_doctypes(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
+def _no_documents(message: str) -> Finding:
+    """Zero documents never pass: every command that reads documents says so this way."""
+    return Finding(
+        "$",
+        "no_documents",
+        message,
+        "give at least one JSON document (a JSON Lines file holds one per line)",
+    )
+
+
+def _validated(args: argparse.Namespace) -> Iterator[tuple[JsonDocument, list[Finding]]]:
+    """Each document of ``args.file`` with its findings as ``args.doctype``: why it could not
+    be read, or what the schema and the x- rules refuse ([] when it is valid)."""
     from session_contracts.validation.validator import default_validator
 
     validator = default_validator()
     validator.schema_set.document_type(args.doctype)
-    invalid = read = 0
     for document in _documents(args):
-        read += 1
         if document.error is not None:
-            findings = list(document.error.findings)
+            yield document, list(document.error.findings)
         else:
-            findings = validator.validate(args.doctype, document.value)
+            yield document, validator.validate(args.doctype, document.value)
+
+
+def _cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
+    invalid = read = 0
+    for document, findings in _validated(args):
+        read += 1
         if findings:
             invalid += 1
             _print_findings([f.at(document.source) for f in findings], out, args.format, args)
     if not read:
-        _print_findings(
-            [Finding("$", "no_documents", f"{args.file} holds no document", "")],
-            out,
-            args.format,
-            args,
-        )
+        _print_findings([_no_documents(f"{args.file} holds no document")], out, args.format, args)
         return EXIT_FINDINGS
     if args.format == "text":
         sys.stderr.write(f"{read - invalid} of {read} document(s) valid as {args.doctype}\n")
@@ -157,6 +168,8 @@ def _cmd_roundtrip(args: argparse.Namespace, out: TextIO) -> int:
             _print_findings([f.at(document.source) for f in exc.findings], sys.stderr, "text")
             continue
         out.write(dumps_wire(encoded).decode() + "\n")
+    if not read:
+        _print_findings([_no_documents(f"{args.file} holds no document")], sys.stderr, "text")
     return EXIT_FINDINGS if failed or not read else EXIT_OK
 
 
@@ -293,6 +306,8 @@ def _cmd_canonicalize(args: argparse.Namespace, out: TextIO) -> int:
             out.flush()
             sys.stdout.buffer.write(data + (b"" if single else b"\n"))
             sys.stdout.buffer.flush()
+    if not read:
+        _print_findings([_no_documents(f"{args.file} holds no document")], sys.stderr, "text")
     return EXIT_FINDINGS if failed or not read else EXIT_OK
 
 
@@ -314,22 +329,14 @@ def _journal_record_hashes(path: str, document: Any) -> dict[int, str]:
 def _cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts.hashes.snapshot import classify_extensions
     from session_contracts.hashes.verify import HASH_BEARING, verify_document
-    from session_contracts.validation.validator import default_validator
 
-    validator = default_validator()
-    validator.schema_set.document_type(args.doctype)
     failed = read = 0
-    for document in _documents(args):
+    for document, invalid in _validated(args):
         read += 1
-        if document.error is not None:
-            findings = list(document.error.findings)
-        else:
-            findings = validator.validate(args.doctype, document.value)
-            if not findings:
-                journal = (
-                    _journal_record_hashes(args.journal, document.value) if args.journal else None
-                )
-                findings = verify_document(args.doctype, document.value, journal, parsed=True)
+        findings = invalid
+        if document.error is None and not invalid:
+            journal = _journal_record_hashes(args.journal, document.value) if args.journal else None
+            findings = verify_document(args.doctype, document.value, journal, parsed=True)
         errors = [f for f in findings if f.level == "error"]
         failed += bool(errors)
         _print_findings([f.at(document.source) for f in findings], out, args.format, args)
@@ -345,6 +352,7 @@ def _cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     if args.doctype not in HASH_BEARING:
         sys.stderr.write(f"{args.doctype} carries no hashes; checked the schema only\n")
     if not read:
+        _print_findings([_no_documents(f"{args.file} holds no document")], out, args.format, args)
         return EXIT_FINDINGS
     sys.stderr.write(f"{read - failed} of {read} document(s) verified\n")
     return EXIT_FINDINGS if failed else EXIT_OK
@@ -540,7 +548,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         sys.stderr.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode() + "\n")
     if stats.read == 0:
         _print_findings(
-            [Finding("$", "no_documents", "no document was read: zero documents never pass", "")],
+            [_no_documents("no document was read: zero documents never pass")],
             out if args.format != "text" else sys.stderr,
             args.format,
             args,

@@ -44,7 +44,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import chain, compress, repeat
 from math import copysign, isfinite
 from operator import is_, not_
@@ -64,9 +64,13 @@ __all__ = [
     "canonical_bytes",
     "canonical_bytes_from_text",
     "content_hash",
+    "depth_refusal",
     "has_lone_surrogate",
     "hash_bytes",
     "is_plain_json",
+    "key_refusal",
+    "refusal",
+    "scalar_problem",
     "type_census",
     "type_name",
 ]
@@ -546,7 +550,7 @@ def _scan(value: Any) -> tuple[set[int], bool]:
     """
     root_kind = type(value)
     if root_kind is not dict and root_kind is not list:
-        if _scalar_problem(value) is not None:
+        if scalar_problem(value) is not None:
             raise _Problem
         return set(), False
     parents: list[int] = [-1]  # container number -> its parent's number
@@ -601,8 +605,9 @@ def _scan(value: Any) -> tuple[set[int], bool]:
     return {ids[index] for index in dirty}, reorder
 
 
-def _scalar_problem(value: Any) -> tuple[str, str, str] | None:
-    """(code, message, hint) for a value that is not a container, or None if it is fine."""
+def scalar_problem(value: Any) -> tuple[str, str, str] | None:
+    """(code, message, hint) for a value that is not a container, or None if it is fine.
+    Harn's form words its refusals of strings, floats and other types the same way."""
     kind = type(value)
     if kind is str:
         if has_lone_surrogate(value):
@@ -636,6 +641,41 @@ def _scalar_problem(value: Any) -> tuple[str, str, str] | None:
     return None
 
 
+def refusal(code: str, message: str, hint: str, parts: Sequence[str | int]) -> InvalidDocument:
+    """A canonical form's refusal of the value at ``parts``."""
+    return InvalidDocument([Finding(json_path(tuple(parts)), code, message, hint)])
+
+
+def depth_refusal(limit: int, parts: Sequence[str | int]) -> InvalidDocument:
+    """The refusal of a container at depth ``limit`` (each form has its own limit)."""
+    return refusal(
+        "canonical_too_deep",
+        f"the value nests deeper than {limit} levels (or contains itself)",
+        "flatten the document; a value that contains itself has no JSON form",
+        parts,
+    )
+
+
+def key_refusal(key: Any, parts: Sequence[str | int]) -> InvalidDocument | None:
+    """The refusal of an object key that is not Unicode text, or None: both forms' rule."""
+    if type(key) is not str:
+        return refusal(
+            "canonical_unsupported_type",
+            f"the object has a key {key!r} of type {type_name(type(key))}; "
+            "JSON object keys are strings",
+            "convert the keys to str before hashing",
+            parts,
+        )
+    if has_lone_surrogate(key):
+        return refusal(
+            "canonical_lone_surrogate",
+            "the key holds a lone UTF-16 surrogate, which is not Unicode text",
+            "pair the surrogate or remove it; such a key has no UTF-8 form",
+            (*parts, key.encode("utf-8", "backslashreplace").decode("utf-8")),
+        )
+    return None
+
+
 def _first_problem(value: Any) -> InvalidDocument:
     """The first problem in document order, as a refusal with the path of the offending value."""
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
@@ -644,41 +684,19 @@ def _first_problem(value: Any) -> InvalidDocument:
         kind = type(node)
         if kind is dict or kind is list:
             if len(parts) >= MAX_DEPTH:
-                return _refusal(
-                    "canonical_too_deep",
-                    f"the value nests deeper than {MAX_DEPTH} levels (or contains itself)",
-                    "flatten the document; a value that contains itself has no JSON form",
-                    parts,
-                )
+                return depth_refusal(MAX_DEPTH, parts)
             if kind is list:
                 stack.extend((child, (*parts, at)) for at, child in reversed(list(enumerate(node))))
                 continue
             for key in node:
-                if type(key) is not str:
-                    return _refusal(
-                        "canonical_unsupported_type",
-                        f"the object has a key {key!r} of type {type_name(type(key))}; "
-                        "JSON object keys are strings",
-                        "convert the keys to str before hashing",
-                        parts,
-                    )
-                if has_lone_surrogate(key):
-                    return _refusal(
-                        "canonical_lone_surrogate",
-                        "the key holds a lone UTF-16 surrogate, which is not Unicode text",
-                        "pair the surrogate or remove it; such a key has no UTF-8 form",
-                        (*parts, key.encode("utf-8", "backslashreplace").decode("utf-8")),
-                    )
+                if (refused := key_refusal(key, parts)) is not None:
+                    return refused
             stack.extend((child, (*parts, key)) for key, child in reversed(node.items()))
             continue
-        problem = _scalar_problem(node)
+        problem = scalar_problem(node)
         if problem is not None:
-            return _refusal(*problem, parts)
+            return refusal(*problem, parts)
     raise AssertionError("the scan refused a value in which no problem was found")
-
-
-def _refusal(code: str, message: str, hint: str, parts: tuple[str | int, ...]) -> InvalidDocument:
-    return InvalidDocument([Finding(json_path(parts), code, message, hint)])
 
 
 def type_name(kind: type) -> str:

@@ -39,12 +39,15 @@ from typing import Any
 import orjson
 
 from session_contracts.accel import speedups
-from session_contracts.errors import Finding, InvalidDocument, json_path
+from session_contracts.errors import InvalidDocument
 from session_contracts.json.canonical import (
     FAST_MAX_LEVELS,
+    depth_refusal,
     has_lone_surrogate,
+    key_refusal,
+    refusal,
+    scalar_problem,
     type_census,
-    type_name,
 )
 
 __all__ = [
@@ -162,20 +165,18 @@ def _fast_path_applies(value: Any) -> bool:
 # ----------------------------------------------------------------------- exact path
 
 
-def _refusal(code: str, message: str, hint: str, parts: list[str | int]) -> InvalidDocument:
-    return InvalidDocument([Finding(json_path(tuple(parts)), code, message, hint)])
+def _scalar_refusal(node: Any, parts: list[str | int]) -> InvalidDocument:
+    # Strings, floats and other types are refused as RFC 8785's form refuses them.
+    problem = scalar_problem(node)
+    assert problem is not None
+    return refusal(*problem, parts)
 
 
 def _scalar_bytes(node: Any, parts: list[str | int]) -> bytes:
     kind = type(node)
     if kind is str:
         if has_lone_surrogate(node):
-            raise _refusal(
-                "canonical_lone_surrogate",
-                "the string holds a lone UTF-16 surrogate, which is not Unicode text",
-                "pair the surrogate or remove it; such a string has no UTF-8 form",
-                parts,
-            )
+            raise _scalar_refusal(node, parts)
         return orjson.dumps(node)
     if kind is bool:
         return b"true" if node else b"false"
@@ -187,7 +188,7 @@ def _scalar_bytes(node: Any, parts: list[str | int]) -> bytes:
         try:
             return serde_float_format(float(node)).encode("ascii")
         except OverflowError:
-            raise _refusal(
+            raise refusal(
                 "canonical_number_out_of_range",
                 "the integer is beyond the range of a double, which is where Harn's JSON "
                 "reader stops",
@@ -196,20 +197,9 @@ def _scalar_bytes(node: Any, parts: list[str | int]) -> bytes:
             ) from None
     if kind is float:
         if not math.isfinite(node):
-            raise _refusal(
-                "canonical_non_finite",
-                f"{node} is not a finite number; JSON has no NaN or Infinity",
-                "write null or a finite number",
-                parts,
-            )
+            raise _scalar_refusal(node, parts)
         return serde_float_format(node).encode("ascii")
-    raise _refusal(
-        "canonical_unsupported_type",
-        f"a {type_name(kind)} is not a JSON value",
-        "use only dict (str keys), list, str, int, float, bool and None: turn tuples into "
-        "lists and subclasses or enums into their plain values",
-        parts,
-    )
+    raise _scalar_refusal(node, parts)
 
 
 def exact_bytes(value: Any) -> bytes:
@@ -228,12 +218,7 @@ def exact_bytes(value: Any) -> bytes:
             out.append(_scalar_bytes(node, parts))
             continue
         if len(parts) >= HARN_MAX_DEPTH:
-            raise _refusal(
-                "canonical_too_deep",
-                f"the value nests deeper than {HARN_MAX_DEPTH} levels (or contains itself)",
-                "flatten the document; a value that contains itself has no JSON form",
-                parts,
-            )
+            raise depth_refusal(HARN_MAX_DEPTH, parts)
         work: list[tuple[Any, ...]] = []
         if kind is list:
             out.append(b"[")
@@ -244,21 +229,8 @@ def exact_bytes(value: Any) -> bytes:
             work.append(("b", b"]"))
         else:
             for key in node:
-                if type(key) is not str:
-                    raise _refusal(
-                        "canonical_unsupported_type",
-                        f"the object has a key {key!r} of type {type_name(type(key))}; "
-                        "JSON object keys are strings",
-                        "convert the keys to str before hashing",
-                        parts,
-                    )
-                if has_lone_surrogate(key):
-                    raise _refusal(
-                        "canonical_lone_surrogate",
-                        "the key holds a lone UTF-16 surrogate, which is not Unicode text",
-                        "pair the surrogate or remove it; such a key has no UTF-8 form",
-                        [*parts, key.encode("utf-8", "backslashreplace").decode("utf-8")],
-                    )
+                if (refused := key_refusal(key, parts)) is not None:
+                    raise refused
             out.append(b"{")
             # Code point order is UTF-8 byte order.
             for at, key in enumerate(sorted(node)):

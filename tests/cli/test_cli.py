@@ -124,6 +124,28 @@ def test_usage_errors_exit_2_without_traceback(args: list[str]) -> None:
     assert result.stderr.strip()
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["validate", "session-recap.envelope"],
+        ["verify", "session-recap.envelope"],
+        ["roundtrip", "session-recap.envelope"],
+        ["canonicalize"],
+        ["hash"],
+    ],
+)
+def test_a_file_with_no_document_is_a_finding_that_says_so(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Zero documents never pass, and a failing job says why: the same finding everywhere.
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n", encoding="utf-8")
+    assert main([*command, str(empty)]) == 1
+    captured = capsys.readouterr()
+    assert f"$: {empty} holds no document [no_documents]" in captured.out + captured.err
+    assert "hint: give at least one JSON document" in captured.out + captured.err
+
+
 def test_roundtrip_prints_the_re_encoded_json(capsys: pytest.CaptureFixture[str]) -> None:
     path = EXAMPLES / "session-recap.envelope.json"
     assert main(["roundtrip", "session-recap.envelope", str(path)]) == 0
