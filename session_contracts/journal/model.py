@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, ClassVar, Literal, cast, get_args
 
 from session_contracts.errors import (
@@ -30,6 +29,7 @@ from session_contracts.errors import (
     InvalidDocument,
     SessionContractsError,
 )
+from session_contracts.json.frozen import freeze_json, thaw_json
 from session_contracts.json.strict import loads_strict
 from session_contracts.validation.validator import default_validator
 
@@ -192,24 +192,6 @@ def rejected(problems: Iterable[Finding], *, index: int, event_id: Any) -> list[
 # ---------------------------------------------------------------------- frozen JSON
 
 
-def _freeze(value: Any) -> Any:
-    """A read-only deep copy: objects become mapping proxies, arrays tuples."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({key: _freeze(item) for key, item in value.items()})
-    if isinstance(value, list | tuple):
-        return tuple(_freeze(item) for item in value)
-    return value
-
-
-def _thaw(value: Any) -> Any:
-    """A plain JSON copy (``dict``/``list``) of a frozen value, free to mutate."""
-    if isinstance(value, Mapping):
-        return {key: _thaw(item) for key, item in value.items()}
-    if isinstance(value, tuple | list):
-        return [_thaw(item) for item in value]
-    return value
-
-
 # --------------------------------------------------------------------------- event
 
 
@@ -236,7 +218,7 @@ class SessionEvent:
     payload: Mapping[str, Any] = field(hash=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "payload", _freeze(self.payload))
+        object.__setattr__(self, "payload", freeze_json(self.payload))
 
     @classmethod
     def from_json(cls, raw: Any) -> SessionEvent:
@@ -271,7 +253,7 @@ class SessionEvent:
             "topic": self.topic,
             "kind": self.kind,
             "recordedAtUnixMs": self.recorded_at_unix_ms,
-            "payload": _thaw(self.payload),
+            "payload": thaw_json(self.payload),
         }
 
 

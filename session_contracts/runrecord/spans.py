@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from session_contracts.bindings import decode, encode
 from session_contracts.errors import Finding, InvalidDocument, json_path
+from session_contracts.json.frozen import freeze_json, thaw_json
 from session_contracts.validation.validator import default_validator
 
 __all__ = [
@@ -33,10 +34,8 @@ __all__ = [
     "Span",
     "SpanTree",
     "build_tree",
-    "freeze_json",
     "load_historical",
     "span_tree_findings",
-    "thaw_json",
 ]
 
 RECORD_DOCUMENT_TYPE: Final = "run-record.record"
@@ -47,24 +46,6 @@ EXECUTION_ATTRIBUTE: Final = "harn.execution.id"
 # The finding codes of the schema's x-spanTree keyword (docs/x-keywords.md).
 SPAN_ID_DUPLICATE: Final = "span_id_duplicate"
 SPAN_CYCLE: Final = "span_cycle"
-
-
-def freeze_json(value: Any) -> Any:
-    """A read-only deep copy of a JSON value: objects become mapping proxies, arrays tuples."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({key: freeze_json(item) for key, item in value.items()})
-    if isinstance(value, list | tuple):
-        return tuple(freeze_json(item) for item in value)
-    return value
-
-
-def thaw_json(value: Any) -> Any:
-    """A plain, mutable JSON copy (``dict``/``list``) of a frozen or plain value."""
-    if isinstance(value, Mapping):
-        return {key: thaw_json(item) for key, item in value.items()}
-    if isinstance(value, tuple | list):
-        return [thaw_json(item) for item in value]
-    return value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

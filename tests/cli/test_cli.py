@@ -9,21 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_process import run_cli as run
 
 from session_contracts.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "schemas" / "examples"
-
-
-def run(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "session_contracts", *args],
-        input=stdin,
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def test_doctypes_lists_every_document_type(capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from cli_process import run_cli as cli
 
 from session_contracts.input_files import iter_input_documents
 from session_contracts.json.strict import MAX_DOCUMENT_BYTES
@@ -23,16 +24,6 @@ COMMANDS = [
     ["hash"],
     ["verify", "session-recap.query"],
 ]
-
-
-def cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "session_contracts", *args],
-        input=stdin,
-        capture_output=True,
-        timeout=300,
-        check=False,
-    )
 
 
 def test_the_default_limit_is_16_mib() -> None:

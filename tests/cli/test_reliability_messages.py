@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import orjson
 import pytest
+from cli_process import run_cli as cli
 
 from session_contracts.conformance.judge.runner import ProducerProcess
 from session_contracts.journal import SqliteJournal
@@ -20,16 +20,6 @@ from session_contracts.recap import RecapService, query_echo
 from session_contracts.recap.acp import handle_line
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def cli(*args: str | bytes, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "session_contracts", *args],
-        input=stdin,
-        capture_output=True,
-        timeout=300,
-        check=False,
-    )
 
 
 @pytest.fixture

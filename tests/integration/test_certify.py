@@ -11,6 +11,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
+from cli_process import run_cli_text
 
 from session_contracts.conformance.judge.certify import certify
 from session_contracts.conformance.judge.checks import CHECKS, check_by_id
@@ -28,14 +29,7 @@ def faulty(defect: str) -> list[str]:
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "session_contracts", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        cwd=cwd,
-    )
+    return run_cli_text(*args, cwd=cwd, timeout=600)
 
 
 # defect -> the check that must catch it

@@ -46,6 +46,7 @@ __all__ = [
     "run_projections",
     "unknown_members",
     "usage_runs",
+    "usage_sample",
 ]
 
 
@@ -399,7 +400,7 @@ def _observe(at: int, session: str = "sess-a", reader_version: int | None = None
     return step
 
 
-def _usage(
+def usage_sample(
     at: int,
     tokens: int,
     output: int = 10,
@@ -433,9 +434,9 @@ def feedback_runs() -> list[ExplicitCase]:
             "300,001 ms ahead is usage_future_timestamp (a tolerance of minutes, not "
             "milliseconds)",
             _start(_T),
-            _checkpoint(_T + 1000, "r1", 0, usage=_usage(_T + 1000 + 300, 100)),
-            _checkpoint(_T + 2000, "r2", 1, usage=_usage(_T + 2000 + 300_000, 200)),
-            _checkpoint(_T + 3000, "r3", 2, usage=_usage(_T + 3000 + 300_001, 300)),
+            _checkpoint(_T + 1000, "r1", 0, usage=usage_sample(_T + 1000 + 300, 100)),
+            _checkpoint(_T + 2000, "r2", 1, usage=usage_sample(_T + 2000 + 300_000, 200)),
+            _checkpoint(_T + 3000, "r3", 2, usage=usage_sample(_T + 3000 + 300_001, 300)),
             _observe(_T + 4000),
         ),
         _feedback(
@@ -446,7 +447,7 @@ def feedback_runs() -> list[ExplicitCase]:
                 _T,
                 "r1",
                 0,
-                usage=_usage(_T - 5000, 100),
+                usage=usage_sample(_T - 5000, 100),
                 progress={"phase": "testing", "summary": "步骤"},
             ),
             _observe(_T + 895_000),
@@ -456,29 +457,29 @@ def feedback_runs() -> list[ExplicitCase]:
         _feedback(
             "a reader of another contract version sees every report stale (contract_mismatch)",
             _start(_T),
-            _checkpoint(_T, "r1", 0, usage=_usage(_T, 100)),
+            _checkpoint(_T, "r1", 0, usage=usage_sample(_T, 100)),
             _observe(_T + 1000, reader_version=2),
         ),
         _feedback(
             "the decrease rule is kept per (source, counter): another source's counter of the "
             "same id is not a decrease; every token field is checked, not input_tokens alone",
             _start(_T),
-            _checkpoint(_T + 1000, "r1", 0, usage=_usage(_T + 1000, 500, 50, cached=100)),
+            _checkpoint(_T + 1000, "r1", 0, usage=usage_sample(_T + 1000, 500, 50, cached=100)),
             _checkpoint(
-                _T + 2000, "r2", 1, usage=_usage(_T + 2000, 100, 5, source="host_estimate")
+                _T + 2000, "r2", 1, usage=usage_sample(_T + 2000, 100, 5, source="host_estimate")
             ),
-            _checkpoint(_T + 3000, "r3", 2, usage=_usage(_T + 3000, 600, 40)),
-            _checkpoint(_T + 4000, "r4", 2, usage=_usage(_T + 4000, 600, 60, cached=90)),
+            _checkpoint(_T + 3000, "r3", 2, usage=usage_sample(_T + 3000, 600, 40)),
+            _checkpoint(_T + 4000, "r4", 2, usage=usage_sample(_T + 4000, 600, 60, cached=90)),
             _observe(_T + 5000),
         ),
         _feedback(
             "older usage and another sample at the same time are refused across counters; the "
             "identical sample again is accepted",
             _start(_T),
-            _checkpoint(_T + 1000, "r1", 0, usage=_usage(_T + 1000, 100)),
-            _checkpoint(_T + 2000, "r2", 1, usage=_usage(_T + 999, 200, counter="c2")),
-            _checkpoint(_T + 3000, "r3", 1, usage=_usage(_T + 1000, 200, counter="c2")),
-            _checkpoint(_T + 4000, "r4", 1, usage=_usage(_T + 1000, 100)),
+            _checkpoint(_T + 1000, "r1", 0, usage=usage_sample(_T + 1000, 100)),
+            _checkpoint(_T + 2000, "r2", 1, usage=usage_sample(_T + 999, 200, counter="c2")),
+            _checkpoint(_T + 3000, "r3", 1, usage=usage_sample(_T + 1000, 200, counter="c2")),
+            _checkpoint(_T + 4000, "r4", 1, usage=usage_sample(_T + 1000, 100)),
             _observe(_T + 5000),
         ),
         _feedback(
@@ -499,16 +500,16 @@ def usage_runs() -> list[ExplicitCase]:
         _feedback(
             "snapshots of two counters: observe shows the latest one, never their sum",
             _start(_T),
-            _checkpoint(_T + 1000, "r1", 0, usage=_usage(_T + 1000, 100, 10, cached=50)),
-            _checkpoint(_T + 2000, "r2", 1, usage=_usage(_T + 2000, 40, 4, counter="c2")),
+            _checkpoint(_T + 1000, "r1", 0, usage=usage_sample(_T + 1000, 100, 10, cached=50)),
+            _checkpoint(_T + 2000, "r2", 1, usage=usage_sample(_T + 2000, 40, 4, counter="c2")),
             _observe(_T + 3000),
-            _checkpoint(_T + 4000, "r3", 2, usage=_usage(_T + 4000, 150, 20)),
+            _checkpoint(_T + 4000, "r3", 2, usage=usage_sample(_T + 4000, 150, 20)),
             _observe(_T + 5000),
         ),
         _feedback(
             "a later checkpoint without usage keeps the latest snapshot",
             _start(_T),
-            _checkpoint(_T + 1000, "r1", 0, usage=_usage(_T + 1000, 100)),
+            _checkpoint(_T + 1000, "r1", 0, usage=usage_sample(_T + 1000, 100)),
             _checkpoint(_T + 2000, "r2", 1),
             _observe(_T + 3000),
         ),

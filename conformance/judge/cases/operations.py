@@ -18,7 +18,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from session_contracts.conformance.judge.cases.documents import documents, object_paths
-from session_contracts.conformance.judge.cases.explicit import attribute_event
+from session_contracts.conformance.judge.cases.explicit import attribute_event, usage_sample
 from session_contracts.contracts import CONTRACT_DOCTYPES
 from session_contracts.validation.schema_set import default_schema_set
 
@@ -283,18 +283,6 @@ def reset_streams(draw: st.DrawFn) -> dict[str, Any]:
 _BASE_MS = 1_700_000_000_000
 
 
-def _usage(counter: str, at: int, tokens: int, output: int) -> dict[str, Any]:
-    return {
-        "source": "native_host_event",
-        "counter_id": counter,
-        "scope": "host_session",
-        "coverage": "partial",
-        "observed_at_unix_ms": at,
-        "input_tokens": tokens,
-        "output_tokens": output,
-    }
-
-
 @st.composite
 def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
     """A session's start, checkpoints (some replays, some rule breakers) and reads."""
@@ -383,22 +371,24 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
         if move == "usage":
             tokens += draw(st.integers(1, 500))
             last_usage_at = max(last_usage_at + 1, clock - draw(st.integers(0, 5000)))
-            request["usage"] = _usage(counter, last_usage_at, tokens, 10)
+            request["usage"] = usage_sample(last_usage_at, tokens, 10, counter=counter)
             last_counter = counter
         elif move == "older":
-            request["usage"] = _usage(counter, max(0, last_usage_at - 1), tokens + 1, 10)
+            request["usage"] = usage_sample(
+                max(0, last_usage_at - 1), tokens + 1, 10, counter=counter
+            )
         elif move == "conflict":  # another value at the time of the last sample
-            request["usage"] = _usage(counter, last_usage_at, tokens + 1, 10)
+            request["usage"] = usage_sample(last_usage_at, tokens + 1, 10, counter=counter)
         elif move == "future":
             # Past the five minutes, or within them (accepted: a clock may lag the host's).
             ahead = draw(st.sampled_from([300_001, 1, 1000, 300_000]))
-            request["usage"] = _usage(counter, clock + ahead, tokens + 1, 10)
+            request["usage"] = usage_sample(clock + ahead, tokens + 1, 10, counter=counter)
             future_accepted = ahead <= 300_000 and clock + ahead > last_usage_at
             if future_accepted:
                 tokens, last_usage_at, last_counter = tokens + 1, clock + ahead, counter
         elif move == "decrease":
             later = max(clock, last_usage_at + 1)
-            request["usage"] = _usage(counter, later, max(0, tokens - 1), 10)
+            request["usage"] = usage_sample(later, max(0, tokens - 1), 10, counter=counter)
         elif move == "progress":
             request["progress"] = {
                 "phase": draw(st.sampled_from(["testing", "blocked"])),
@@ -1030,17 +1020,13 @@ def snake_case_query(query: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # -- runtime conditions the protocol can present ---------------------------------------------------
-_A2A_STATES = (
-    "submitted",
-    "working",
-    "input-required",
-    "completed",
-    "canceled",
-    "failed",
-    "rejected",
-    "auth-required",
-    "unknown",
-)
+@cache
+def _a2a_states() -> tuple[str, ...]:
+    """The task states of an A2A status update, as the health schema lists them."""
+    schema_set = default_schema_set()
+    update = schema_set.document_type("session-health.a2a-status-update")
+    status = schema_set.schemas[update.schema_id]["$defs"]["A2aTaskStatus"]
+    return tuple(status["properties"]["state"]["enum"])
 
 
 @st.composite
@@ -1055,7 +1041,7 @@ def a2a_cases(draw: st.DrawFn) -> dict[str, Any]:
     except InvalidDocument:
         facts = []
     fact = draw(st.sampled_from(facts)) if facts else bundled_examples()["session-health.fact"]
-    status: dict[str, Any] = {"state": draw(st.sampled_from(_A2A_STATES))}
+    status: dict[str, Any] = {"state": draw(st.sampled_from(_a2a_states()))}
     if draw(st.booleans()):
         status["timestamp"] = draw(
             st.sampled_from(["2026-12-01T15:04:05Z", "2026-12-01T15:04:05.123+02:00"])
