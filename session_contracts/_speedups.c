@@ -9,7 +9,7 @@
  * floats.  No Python code runs during the walk (exact types only: no __eq__,
  * no __hash__, no __iter__), so the value cannot change under it.
  *
- * The pure-Python census in _canonical.py is the specification of what this
+ * The pure-Python census in json/canonical.py is the specification of what this
  * module answers; tests/unit/test_speedups.py holds the two equal.
  *
  * harn_dumps (below) goes one step further for Harn's form: it writes the bytes
@@ -736,7 +736,7 @@ static PyObject *speedups_strip_dot_zero(PyObject *module, PyObject *const *args
 /* ------------------------------------------------------------------ reading census
  *
  * What the strict reader's fast path must know of a value orjson parsed
- * (session_contracts/_jsonload.py): how many colons orjson would write for it
+ * (session_contracts/json/strict.py): how many colons orjson would write for it
  * (one per member, plus every colon inside a key or a string), whether some value
  * lies max_depth containers down, and whether some float is 1e18 or more (an
  * integer literal beyond 64 bits reads as such a double).
@@ -875,7 +875,7 @@ static PyObject *speedups_reading_census(PyObject *module, PyObject *const *args
 
 /* ------------------------------------------------------------------ Harn's writer
  *
- * harn_dumps writes Harn's canonical JSON (session_contracts/_harn_canonical.py)
+ * harn_dumps writes Harn's canonical JSON (session_contracts/json/harn_canonical.py)
  * in the same walk that vouches for the value: the census followed by orjson
  * read every value twice, and on documents of many small values the first read
  * cost a third of orjson's own time.  Its contract is orjson's bytes
@@ -1702,7 +1702,7 @@ static PyMethodDef speedups_methods[] = {
 static struct PyModuleDef speedups_module = {
     PyModuleDef_HEAD_INIT,
     "session_contracts._speedups",
-    "The census of the canonical-JSON fast path and Harn's writer, in C (see _canonical.py).",
+    "The census of the canonical-JSON fast path and Harn's writer, in C (see json/canonical.py).",
     -1,
     speedups_methods,
 };

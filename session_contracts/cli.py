@@ -313,6 +313,7 @@ def _cmd_canonicalize(args: argparse.Namespace, out: TextIO) -> int:
 
 def _journal_record_hashes(path: str, document: Any) -> dict[int, str]:
     from session_contracts.journal import SqliteJournal
+    from session_contracts.recap.event_facts import StoredFacts
 
     snapshot = document.get("snapshot", document) if isinstance(document, dict) else {}
     session_id = snapshot.get("sessionId") if isinstance(snapshot, dict) else None
@@ -321,8 +322,8 @@ def _journal_record_hashes(path: str, document: Any) -> dict[int, str]:
         return hashes
     with SqliteJournal.open(path) as journal:
         for event in journal.iter_events(session_id=session_id):
-            # The source record hash (Harn's source_record_hash()): what a recap lists.
-            hashes[event["event_id"]] = event["record_hash"].removeprefix("redacted:")
+            # The source record hash: what a recap lists for the event.
+            hashes[StoredFacts.event_id(event)] = StoredFacts.record_hash(event)
     return hashes
 
 

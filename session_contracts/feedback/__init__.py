@@ -1,4 +1,5 @@
-"""The reference session-feedback store: the oracle of the conformance suite.
+"""Session feedback (seed 001): the rules and the durable store; the reference producer
+answers with them, so they are the oracle of the conformance suite.
 
 :class:`FeedbackStore` keeps sessions, checkpoints, client declarations,
 progress reports and usage snapshots in SQLite and answers ``session.start``,

@@ -1,4 +1,5 @@
-"""The reference session-health reducer: the oracle producers are compared against.
+"""Session health (seed 000): the reducer of observations into facts; the reference
+producer answers with it, so it is the oracle producers are compared against.
 
 Observations (``schemas/health-observation.schema.json``) go in, session-health
 facts (``schemas/session-health.schema.json``, seed 000) come out:

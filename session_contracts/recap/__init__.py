@@ -1,4 +1,5 @@
-"""The reference session recap producer (seed 002) and its adapters.
+"""Session recaps (seed 002): the projection, the query, the service and its HTTP and ACP
+adapters; the reference producer answers with the projection.
 
 A recap is a deterministic, read-only projection of a session's canonical
 events (``session_contracts.journal``), grouped by prompt turn and

@@ -9,7 +9,7 @@ pointer that resolves at all, JSON ``null`` included), ``i64_at``, ``bool_at_any
 
 The journal holds every event in its stored form (docs/journal.md), and an
 event of the journal's own model is read through its stored form
-(``journal._harn_stored.stored_event``), so this is the one reader.
+(``journal.harn_stored.stored_event``), so this is the one reader.
 
 Each reader answers per recap kind with plain tuples; ``ABSENT`` marks a tool
 value no pointer resolved (Harn's ``None``), distinct from a JSON ``null``.

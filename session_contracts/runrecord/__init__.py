@@ -1,4 +1,5 @@
-"""Reference semantics for run records (seed 003): the oracle producers are compared against.
+"""Run records (seed 003): records, spans, provider responses and the event log; the
+reference producer answers with them, so they are the oracle producers are compared against.
 
 * :func:`project_run_record` projects a ``run-record.record`` from a
   :class:`RunSpec` and the session's canonical events (completion receipt,

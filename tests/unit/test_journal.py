@@ -539,19 +539,7 @@ def test_indexes_exist_and_serve_session_reads(journal_path: Path) -> None:
         ).fetchone()
     finally:
         connection.close()
-    assert columns == [
-        "seq",
-        "session_id",
-        "event_id",
-        "kind",
-        "run_id",
-        "turn_id",
-        "execution_id",
-        "topic",
-        "record_hash",
-        "prev_hash",
-        "event",
-    ]
+    assert columns == ["seq", *COPIED, "event"]
     assert indexes == {
         "session_events_session_id": ["session_id", "event_id"],
         "session_events_run_id": ["run_id"],
