@@ -1,10 +1,10 @@
-"""A producer written from docs/ alone, in JavaScript, passes our recap fixtures.
+"""Producers written from docs/ alone, in JavaScript, pass our fixtures and certify.
 
-tests/producers/js/ was written by an engineer who read only README.md, docs/,
-schemas/ and the public fixtures (docs/third-party-findings.md lists what the
-docs lacked then). It keeps our protocol docs honest: a change to the recap
-rules that the docs do not carry breaks this test. Without node on the
-machine the test says so and skips; under CI it fails instead.
+Each folder under tests/producers/ named ``js*`` was written by an engineer who read only
+README.md, docs/, schemas/ and the public fixtures (docs/third-party-findings.md lists what
+the docs lacked then, and the docs now say it). They keep our docs honest: a change to a
+rule that the docs do not carry breaks this test. Without node on the machine the test
+says so and skips; under CI it fails instead.
 """
 
 from __future__ import annotations
@@ -18,31 +18,57 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration  # certifies a Node.js producer process
+pytestmark = pytest.mark.integration  # certifies Node.js producer processes
 
-PRODUCER = Path(__file__).resolve().parents[1] / "producers" / "js" / "producer.mjs"
+PRODUCERS = Path(__file__).resolve().parents[1] / "producers"
+# Each producer, and how many golden fixtures of its declared contracts it must pass, so
+# that a run skipping everything cannot pass.
+DECLARED_FIXTURES = {"js": 60, "js_feedback": 80}
 
 
 def _node() -> str:
     node = shutil.which("node")
     if node is None:
         if os.environ.get("CI"):
-            pytest.fail("node is not installed (CI needs it for the JavaScript producer)")
-        pytest.skip("node is not installed: the JavaScript producer cannot run")
+            pytest.fail("node is not installed (CI needs it for the JavaScript producers)")
+        pytest.skip("node is not installed: the JavaScript producers cannot run")
     return node
 
 
-def test_the_javascript_producer_passes_every_recap_fixture(tmp_path: Path) -> None:
-    node = _node()
-    report = tmp_path / "golden.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "session_contracts", "golden", "check",
-         "--producer", f"{node} {PRODUCER}", "--report-json", str(report)],
+def _session_contracts(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "session_contracts", *args],
         capture_output=True,
         text=True,
         check=False,
-    )  # fmt: skip
+        timeout=600,
+    )
+
+
+@pytest.mark.parametrize("folder", sorted(DECLARED_FIXTURES))
+def test_a_producer_written_from_the_docs_passes_its_golden_fixtures(
+    folder: str, tmp_path: Path
+) -> None:
+    producer = f"{_node()} {PRODUCERS / folder / 'producer.mjs'}"
+    report = tmp_path / "golden.json"
+    done = _session_contracts(
+        "golden", "check", "--producer", producer, "--report-json", str(report)
+    )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     summary = json.loads(report.read_text())["summary"]
     assert summary["failed"] == summary["errored"] == 0, summary
-    assert summary["passed"] >= 60, summary  # every recap fixture, not a skipped run
+    assert summary["passed"] >= DECLARED_FIXTURES[folder], summary
+
+
+@pytest.mark.parametrize("folder", sorted(DECLARED_FIXTURES))
+def test_a_producer_written_from_the_docs_is_certified(folder: str, tmp_path: Path) -> None:
+    producer = f"{_node()} {PRODUCERS / folder / 'producer.mjs'}"
+    report = tmp_path / "certify.json"
+    done = _session_contracts(
+        "certify", "--producer", producer, "--report-json", str(report),
+        "--failures-dir", str(tmp_path / "failures"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    result = json.loads(report.read_text())
+    assert result["summary"]["certified"] is True, result["summary"]
+    assert result["summary"]["evidence"]["agreed"] >= 400, result["summary"]

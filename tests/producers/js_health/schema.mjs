@@ -1,0 +1,242 @@
+// A JSON Schema (draft 2020-12 subset) validator that collects every finding and,
+// for a valid document, returns it as the typed bindings would re-encode it.
+// Keywords: $ref, type, const, enum, minLength, maxLength, minimum, maximum,
+// required, properties, additionalProperties, items, anyOf, oneOf (+ discriminator),
+// format date-time, and the x- keywords of docs/x-keywords.md used by the health
+// contracts: x-maxUtf8Bytes, x-jsSafeInteger, x-sameValue, x-ratio, x-notGreaterThan.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Float, parse } from '../js/json.mjs';
+import { keyPath } from '../js/validate.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const SCHEMA_DIR = path.resolve(here, '../../../schemas');
+const cache = new Map();
+
+export function loadSchema(file) {
+  if (!cache.has(file)) cache.set(file, parse(fs.readFileSync(path.join(SCHEMA_DIR, file), 'utf8')));
+  return cache.get(file);
+}
+
+export const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Float);
+const isNum = (v) => typeof v === 'number' || typeof v === 'bigint' || v instanceof Float;
+const numVal = (v) => (v instanceof Float ? v.value : typeof v === 'bigint' ? Number(v) : v);
+const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+
+function typeOk(t, v) {
+  switch (t) {
+    case 'null': return v === null;
+    case 'boolean': return typeof v === 'boolean';
+    case 'string': return typeof v === 'string';
+    case 'integer': return typeof v === 'number' || typeof v === 'bigint' || (v instanceof Float && Number.isInteger(v.value));
+    case 'number': return isNum(v);
+    case 'array': return Array.isArray(v);
+    case 'object': return isObj(v);
+    default: return false;
+  }
+}
+
+// JSON value equality: numbers by value (1 == 1.0), true is not 1.
+export function jsonEqual(a, b) {
+  if (isNum(a) && isNum(b)) {
+    if (typeof a === 'bigint' || typeof b === 'bigint') {
+      try { return BigInt(numVal(a)) === BigInt(numVal(b)) && (typeof a === 'bigint' || typeof b === 'bigint'); } catch { return false; }
+    }
+    return numVal(a) === numVal(b);
+  }
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
+  if (isObj(a)) {
+    if (!isObj(b)) return false;
+    const ka = Object.keys(a), kb = Object.keys(b);
+    return ka.length === kb.length && ka.every((k) => has(b, k) && jsonEqual(a[k], b[k]));
+  }
+  return a === b;
+}
+
+function pointer(root, ptr) {
+  if (ptr === '') return { found: true, value: root, path: '' };
+  let cur = root;
+  const keys = [];
+  for (const raw of ptr.split('/').slice(1)) {
+    const k = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (isObj(cur) && has(cur, k)) cur = cur[k];
+    else return { found: false };
+    keys.push(k);
+  }
+  return { found: true, value: cur, keys };
+}
+const ptrPath = (base, ptr) => ptr.split('/').slice(1).map((r) => r.replace(/~1/g, '/').replace(/~0/g, '~')).reduce((p, k) => keyPath(p, k), base);
+
+function resolve(ref, file) {
+  const [f, frag] = ref.split('#');
+  const target = f ? f : file;
+  let node = loadSchema(target);
+  if (frag) for (const k of frag.split('/').slice(1)) node = node[k];
+  return { node, file: target };
+}
+
+// RFC 3339 date-time (JSON Schema's `format: date-time`).
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
+function isDateTime(s) {
+  const m = DATE_TIME.exec(s);
+  if (!m) return false;
+  const [y, mo, d, h, mi, se] = m.slice(1, 7).map(Number);
+  if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || se > 60) return false;
+  if (se === 60) {
+    // A leap second only at 23:59:60 UTC (observed from the reference).
+    let off = 0;
+    if (m[9] !== undefined) off = (m[8][0] === '-' ? -1 : 1) * (Number(m[9]) * 60 + Number(m[10]));
+    const utc = (((h * 60 + mi - off) % 1440) + 1440) % 1440;
+    if (utc !== 23 * 60 + 59) return false;
+  }
+  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+  const dim = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][mo - 1];
+  if (d > dim) return false;
+  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return false;
+  return true;
+}
+
+// check(schema, v, jpath, file, out): pushes findings {code, path} into out, returns
+// the decoded value (integral floats at integer members become integers).
+export function check(schema, v, jpath, file, out) {
+  if (schema === true || schema === undefined) return v;
+  if (schema.$ref) {
+    const { node, file: f } = resolve(schema.$ref, file);
+    const before = out.length;
+    v = check(node, v, jpath, f, out);
+    if (out.length > before) return v;
+  }
+  if (schema.type !== undefined) {
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    if (!types.some((t) => typeOk(t, v))) {
+      out.push({ code: 'wrong_type', path: jpath });
+      return v;
+    }
+    if (types.includes('integer') && !types.includes('number') && v instanceof Float) {
+      if (schema['x-jsSafeInteger']) {
+        out.push({ code: 'integer_literal_required', path: jpath });
+        return v;
+      }
+      v = v.value === 0 ? 0 : v.value; // accepted as an integer, written as one
+    }
+    // A `number` member holds a double: an integer literal is written back as a float
+    // (observed from the reference: a value of 1 comes back 1.0).
+    if (types.includes('number') && !types.includes('integer') && (typeof v === 'number' || typeof v === 'bigint')) v = new Float(Number(v));
+  }
+  if (schema.const !== undefined && !jsonEqual(schema.const, v)) { out.push({ code: 'not_allowed_value', path: jpath }); return v; }
+  if (schema.enum && !schema.enum.some((e) => jsonEqual(e, v))) { out.push({ code: 'not_allowed_value', path: jpath }); return v; }
+  if (typeof v === 'string') {
+    const len = [...v].length;
+    if (schema.minLength !== undefined && len < schema.minLength) out.push({ code: 'min_length', path: jpath });
+    if (schema.maxLength !== undefined && len > schema.maxLength) out.push({ code: 'max_length', path: jpath });
+    if (schema['x-maxUtf8Bytes'] !== undefined && Buffer.byteLength(v, 'utf8') > schema['x-maxUtf8Bytes']) out.push({ code: 'max_utf8_bytes', path: jpath });
+    if (schema.format === 'date-time' && !isDateTime(v)) out.push({ code: 'format', path: jpath });
+  }
+  if (isNum(v)) {
+    let unsafe = false;
+    if (schema['x-jsSafeInteger'] && typeof v === 'bigint') {
+      out.push({ code: 'unsafe_integer', path: jpath });
+      unsafe = true;
+    }
+    if (!unsafe) {
+      const lt = (a, b) => (typeof a === 'bigint' ? a < BigInt(b) : numVal(a) < b);
+      const gt = (a, b) => (typeof a === 'bigint' ? a > BigInt(b) : numVal(a) > b);
+      if (schema.minimum !== undefined && lt(v, schema.minimum)) out.push({ code: 'minimum', path: jpath });
+      if (schema.maximum !== undefined && gt(v, schema.maximum)) out.push({ code: 'maximum', path: jpath });
+    }
+  }
+  if (Array.isArray(v)) {
+    if (schema.minItems !== undefined && v.length < schema.minItems) out.push({ code: 'min_items', path: jpath });
+    if (schema.maxItems !== undefined && v.length > schema.maxItems) out.push({ code: 'max_items', path: jpath });
+    if (schema.items !== undefined) v = v.map((x, i) => check(schema.items, x, `${jpath}[${i}]`, file, out));
+  }
+  if (isObj(v) && (schema.properties || schema.required || schema.additionalProperties !== undefined)) {
+    const props = schema.properties ?? {};
+    const res = {};
+    for (const r of schema.required ?? []) if (!has(v, r)) out.push({ code: 'required', path: keyPath(jpath, r) });
+    for (const k of Object.keys(v)) {
+      if (has(props, k)) res[k] = check(props[k], v[k], keyPath(jpath, k), file, out);
+      else if (schema.additionalProperties === false) out.push({ code: 'unknown_field', path: keyPath(jpath, k) });
+      else if (isObj(schema.additionalProperties)) res[k] = check(schema.additionalProperties, v[k], keyPath(jpath, k), file, out);
+      else res[k] = v[k];
+    }
+    v = Object.assign(Object.create(null), res);
+    // The x- rules are judged beside the members' own findings (observed from the reference).
+    crossField(schema, v, jpath, out);
+  }
+  if (schema.anyOf || schema.oneOf) {
+    const branches = schema.anyOf ?? schema.oneOf;
+    const disc = schema.discriminator?.propertyName;
+    if (disc && isObj(v)) {
+      const branch = branches.find((s) => {
+        const { node } = s.$ref ? resolve(s.$ref, file) : { node: s };
+        const c = node.properties?.[disc]?.const;
+        return c !== undefined && jsonEqual(c, v[disc]);
+      });
+      if (!branch) {
+        if (!has(v, disc)) out.push({ code: 'required', path: keyPath(jpath, disc) });
+        else out.push({ code: 'not_allowed_value', path: keyPath(jpath, disc) });
+        return v;
+      }
+      return check(branch, v, jpath, file, out);
+    }
+    if (disc && !isObj(v)) { out.push({ code: 'wrong_type', path: jpath }); return v; }
+    // anyOf [X, null]: the findings inside X name the member at fault.
+    const ok = [];
+    for (const s of branches) {
+      const tmp = [];
+      const r = check(s, v, jpath, file, tmp);
+      if (tmp.length === 0) ok.push(r);
+    }
+    if (ok.length > 0) return ok[0];
+    const nonNull = branches.filter((s) => s.type !== 'null');
+    if (nonNull.length === 1 && v !== null) return check(nonNull[0], v, jpath, file, out);
+    out.push({ code: 'no_matching_variant', path: jpath });
+  }
+  return v;
+}
+
+// The cross-field x- keywords, on an object whose members are otherwise valid.
+function crossField(schema, v, jpath, out) {
+  for (const [a, b] of schema['x-sameValue'] ?? []) {
+    const x = pointer(v, a), y = pointer(v, b);
+    if (x.found && y.found && !jsonEqual(x.value, y.value)) out.push({ code: 'same_value', path: ptrPath(jpath, b) });
+  }
+  const ng = schema['x-notGreaterThan'];
+  if (ng) {
+    for (const [small, large] of Object.entries(ng)) {
+      const s = v[small], l = v[large];
+      if (isNum(s) && isNum(l) && numVal(s) > numVal(l)) out.push({ code: 'not_greater_than', path: keyPath(jpath, small) });
+    }
+  }
+  const r = schema['x-ratio'];
+  if (r) {
+    const val = pointer(v, r.value), num = pointer(v, r.numerator), den = pointer(v, r.denominator);
+    const when = r.whenUndefined ?? 'null';
+    const vPath = ptrPath(jpath, r.value);
+    if (val.found && val.value !== null && !isNum(val.value)) return;
+    if (num.found && den.found && isNum(num.value) && isNum(den.value)) {
+      const d = numVal(den.value), n = numVal(num.value);
+      if (d > 0) {
+        if (!val.found || val.value === null) out.push({ code: 'ratio_missing', path: vPath });
+        else if (isNum(val.value)) {
+          const want = n / d, got = numVal(val.value);
+          // relative tolerance 1e-9 (docs/x-keywords.md) and, observed from the reference,
+          // an absolute tolerance of 1e-12 (0 / 1 accepts a value of 1e-12, not 2e-12).
+          if (!(Math.abs(got - want) <= Math.max(1e-9 * Math.max(Math.abs(want), Math.abs(got)), 1e-12))) out.push({ code: 'ratio_mismatch', path: vPath });
+        }
+        return;
+      }
+      if (when === 'refused') { out.push({ code: 'ratio_undefined', path: ptrPath(jpath, r.denominator) }); return; }
+    }
+    if (when === 'null' && val.found && val.value !== null) out.push({ code: 'ratio_must_be_null', path: vPath });
+    if (when === 'absent' && val.found) out.push({ code: 'ratio_must_be_absent', path: vPath });
+  }
+}
+
+// Validate v as a document type (CONTRACT.KIND) of a schema file.
+export function validateDef(file, defName, v, jpath, out) {
+  const schema = loadSchema(file);
+  return check(schema.$defs[defName], v, jpath, file, out);
+}
