@@ -17,6 +17,7 @@ __all__ = [
     "ANNOTATION_KEYWORDS",
     "CHECK_KEYWORDS",
     "JS_SAFE_INTEGER_MAX",
+    "RATIO_ABSOLUTE_TOLERANCE",
     "RATIO_RELATIVE_TOLERANCE",
     "Violation",
     "json_equal",
@@ -25,6 +26,8 @@ __all__ = [
 
 JS_SAFE_INTEGER_MAX = 2**53 - 1
 RATIO_RELATIVE_TOLERANCE = 1e-9
+# Near zero a relative bound is no bound: 0 / 1 written as 5e-230 is still 0 (docs/x-keywords.md).
+RATIO_ABSOLUTE_TOLERANCE = 1e-12
 _ABSENT = object()
 
 
@@ -177,7 +180,9 @@ def ratio(spec: Mapping[str, str], instance: Any) -> Iterator[Violation]:
     defined = _is_number(numerator) and _is_number(denominator) and denominator > 0
     if defined and _is_number(value):
         expected = numerator / denominator
-        if math.isclose(value, expected, rel_tol=RATIO_RELATIVE_TOLERANCE, abs_tol=1e-12):
+        if math.isclose(
+            value, expected, rel_tol=RATIO_RELATIVE_TOLERANCE, abs_tol=RATIO_ABSOLUTE_TOLERANCE
+        ):
             return  # the usual case, decided before any message is built
     where = _parts(spec["value"])
     name = _pointer_name(spec["value"])
@@ -231,7 +236,7 @@ def ratio(spec: Mapping[str, str], instance: Any) -> Iterator[Violation]:
             (("set", where, expected),),
         )
     elif _is_number(value) and not math.isclose(
-        value, expected, rel_tol=RATIO_RELATIVE_TOLERANCE, abs_tol=1e-12
+        value, expected, rel_tol=RATIO_RELATIVE_TOLERANCE, abs_tol=RATIO_ABSOLUTE_TOLERANCE
     ):
         yield Violation(
             where,
