@@ -115,6 +115,12 @@ def _redaction_vector_trials() -> list[st.SearchStrategy[judges.Trial]]:
     return [_trials("redaction.apply", st.sampled_from(cases)) for _, cases in vector_groups()]
 
 
+def _redaction_apply_edges() -> list[ExplicitCase]:
+    from session_contracts.conformance.judge.cases.redaction import apply_edge_cases
+
+    return apply_edge_cases()
+
+
 def _all(*builders: Callable[[], list[ExplicitCase]]) -> Callable[[], list[ExplicitCase]]:
     return lambda: [case for build in builders for case in build()]
 
@@ -405,7 +411,7 @@ CHECKS: tuple[Check, ...] = (
         "reaches the snapshot",
         judge=judges.judge_redaction_apply,
         trials=lambda claimed, declared: _redaction_vector_trials(),
-        explicit=_none,
+        explicit=_redaction_apply_edges,
     ),
     Check(
         "feedback.usage-never-summed",

@@ -543,6 +543,9 @@ def judge_redaction_apply(runner: Runner, trial: Trial) -> None:
     from session_contracts.redaction.vectors import apply, kinds_of
 
     outcome = run_case(runner, trial)
+    # A malformed input is refused, by the stage docs/protocol.md names.
+    if _reference_unless_rejected(outcome, trial, "a redaction input")[0]:
+        return
     actual = _expect_result(outcome)
     expected = apply(trial.input)
     if not (isinstance(actual, dict) and json_equal(actual, expected)):

@@ -33,6 +33,7 @@ from session_contracts.redaction.engine import (
 from session_contracts.redaction.policy import default_policy, extended_policy
 
 __all__ = [
+    "LATER_UNICODE_LETTERS",
     "NO_DETECTOR",
     "POLICY_NAMES",
     "apply",
@@ -40,6 +41,7 @@ __all__ = [
     "kinds_of",
     "policy_named",
     "vector_groups",
+    "word_ranges_document",
 ]
 
 POLICY_NAMES = ("default", "extended")
@@ -98,6 +100,10 @@ def kinds_of(case: Mapping[str, Any]) -> list[str]:
 
 # -- the inputs -------------------------------------------------------------------
 
+# Letters assigned after Unicode 14.0 (CJK Extension H, Kawi, Nag Mundari, Kannada): not
+# word characters of \b, whose table is Unicode 14.0's, though a newer engine's \p{L} says so.
+LATER_UNICODE_LETTERS = ("\U00031350", "\U00011f00", "\U0001e4d0", "\u0cf3")
+
 _CONTEXTS = (
     ("", ""),
     ("note: ", "."),
@@ -127,6 +133,8 @@ _DEFAULT_TEXTS = (
     "—ghp_" + "a1B2" * 9,
     "ghp_" + "a1B2" * 9 + "é",
     "ghp_" + "a1B2" * 9 + "—",
+    *(letter + "ghp_" + "a1B2" * 9 for letter in LATER_UNICODE_LETTERS[::2]),
+    *("ghp_" + "a1B2" * 9 + letter for letter in LATER_UNICODE_LETTERS[1::2]),
     "Bearer\u00a0abcdefghijklmnop",
     "Bearer\u0085abcdefghijklmnop",
     "Bearer\ufeffabcdefghijklmnop",
@@ -368,10 +376,30 @@ def vectors_document() -> str:
     return json.dumps(document, ensure_ascii=False, indent=1) + "\n"
 
 
-def main() -> int:
-    sys.stdout.write(vectors_document())
+def word_ranges_document() -> str:
+    """The text of docs/vectors/unicode-word-14.json: the word characters of ``\\b``."""
+    from session_contracts.redaction.unicode_word import UNICODE_VERSION, WORD_RANGES
+
+    document = {
+        "description": (
+            "The word characters of \\b in the redaction patterns (docs/redaction.md, the "
+            "pattern dialect): Alphabetic, every Mark, Decimal_Number, Connector_Punctuation "
+            "and Join_Control of this Unicode version, as inclusive code point ranges. A "
+            "character outside them, one assigned in a later version included, is not a word "
+            "character. python -m session_contracts.redaction.vectors --word-ranges "
+            "regenerates this file."
+        ),
+        "unicode_version": UNICODE_VERSION,
+        "ranges": [[first, last] for first, last in WORD_RANGES],
+    }
+    return json.dumps(document, indent=None, separators=(",", ":")) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    """Print the redaction vectors, or with ``--word-ranges`` the word-character table."""
+    sys.stdout.write(word_ranges_document() if argv == ["--word-ranges"] else vectors_document())
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

@@ -57,6 +57,8 @@ class Span:
     observed" (never ``null``, never a placeholder ``0``).  An observed
     ``0`` is a measurement (the first token came within the first
     millisecond) and is written.  ``metadata`` is read-only all the way down.
+    ``links``, ``events`` and ``cost_usd`` are Harn's ``RunTraceSpanRecord``
+    members: kept as given (read-only), absent (``None``) when not given.
     """
 
     trace_id: str
@@ -68,9 +70,14 @@ class Span:
     duration_ms: int
     ttft_ms: int | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    links: Sequence[Any] | None = field(default=None, hash=False)
+    events: Sequence[Any] | None = field(default=None, hash=False)
+    cost_usd: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "metadata", freeze_json(self.metadata))
+        object.__setattr__(self, "links", freeze_json(self.links))
+        object.__setattr__(self, "events", freeze_json(self.events))
 
     def to_json(self) -> dict[str, Any]:
         """The wire form: current names, ``ttft_ms`` only when a first token was observed."""
@@ -86,6 +93,10 @@ class Span:
         if self.ttft_ms is not None:
             value["ttft_ms"] = self.ttft_ms
         value["metadata"] = thaw_json(self.metadata)
+        for member in ("links", "events", "cost_usd"):
+            given = getattr(self, member)
+            if given is not None:
+                value[member] = thaw_json(given)
         return value
 
     @classmethod
@@ -104,6 +115,9 @@ class Span:
             duration_ms=value["duration_ms"],
             ttft_ms=value.get("ttft_ms"),
             metadata=value["metadata"],
+            links=value.get("links"),
+            events=value.get("events"),
+            cost_usd=value.get("cost_usd"),
         )
 
 

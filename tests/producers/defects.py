@@ -807,6 +807,51 @@ def loop_state_numbers_as_strings(case: Mapping[str, Any]) -> Any:
     return output
 
 
+# -- redaction.apply, as a producer written from the docs first got it wrong ---------------------
+def redaction_reads_no_windows(case: Mapping[str, Any]) -> Any:
+    """Harn's catalog read in one pass over the whole text, never in 256 KiB windows."""
+    from session_contracts.redaction import vectors
+
+    named = vectors.policy_named
+
+    def one_window(name: str) -> Any:
+        return replace(named(name), window_bytes=1 << 62, window_overlap_bytes=1)
+
+    with _patched(vectors, "policy_named", one_window):
+        return HANDLERS["redaction.apply"](case)
+
+
+def redaction_word_characters_of_a_newer_unicode(case: Mapping[str, Any]) -> Any:
+    """\\b read with a newer Unicode than 14.0: a letter assigned since counts as a word
+    character, so a token beside it is not at a word boundary and is kept."""
+    from session_contracts.redaction.vectors import LATER_UNICODE_LETTERS
+
+    text = case.get("text")
+    later = [letter for letter in LATER_UNICODE_LETTERS if isinstance(text, str) and letter in text]
+    if not later:
+        return HANDLERS["redaction.apply"](case)
+    stand_in = "\u00aa"  # a letter of Unicode 14.0, standing where the newer one is
+    answer = HANDLERS["redaction.apply"](dict(case, text=text.replace(later[0], stand_in)))
+    return {"text": answer["text"].replace(stand_in, later[0])}
+
+
+def redaction_missing_policy_is_required(case: Mapping[str, Any]) -> Any:
+    """A missing policy answered by the general rule (required), not invalid_case."""
+    if isinstance(case, Mapping) and "policy" not in case:
+        raise Rejected("required", "$.policy", "policy is required")
+    return HANDLERS["redaction.apply"](case)
+
+
+def spans_drop_harn_members(case: Mapping[str, Any]) -> Any:
+    """The record's spans keep the nine members of the seed's example only: links, events
+    and cost_usd (Harn's RunTraceSpanRecord) judged, then dropped."""
+    output = HANDLERS["runrecord.project"](case)
+    for span in output["evidence"]["trace_spans"]:
+        for member in ("links", "events", "cost_usd"):
+            span.pop(member, None)
+    return output
+
+
 # -- limits, enums, unknown members and redaction, as outside producers get them wrong -----------
 # Written from the rules (docs/x-keywords.md, docs/redaction.md), not from the cases that
 # catch them: each bends the reference's own validation or policy in one way.
@@ -2001,6 +2046,38 @@ DEFECTS.update(
             "recap.semantics",
             "recap/tool-exchange-joined-across-the-turn",
             "a tool result joined to its call only within one iteration, not the whole turn",
+        ),
+        "spans_drop_harn_members": Defect(
+            "runrecord.project",
+            spans_drop_harn_members,
+            "runrecord.one-evidence",
+            "runrecord.semantics",
+            "runrecord/span-links-events-and-cost-kept",
+            "a span's links, events and cost_usd dropped from the record",
+        ),
+        "redaction_reads_no_windows": Defect(
+            "redaction.apply",
+            redaction_reads_no_windows,
+            "recap.redaction",
+            "redaction.apply",
+            "",
+            "Harn's catalog read in one pass, not in 256 KiB windows",
+        ),
+        "redaction_word_characters_of_a_newer_unicode": Defect(
+            "redaction.apply",
+            redaction_word_characters_of_a_newer_unicode,
+            "recap.redaction",
+            "redaction.apply",
+            "redaction/default-token-beside-a-letter-after-unicode-14",
+            "\\b's word characters from a Unicode newer than 14.0",
+        ),
+        "redaction_missing_policy_is_required": Defect(
+            "redaction.apply",
+            redaction_missing_policy_is_required,
+            "recap.redaction",
+            "redaction.apply",
+            "redaction/apply-missing-policy-rejected",
+            "a missing policy answered required, not invalid_case",
         ),
         **_sameness_family(),
     }

@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from session_contracts.conformance.protocol import Handler, Rejected, serve
+from session_contracts.conformance.protocol import Handler, serve
 from session_contracts.conformance.reference.producer import HANDLERS
-from session_contracts.redaction.engine import RedactionPolicy, redact_text, redact_value
+from session_contracts.redaction import vectors
+from session_contracts.redaction.engine import RedactionPolicy
 from session_contracts.redaction.vectors import POLICY_NAMES, policy_named
 
 __all__ = ["defective_handler", "main"]
@@ -37,14 +38,16 @@ def defective_handler(defect: str) -> Handler:
         raise SystemExit(f"unknown defect {defect!r}: POLICY/KIND, POLICY one of {POLICY_NAMES}")
     broken = _without(policy_named(broken_policy), kind)
 
+    def with_the_defect(name: str) -> RedactionPolicy:
+        return broken if name == broken_policy else policy_named(name)
+
     def handler(case: Mapping[str, Any]) -> Any:
-        name = case.get("policy")
-        if name not in POLICY_NAMES:
-            raise Rejected("invalid_case", "$.policy", "policy is default or extended")
-        policy = broken if name == broken_policy else policy_named(str(name))
-        if "text" in case:
-            return {"text": redact_text(case["text"], policy).text}
-        return {"value": redact_value(case["value"], policy)}
+        # The reference's handler, input checks included, over the broken policy.
+        vectors.policy_named = with_the_defect
+        try:
+            return HANDLERS["redaction.apply"](case)
+        finally:
+            vectors.policy_named = policy_named
 
     return handler
 

@@ -8,9 +8,15 @@ import json
 from pathlib import Path
 
 from session_contracts.redaction.policy import default_policy, extended_policy
-from session_contracts.redaction.vectors import NO_DETECTOR, vectors_document
+from session_contracts.redaction.vectors import (
+    LATER_UNICODE_LETTERS,
+    NO_DETECTOR,
+    vectors_document,
+    word_ranges_document,
+)
 
 VECTORS = Path(__file__).resolve().parents[2] / "docs" / "vectors" / "redaction.json"
+WORD_RANGES = VECTORS.with_name("unicode-word-14.json")
 
 
 def test_the_committed_vectors_are_what_the_reference_generates() -> None:
@@ -32,3 +38,15 @@ def test_the_vectors_cover_every_detector_of_both_policies() -> None:
     for vector in vectors:
         assert set(vector["input"]) in ({"text"}, {"value"})
         assert set(vector["output"]) == set(vector["input"])
+
+
+def test_the_committed_word_table_is_the_one_the_patterns_use() -> None:
+    assert WORD_RANGES.read_text(encoding="utf-8") == word_ranges_document(), (
+        "docs/vectors/unicode-word-14.json is stale: run `python -m "
+        "session_contracts.redaction.vectors --word-ranges > docs/vectors/unicode-word-14.json`"
+    )
+    ranges = json.loads(WORD_RANGES.read_text(encoding="utf-8"))["ranges"]
+    # The vectors' later letters are outside the table: that is what they test.
+    for letter in LATER_UNICODE_LETTERS:
+        assert not any(first <= ord(letter) <= last for first, last in ranges), hex(ord(letter))
+    assert any(first <= ord("é") <= last for first, last in ranges)

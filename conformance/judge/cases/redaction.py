@@ -26,7 +26,7 @@ from typing import Any
 
 from session_contracts.conformance.judge.cases.explicit import ExplicitCase
 
-__all__ = ["alone_canaries", "provider_alone_cases", "recap_alone_cases"]
+__all__ = ["alone_canaries", "apply_edge_cases", "provider_alone_cases", "recap_alone_cases"]
 
 # Where a secret stands in a text: whole, behind a label, amid multibyte prose, between
 # arrows (characters that are not word characters, so every \b still holds).
@@ -159,4 +159,63 @@ def recap_alone_cases() -> list[ExplicitCase]:
                 "redacted",
             )
         )
+    return cases
+
+
+# -- redaction.apply: what the vectors alone do not decide ------------------------------------
+# Long enough that Harn's reading in 256 KiB windows (docs/redaction.md, part 1 step 4) and
+# one pass over the whole text give different answers: the key block lies past the first
+# window and holds a token.
+_WINDOWED_TEXT_BYTES = 300_000
+
+
+def _windowed_text() -> str:
+    token = "ghp_" + "a1B2" * 9
+    block = f"-----BEGIN RSA PRIVATE KEY-----\n{token}\n-----END RSA PRIVATE KEY-----"
+    return "a " * ((_WINDOWED_TEXT_BYTES - len(block)) // 2) + block
+
+
+def apply_edge_cases() -> list[ExplicitCase]:
+    """``redaction.apply``: tokens beside letters assigned after Unicode 14.0 (word characters
+    of a newer engine, not of \\b's table), a text past the first 256 KiB window, and every
+    way a case input is malformed, each refused by the stage docs/protocol.md names."""
+    from session_contracts.redaction.vectors import LATER_UNICODE_LETTERS, POLICY_NAMES
+
+    token = "ghp_" + "a1B2" * 9
+    cases = [
+        ExplicitCase(
+            "redaction.apply",
+            {"policy": policy, "text": text},
+            f"{policy} policy: a token beside U+{ord(letter):04X}, a letter Unicode 14.0 does "
+            "not have, is redacted (\\b's word characters are Unicode 14.0's)",
+        )
+        for policy in POLICY_NAMES
+        for letter in LATER_UNICODE_LETTERS
+        for text in (letter + token, token + letter)
+    ]
+    cases += [
+        ExplicitCase(
+            "redaction.apply",
+            {"policy": policy, "text": _windowed_text()},
+            f"{policy} policy: a key block holding a token past the first 256 KiB of the text "
+            "(the default policy reads windows, the extended one the whole text)",
+        )
+        for policy in POLICY_NAMES
+    ]
+    malformed: tuple[tuple[dict[str, Any], str], ...] = (
+        ({"text": "a"}, "a missing policy is invalid_case at $.policy"),
+        ({"policy": 5, "text": "a"}, "a policy that is not a string is invalid_case"),
+        ({"policy": None, "text": "a"}, "a null policy is invalid_case"),
+        ({"policy": "Default", "text": "a"}, "a policy name is matched exactly"),
+        ({"policy": "nope", "text": 5, "extra": 1}, "unknown members are judged first, alone"),
+        ({"policy": "nope"}, "the policy is judged before the text and value"),
+        ({"policy": "default", "text": None}, "a null text is not a string"),
+        ({"policy": "default", "text": "a", "value": None}, "a null value beside a text is given"),
+        ({"policy": "default", "value": None}, "a null value is a JSON value to redact"),
+        ({"policy": "default"}, "neither text nor value"),
+    )
+    cases += [
+        ExplicitCase("redaction.apply", case_input, f"redaction.apply input: {why}")
+        for case_input, why in malformed
+    ]
     return cases

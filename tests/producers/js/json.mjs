@@ -1,4 +1,8 @@
-// Exact JSON reading and writing for the producer protocol.
+// Exact JSON reading and writing for the producer protocol. Each object read also records
+// its member order under KEYS: JavaScript lists integer-like keys first, whatever order
+// the text gave them in.
+export const KEYS = Symbol('keys');
+export const keysOf = (o) => o[KEYS] ?? Object.keys(o);
 // Integers keep every digit (Number when safe, BigInt otherwise); numbers with a
 // fraction or exponent become Float wrappers so that 1.0 and 1 stay distinct.
 
@@ -78,6 +82,8 @@ export function parse(text) {
     if (c === '{') {
       i++;
       const obj = Object.create(null);
+      const order = [];
+      Object.defineProperty(obj, KEYS, { value: order, enumerable: false });
       ws();
       if (text[i] === '}') { i++; return obj; }
       for (;;) {
@@ -89,6 +95,7 @@ export function parse(text) {
         if (text[i] !== ':') fail('expected :');
         i++;
         obj[k] = value(depth + 1);
+        order.push(k);
         ws();
         if (text[i] === ',') { i++; continue; }
         if (text[i] === '}') { i++; return obj; }

@@ -1,11 +1,21 @@
 // Harn's default redaction policy (docs/redaction.md part 1), data from
 // schemas/redaction-policy.default.json; patterns translated from Rust regex to JS.
+import fs from 'node:fs';
 import { Float } from './json.mjs';
 import { loadSchema } from './validate.mjs';
 
 const WS_CHARS = '\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
 const WS_RE = new RegExp(`[${WS_CHARS}]`, 'u');
-const WORD = '[\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}]';
+// \b's word characters are Unicode 14.0.0's (docs/redaction.md, "The pattern dialect"),
+// read from docs/vectors/unicode-word-14.json: Node's own \p{Alphabetic} follows a newer
+// Unicode and would count the letters assigned since.
+const WORD_RANGES = JSON.parse(
+  fs.readFileSync(new URL('../../../docs/vectors/unicode-word-14.json', import.meta.url), 'utf8'),
+).ranges;
+const codePoint = (n) => `\\u{${n.toString(16)}}`;
+const WORD_CHARS = WORD_RANGES.map(([first, last]) =>
+  first === last ? codePoint(first) : `${codePoint(first)}-${codePoint(last)}`).join('');
+const WORD = `[${WORD_CHARS}]`;
 const WB = `(?:(?<=${WORD})(?!${WORD})|(?<!${WORD})(?=${WORD}))`;
 const NWB = `(?:(?<=${WORD})(?=${WORD})|(?<!${WORD})(?!${WORD}))`;
 
@@ -32,7 +42,7 @@ export function translate(pattern) {
       else if (e === 's') out += inClass ? WS_CHARS : `[${WS_CHARS}]`;
       else if (e === 'S') out += `[^${WS_CHARS}]`;
       else if (e === 'd') out += inClass ? '\\p{Nd}' : '\\p{Nd}';
-      else if (e === 'w') out += inClass ? '\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}' : WORD;
+      else if (e === 'w') out += inClass ? WORD_CHARS : WORD;
       else if (e === 'A') out += '^';
       else if (e === 'z') out += '$';
       else out += '\\' + e;
