@@ -76,8 +76,11 @@ class Span:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "metadata", freeze_json(self.metadata))
-        object.__setattr__(self, "links", freeze_json(self.links))
-        object.__setattr__(self, "events", freeze_json(self.events))
+        # Most spans have neither: skip the calls on the projection's hot path.
+        if self.links is not None:
+            object.__setattr__(self, "links", freeze_json(self.links))
+        if self.events is not None:
+            object.__setattr__(self, "events", freeze_json(self.events))
 
     def to_json(self) -> dict[str, Any]:
         """The wire form: current names, ``ttft_ms`` only when a first token was observed."""
@@ -93,10 +96,12 @@ class Span:
         if self.ttft_ms is not None:
             value["ttft_ms"] = self.ttft_ms
         value["metadata"] = thaw_json(self.metadata)
-        for member in ("links", "events", "cost_usd"):
-            given = getattr(self, member)
-            if given is not None:
-                value[member] = thaw_json(given)
+        if self.links is not None:
+            value["links"] = thaw_json(self.links)
+        if self.events is not None:
+            value["events"] = thaw_json(self.events)
+        if self.cost_usd is not None:
+            value["cost_usd"] = self.cost_usd
         return value
 
     @classmethod
