@@ -36,6 +36,7 @@ __all__ = [
     "LATER_UNICODE_LETTERS",
     "NO_DETECTOR",
     "POLICY_NAMES",
+    "SAMPLE_TOKEN",
     "apply",
     "build_vectors",
     "kinds_of",
@@ -103,6 +104,8 @@ def kinds_of(case: Mapping[str, Any]) -> list[str]:
 # Letters assigned after Unicode 14.0 (CJK Extension H, Kawi, Nag Mundari, Kannada): not
 # word characters of \b, whose table is Unicode 14.0's, though a newer engine's \p{L} says so.
 LATER_UNICODE_LETTERS = ("\U00031350", "\U00011f00", "\U0001e4d0", "\u0cf3")
+# A GitHub token of the default catalog, for vectors that place it beside other characters.
+SAMPLE_TOKEN = "ghp_" + "a1B2" * 9
 
 _CONTEXTS = (
     ("", ""),
@@ -131,10 +134,10 @@ _DEFAULT_TEXTS = (
     "-----BEGIN RSA PRIVATE KEY-----\nü€😀\n-----END RSA PRIVATE KEY-----",
     "éghp_" + "a1B2" * 9,
     "—ghp_" + "a1B2" * 9,
-    "ghp_" + "a1B2" * 9 + "é",
-    "ghp_" + "a1B2" * 9 + "—",
-    *(letter + "ghp_" + "a1B2" * 9 for letter in LATER_UNICODE_LETTERS[::2]),
-    *("ghp_" + "a1B2" * 9 + letter for letter in LATER_UNICODE_LETTERS[1::2]),
+    SAMPLE_TOKEN + "é",
+    SAMPLE_TOKEN + "—",
+    *(letter + SAMPLE_TOKEN for letter in LATER_UNICODE_LETTERS[::2]),
+    *(SAMPLE_TOKEN + letter for letter in LATER_UNICODE_LETTERS[1::2]),
     "Bearer\u00a0abcdefghijklmnop",
     "Bearer\u0085abcdefghijklmnop",
     "Bearer\ufeffabcdefghijklmnop",

@@ -170,8 +170,9 @@ _WINDOWED_TEXT_BYTES = 300_000
 
 
 def _windowed_text() -> str:
-    token = "ghp_" + "a1B2" * 9
-    block = f"-----BEGIN RSA PRIVATE KEY-----\n{token}\n-----END RSA PRIVATE KEY-----"
+    from session_contracts.redaction.vectors import SAMPLE_TOKEN
+
+    block = f"-----BEGIN RSA PRIVATE KEY-----\n{SAMPLE_TOKEN}\n-----END RSA PRIVATE KEY-----"
     return "a " * ((_WINDOWED_TEXT_BYTES - len(block)) // 2) + block
 
 
@@ -179,9 +180,12 @@ def apply_edge_cases() -> list[ExplicitCase]:
     """``redaction.apply``: tokens beside letters assigned after Unicode 14.0 (word characters
     of a newer engine, not of \\b's table), a text past the first 256 KiB window, and every
     way a case input is malformed, each refused by the stage docs/protocol.md names."""
-    from session_contracts.redaction.vectors import LATER_UNICODE_LETTERS, POLICY_NAMES
+    from session_contracts.redaction.vectors import (
+        LATER_UNICODE_LETTERS,
+        POLICY_NAMES,
+        SAMPLE_TOKEN,
+    )
 
-    token = "ghp_" + "a1B2" * 9
     cases = [
         ExplicitCase(
             "redaction.apply",
@@ -191,7 +195,7 @@ def apply_edge_cases() -> list[ExplicitCase]:
         )
         for policy in POLICY_NAMES
         for letter in LATER_UNICODE_LETTERS
-        for text in (letter + token, token + letter)
+        for text in (letter + SAMPLE_TOKEN, SAMPLE_TOKEN + letter)
     ]
     cases += [
         ExplicitCase(
