@@ -3,8 +3,11 @@
 Each check is a hypothesis property whose test calls the producer; a failure
 shrinks to a minimal case, is saved to a file, and comes with a one-line
 command that replays exactly that case.  Outcomes are kept apart: passed,
-failed (a wrong answer), errored (the producer broke: crash, hang, invalid
-JSON, wrong seq, or an error it reported), skipped (with the reason).
+failed (a wrong answer), flaky (a wrong answer, crash or timeout that did not
+repeat when the same case was sent again), errored (the producer broke: crash,
+hang, invalid JSON, wrong seq, or an error it reported), skipped (with the
+reason).  Each case's time budget follows the reference's time for it
+(``budget``), so a loaded machine does not change the verdict.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from session_contracts.conformance.judge.budget import TimeBudget
 from session_contracts.conformance.judge.cases.explicit import ExplicitCase
 from session_contracts.conformance.judge.checks import CHECKS, Check
-from session_contracts.conformance.judge.golden import answer_of, reference_outcome
+from session_contracts.conformance.judge.expected import reference_answer, reference_outcome
+from session_contracts.conformance.judge.golden import answer_of
 from session_contracts.conformance.judge.judges import Errored, Failed, Runner, Skip, Trial
 from session_contracts.conformance.judge.runner import CaseOutcome, ProducerProcess
 from session_contracts.conformance.protocol import Handler
@@ -35,9 +40,11 @@ from session_contracts.json.wire import dumps_wire, loads_wire
 
 __all__ = [
     "DEFAULT_EXAMPLES",
+    "FAULTS",
     "CheckResult",
     "Evidence",
     "Runner",
+    "TimeBudget",
     "Trial",
     "blocking_results",
     "certify",
@@ -53,6 +60,10 @@ __all__ = [
 
 # Random cases a check draws after its explicit ones, unless --examples says otherwise.
 DEFAULT_EXAMPLES = 25
+#: Each case's budget follows the reference's time for it (``budget``).
+DERIVED_BUDGET = TimeBudget()
+#: The statuses that end a check at its first faulty case.
+FAULTS = frozenset({"failed", "flaky", "errored"})
 
 
 @dataclass(frozen=True)
@@ -88,15 +99,16 @@ class CheckResult:
     """One check's outcome.
 
     ``status`` is passed (every case judged and agreed, at least one), failed (a
-    wrong answer), errored (the producer broke), partial (the producer skipped
-    some cases of an operation it declared; the rest agreed) or skipped (no case
-    was judged).  ``applicable`` is False when the producer does not declare the
-    check's contract or operation: only then may a skip leave a certificate
-    standing.
+    wrong answer), flaky (a wrong answer or a break that did not repeat when the
+    case was sent again: the producer answers one input two ways), errored (the
+    producer broke), partial (the producer skipped some cases of an operation it
+    declared; the rest agreed) or skipped (no case was judged).  ``applicable`` is
+    False when the producer does not declare the check's contract or operation:
+    only then may a skip leave a certificate standing.
     """
 
     check: Check
-    status: str  # passed | failed | errored | partial | skipped
+    status: str  # passed | failed | flaky | errored | partial | skipped
     cases: int
     message: str = ""
     trial: Trial | None = None
@@ -104,10 +116,12 @@ class CheckResult:
     details: Mapping[str, Any] = field(default_factory=dict)
     evidence: Evidence = field(default_factory=Evidence)
     applicable: bool = True
-    # On a failure: the producer's last answer to the failing case and the reference's
+    # On a failure: the producer's answer to the failing case and the reference's
     # answer to the same input, both in golden's comparable form (``answer_of``).
     answer: Mapping[str, Any] | None = None
     reference_answer: Mapping[str, Any] | None = None
+    # When flaky: the producer's answer when the same case was sent again, which agreed.
+    later_answer: Mapping[str, Any] | None = None
     # The part of ``evidence`` that the explicit cases gave; the rest is random cases'.
     explicit: Evidence = field(default_factory=Evidence)
 
@@ -156,21 +170,29 @@ class _Recorder:
         self._sent.clear()
 
     def answers(self) -> dict[str, Any]:
-        """The producer's last answer and the reference's to the same input (the
-        fields ``answer`` and ``reference_answer`` of a failed result)."""
+        """The producer's answer that shows the fault and the reference's to the same input
+        (the fields ``answer`` and ``reference_answer`` of a faulty result): the first
+        answer of the case that is not the reference's (a judge may send a case twice),
+        else the last."""
         if not self._sent:
             return {}
-        trial, outcome = self._sent[-1]
-        reference = reference_outcome(trial.operation, copy.deepcopy(dict(trial.input)))
-        return {
-            "answer": answer_of(trial.operation, outcome),
-            "reference_answer": answer_of(trial.operation, reference),
-        }
+        shown: dict[str, Any] = {}
+        for trial, outcome in self._sent:
+            reference = reference_outcome(trial.operation, dict(trial.input))
+            shown = {
+                "answer": answer_of(trial.operation, outcome),
+                "reference_answer": answer_of(trial.operation, reference),
+            }
+            if not _same_json(shown["answer"], shown["reference_answer"]):
+                break
+        return shown
 
 
-def _save(folder: Path, check: Check, trial: Trial) -> Path:
+def _save(folder: Path, check: Check, trial: Trial, status: str) -> Path:
+    """Save a faulty case for ``--replay``, with the status it got (a flaky one that
+    passes when replayed is not thereby fixed)."""
     body = dumps_wire(
-        {"check": check.id, "operation": trial.operation, "input": trial.input},
+        {"check": check.id, "operation": trial.operation, "input": trial.input, "status": status},
         option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2,
     )
     folder.mkdir(parents=True, exist_ok=True)
@@ -304,7 +326,7 @@ def run_check(
         explicit = [(prepare(trial), why) for trial, why in explicit]
     result = _run_explicit(check, runner, explicit, failures_dir)
     evidence = explicit_evidence = result.evidence
-    if result.status in ("failed", "errored"):
+    if result.status in FAULTS:
         return replace(result, explicit=explicit_evidence)
     total = result.cases
     skip_reason: str | None = result.message or None
@@ -319,11 +341,124 @@ def run_check(
             total,
         )
         evidence += result.evidence
-        if result.status in ("failed", "errored"):
+        if result.status in FAULTS:
             return replace(result, evidence=evidence, explicit=explicit_evidence)
         total = result.cases
         skip_reason = skip_reason or result.message or None
     return replace(_settled(check, total, evidence, skip_reason), explicit=explicit_evidence)
+
+
+def _judge(check: Check, recorder: _Recorder, trial: Trial) -> None:
+    """``check.judge`` on one trial, which raises Failed, Errored or Skip, or returns.
+
+    A judge that breaks on an answer (a value it did not foresee) still gives a
+    verdict: failed, when the answer is not the reference's. On the reference's own
+    answer a break is ours to fix, and it is raised as it is.
+    """
+    try:
+        check.judge(recorder, trial)
+    except (Failed, Errored, Skip):
+        raise
+    except Exception as exc:
+        answers = recorder.answers()
+        if not answers or _same_json(answers["answer"], answers["reference_answer"]):
+            raise
+        raise Failed(
+            f"the answer could not be judged ({type(exc).__name__}: {exc}); "
+            "it is not the reference's answer"
+        ) from exc
+
+
+def _same_json(one: Any, two: Any) -> bool:
+    try:
+        return dumps_wire(one, option=orjson.OPT_SORT_KEYS) == dumps_wire(
+            two, option=orjson.OPT_SORT_KEYS
+        )
+    except TypeError:  # a value orjson cannot write (nesting past its limit): not the same
+        return False
+
+
+def _sent_again(check: Check, runner: Runner, trial: Trial) -> Mapping[str, Any] | None:
+    """Judge ``trial`` once more after a fault: None when the fault repeats, else the
+    producer's answer this time, which agreed (or was skipped): the fault was flaky."""
+    recorder = _Recorder(runner)
+    try:
+        _judge(check, recorder, trial)
+    except (Failed, Errored):
+        return None
+    except Skip:
+        pass
+    return recorder.answers().get("answer", {})
+
+
+def _flaky(
+    check: Check,
+    cases: int,
+    trial: Trial,
+    problem: Failed | Errored,
+    where: str,
+    answers: Mapping[str, Any],
+    later: Mapping[str, Any],
+    evidence: Evidence,
+    failures_dir: Path,
+) -> CheckResult:
+    """A fault that did not repeat: the check fails, with the faulty answer as evidence."""
+    return CheckResult(
+        check,
+        "flaky",
+        cases,
+        f"{problem}{where}; flaky: the same case sent again was answered correctly, "
+        "and a producer must answer one input one way",
+        trial,
+        str(_save(failures_dir, check, trial, "flaky")),
+        {
+            **({"explicit": where} if where else {}),
+            **({"error_code": problem.outcome.error_code} if isinstance(problem, Errored) else {}),
+        },
+        evidence,
+        later_answer=later,
+        **answers,
+    )
+
+
+def _fault(
+    check: Check,
+    cases: int,
+    trial: Trial,
+    problem: Failed | Errored,
+    where: str,
+    answers: Mapping[str, Any],
+    evidence: Evidence,
+    failures_dir: Path,
+) -> CheckResult:
+    """A fault that repeated when the case was sent again: failed, or errored."""
+    if isinstance(problem, Errored):
+        outcome = problem.outcome
+        return CheckResult(
+            check,
+            "errored",
+            cases,
+            f"{outcome.error_code}: {outcome.message}{where}",
+            trial,
+            str(_save(failures_dir, check, trial, "errored")),
+            {"error_code": outcome.error_code, "stderr_tail": outcome.stderr_tail},
+            evidence,
+        )
+    return CheckResult(
+        check,
+        "failed",
+        cases,
+        f"{problem}{where}",
+        trial,
+        str(_save(failures_dir, check, trial, "failed")),
+        {"explicit": where} if where else {},
+        evidence,
+        **answers,
+    )
+
+
+def _counted(problem: Failed | Errored) -> Evidence:
+    return Evidence(errored=1) if isinstance(problem, Errored) else Evidence(judged=1)
 
 
 def _run_explicit(
@@ -336,7 +471,8 @@ def _run_explicit(
 
     An explicit case is not shrunk (it is already the deciding input): a
     failure reports the rule it decides (its ``why``) and is saved like a
-    random case, so ``--replay`` runs it again.
+    random case, so ``--replay`` runs it again. A fault is sent once more
+    before it is reported: one that does not repeat is flaky.
     """
     counts = Evidence()
     skip_reason = ""
@@ -344,34 +480,20 @@ def _run_explicit(
     for cases, (trial, why) in enumerate(trials, start=1):
         recorder.new_case()
         try:
-            check.judge(recorder, trial)
+            _judge(check, recorder, trial)
         except Skip as skip:
             skip_reason = skip_reason or str(skip)
             counts += Evidence(skipped=1)
-        except Errored as errored:
-            outcome = errored.outcome
-            return CheckResult(
-                check,
-                "errored",
-                cases,
-                f"{outcome.error_code}: {outcome.message} (explicit case: {why})",
-                trial,
-                str(_save(failures_dir, check, trial)),
-                {"error_code": outcome.error_code, "stderr_tail": outcome.stderr_tail},
-                counts + Evidence(errored=1),
-            )
-        except Failed as failed:
-            return CheckResult(
-                check,
-                "failed",
-                cases,
-                f"{failed} (explicit case: {why})",
-                trial,
-                str(_save(failures_dir, check, trial)),
-                {"explicit": why},
-                counts + Evidence(judged=1),
-                **recorder.answers(),
-            )
+        except (Failed, Errored) as problem:
+            answers = recorder.answers()
+            evidence = counts + _counted(problem)
+            where = f" (explicit case: {why})"
+            later = _sent_again(check, runner, trial)
+            if later is not None:
+                return _flaky(
+                    check, cases, trial, problem, where, answers, later, evidence, failures_dir
+                )
+            return _fault(check, cases, trial, problem, where, answers, evidence, failures_dir)
         else:
             counts += Evidence(judged=1, agreed=1)
     return CheckResult(check, "passed", len(trials), skip_reason, evidence=counts)
@@ -397,6 +519,11 @@ def _settled(check: Check, cases: int, evidence: Evidence, skip_reason: str | No
     return CheckResult(check, "passed", cases, evidence=evidence)
 
 
+class _Stop(Exception):
+    """Raised for every draw after a break or a flaky fault: a broken producer is not
+    hammered, and a flaky one is not sent cases that shrinking would misread."""
+
+
 def _run_property(
     check: Check,
     runner: Runner,
@@ -406,7 +533,11 @@ def _run_property(
     failures_dir: Path,
     cases_before: int,
 ) -> CheckResult:
-    state: dict[str, Any] = {"cases": cases_before, "last": None, "errored": None, "skip": None}
+    state: dict[str, Any] = {"cases": cases_before, "skip": None, "stop": False}
+    # The last fault that repeated (trial, problem, answers): shrinking moves to smaller
+    # cases only, so the last is the smallest. A flaky one ends the search.
+    fault: list[tuple[Trial, Failed | Errored, Mapping[str, Any]]] = []
+    flaky: list[tuple[Trial, Failed | Errored, Mapping[str, Any], Mapping[str, Any]]] = []
     counts = {"judged": 0, "agreed": 0, "skipped": 0, "errored": 0}
     recorder = _Recorder(runner)
 
@@ -422,84 +553,75 @@ def _run_property(
     @hypothesis_seed(seed)
     @given(strategy)
     def prop(trial: Trial) -> None:
-        if state["errored"] is not None:
-            raise Errored(state["errored"][1])  # do not hammer a broken producer while shrinking
+        if state["stop"]:
+            raise _Stop
         state["cases"] += 1
-        state["last"] = trial
         recorder.new_case()
         try:
-            check.judge(recorder, trial)
+            _judge(check, recorder, trial)
         except Skip as skip:
             state["skip"] = str(skip)
             counts["skipped"] += 1
-        except Errored as errored:
-            state["errored"] = (trial, errored.outcome)
-            counts["errored"] += 1
-            raise
-        except Failed:
-            counts["judged"] += 1
+        except (Failed, Errored) as problem:
+            counts["errored" if isinstance(problem, Errored) else "judged"] += 1
+            answers = recorder.answers()
+            later = _sent_again(check, runner, trial)
+            if later is not None:
+                flaky.append((trial, problem, answers, later))
+                state["stop"] = True
+            else:
+                fault.append((trial, problem, answers))
+                state["stop"] = isinstance(problem, Errored)
             raise
         else:
             counts["judged"] += 1
             counts["agreed"] += 1
 
+    final_replay_passed = False
     try:
-        try:
-            with _fixed_generation():
-                prop()
-        except ExceptionGroup as group:
-            # A failure that does not repeat (hypothesis calls it flaky) is
-            # still a failure: nondeterminism is exactly what some checks find.
-            inner = group.subgroup(lambda e: isinstance(e, Failed | Errored))
-            if inner is None:
-                raise
-            first = inner.exceptions[0]
-            while isinstance(first, ExceptionGroup):
-                first = first.exceptions[0]
-            raise first from None
-    except Errored:
-        trial, outcome = state["errored"]
-        saved = _save(failures_dir, check, trial)
-        message = f"{outcome.error_code}: {outcome.message}"
+        with _fixed_generation():
+            prop()
+    except (Failed, Errored, _Stop):
+        pass
+    except ExceptionGroup as group:
+        # Hypothesis's flaky failure: the smallest failing case, sent once more at the
+        # end, was answered correctly. Anything else in the group is ours: raised.
+        if group.split(lambda e: isinstance(e, Failed | Errored | _Stop))[1] is not None:
+            raise
+        final_replay_passed = True
+    else:
+        # run_check settles the status from the evidence of all of a check's strategies.
         return CheckResult(
-            check,
-            "errored",
-            state["cases"],
-            message,
-            trial,
-            str(saved),
-            {"error_code": outcome.error_code, "stderr_tail": outcome.stderr_tail},
-            Evidence(**counts),
+            check, "passed", state["cases"], state["skip"] or "", evidence=Evidence(**counts)
         )
-    except Failed as failed:
-        trial = state["last"]
-        saved = _save(failures_dir, check, trial)
-        # Hypothesis runs the shrunk case last: the recorder holds its answers.
-        return CheckResult(
-            check,
-            "failed",
-            state["cases"],
-            str(failed),
-            trial,
-            str(saved),
-            {},
-            Evidence(**counts),
-            **recorder.answers(),
+    evidence = Evidence(**counts)
+    if flaky:
+        trial, problem, answers, later = flaky[0]
+        return _flaky(
+            check, state["cases"], trial, problem, "", answers, later, evidence, failures_dir
         )
-    # run_check settles the status from the evidence of all of a check's strategies.
-    return CheckResult(
-        check, "passed", state["cases"], state["skip"] or "", evidence=Evidence(**counts)
-    )
+    trial, problem, answers = fault[-1]
+    if final_replay_passed:
+        later = recorder.answers().get("answer", {})
+        return _flaky(
+            check, state["cases"], trial, problem, "", answers, later, evidence, failures_dir
+        )
+    return _fault(check, state["cases"], trial, problem, "", answers, evidence, failures_dir)
 
 
-def _runner_for(producer: ProducerProcess) -> Runner:
-    """Send trials to ``producer`` as numbered cases."""
+def _runner_for(producer: ProducerProcess, budget: TimeBudget) -> Runner:
+    """Send trials to ``producer`` as numbered cases, each within its time budget."""
     counter = {"seq": 0}
 
     def runner(trial: Trial) -> CaseOutcome:
         counter["seq"] += 1
         case = {"operation": trial.operation, "input": dict(trial.input)}
-        return producer.run(counter["seq"], case)
+        # The judge needs the reference's answer anyway; its time sets the budget.
+        reference = reference_answer(trial.operation, case["input"])
+        outcome = producer.run(counter["seq"], case, timeout=budget.seconds(reference))
+        if outcome.error_code == "timeout":
+            return replace(outcome, message=f"{outcome.message} ({budget.explain(reference)})")
+        return outcome
 
     return runner
 
@@ -542,9 +664,10 @@ def certify(
     seed: int = 0,
     failures_dir: Path = Path(".session-contracts/failures"),
     progress: Callable[[Check, CheckResult], None] | None = None,
+    budget: TimeBudget = DERIVED_BUDGET,
 ) -> list[CheckResult]:
     info = producer.info or producer.start()
-    runner = _runner_for(producer)
+    runner = _runner_for(producer, budget)
 
     results = []
     for check in checks:
@@ -563,16 +686,18 @@ def certify(
     return results
 
 
-def replay_trial(producer: ProducerProcess, check: Check, trial: Trial) -> CheckResult:
+def replay_trial(
+    producer: ProducerProcess, check: Check, trial: Trial, budget: TimeBudget = DERIVED_BUDGET
+) -> CheckResult:
     """Run exactly one saved case of one check again."""
     producer.info or producer.start()
-    return judge_trial(_runner_for(producer), check, trial)
+    return judge_trial(_runner_for(producer, budget), check, trial)
 
 
 def judge_trial(runner: Runner, check: Check, trial: Trial) -> CheckResult:
     """Judge exactly one trial of one check with ``runner`` (a replay)."""
     try:
-        check.judge(runner, trial)
+        _judge(check, _Recorder(runner), trial)
     except Failed as failed:
         return CheckResult(check, "failed", 1, str(failed), trial, evidence=Evidence(judged=1))
     except Errored as errored:

@@ -17,8 +17,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from session_contracts.ci_annotations import annotations_wanted
+from session_contracts.conformance.judge.budget import (
+    BUDGET_FACTOR,
+    BUDGET_FLOOR_SECONDS,
+    TimeBudget,
+)
 from session_contracts.conformance.judge.certify import (
     DEFAULT_EXAMPLES,
+    FAULTS,
     CheckResult,
     Trial,
     blocking_results,
@@ -58,6 +64,7 @@ REFERENCE_COMMAND = [sys.executable, "-m", "session_contracts", "reference-produ
 STATUS_STYLE = {
     "passed": "green",
     "failed": "red",
+    "flaky": "red",
     "errored": "magenta",
     "partial": "yellow",
     "skipped": "yellow",
@@ -89,7 +96,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"random cases per check, after its explicit ones (default {DEFAULT_EXAMPLES})",
     )
     parser.add_argument("--seed", type=int, default=0, help="the same seed gives the same cases")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per case (default 10)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds the producer gets for every case (default: each case's budget follows "
+        f"the reference's time for it: the greater of {BUDGET_FLOOR_SECONDS:g} s and "
+        f"{BUDGET_FACTOR:g} times that)",
+    )
     parser.add_argument("--fail-on", choices=["required", "recommended"], default="required")
     parser.add_argument("--baseline", help="a file of expected failures, one check id a line")
     parser.add_argument(
@@ -165,7 +179,7 @@ def _selected(args: argparse.Namespace) -> list[Check]:
 def _check_options(args: argparse.Namespace) -> None:
     if args.examples < 1:
         raise UsageError([Finding("$.examples", "usage", "--examples must be at least 1", "")])
-    if args.timeout <= 0:
+    if args.timeout is not None and args.timeout <= 0:
         raise UsageError([Finding("$.timeout", "usage", "--timeout must be positive", "")])
     http_hint = (
         "start the adapter on a journal, e.g. `session-contracts serve --journal recap.sqlite "
@@ -210,14 +224,16 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def _producer(args: argparse.Namespace) -> ProducerProcess:
-    return ProducerProcess(args.producer or REFERENCE_COMMAND, timeout=args.timeout)
+    return ProducerProcess(
+        args.producer or REFERENCE_COMMAND, timeout=args.timeout or BUDGET_FLOOR_SECONDS
+    )
 
 
 def _http_target(args: argparse.Namespace) -> HttpTarget:
     # Imported here: a stdio run needs none of the HTTP machinery.
     from session_contracts.conformance.judge.certify_http import HttpTarget
 
-    return HttpTarget(args.http, args.journal, timeout=args.timeout)
+    return HttpTarget(args.http, args.journal, timeout=args.timeout or BUDGET_FLOOR_SECONDS)
 
 
 def _replay(args: argparse.Namespace, console: Console) -> int:
@@ -263,12 +279,20 @@ def _replay(args: argparse.Namespace, console: Console) -> int:
     else:
         with _producer(args) as producer:
             producer.start()
-            result = replay_trial(producer, check, trial)
-    label = "FIXED" if result.status == "passed" else "FAILED"
+            result = replay_trial(producer, check, trial, TimeBudget(args.timeout))
+    if result.status != "passed":
+        label = "FAILED"
+    elif saved.get("status") == "flaky":
+        # It failed once and passed when sent again: a pass now is no fix.
+        label = (
+            "NOT REPRODUCED this time (the saved case was flaky: a pass now does not show a fix)"
+        )
+    else:
+        label = "FIXED"
     console.print(
         escape(f"{label}: {check.id} on {args.replay}: {result.status} {scrub(result.message)}")
     )
-    return EXIT_OK if result.status == "passed" else EXIT_FINDINGS
+    return EXIT_OK if label == "FIXED" else EXIT_FINDINGS
 
 
 @contextmanager
@@ -339,6 +363,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 seed=args.seed,
                 failures_dir=failures_dir,
                 progress=advance,
+                budget=TimeBudget(args.timeout),
             )
         restarts = producer.restarts
     seconds = time.perf_counter() - started
@@ -385,7 +410,7 @@ def _finish(
     cases = sum(r.cases for r in results)
     evidence = total_evidence(results)
     ran = [r for r in results if r.status != "skipped"]
-    looks_broken = bool(ran) and all(r.status in ("failed", "errored") for r in ran)
+    looks_broken = bool(ran) and all(r.status in FAULTS for r in ran)
     if looks_broken:
         console.print(
             "[bold red]the producer failed or errored every check that ran: the harness looks "

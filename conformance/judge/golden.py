@@ -25,7 +25,6 @@ import orjson
 
 from session_contracts.conformance.judge.json_diff import ABSENT, mismatches
 from session_contracts.conformance.judge.runner import CaseOutcome
-from session_contracts.conformance.protocol import Rejected, Skipped
 from session_contracts.contracts import (
     contracts_of_doctype,
     contracts_of_operation,
@@ -56,7 +55,6 @@ __all__ = [
     "judge",
     "load_corpus",
     "plan_update",
-    "reference_outcome",
     "undeclared_reason",
     "write_atomically",
 ]
@@ -236,27 +234,6 @@ def load_corpus(root: Path, operations: Sequence[str] | None = None) -> Corpus:
 
 
 # -- answers ------------------------------------------------------------------------------------
-
-
-def reference_outcome(operation: str, case_input: Any, seq: int = 0) -> CaseOutcome:
-    """The reference producer's answer, in-process, as the harness would see it."""
-    from session_contracts.conformance.reference.producer import HANDLERS
-
-    try:
-        output = HANDLERS[operation](case_input)
-    except Rejected as rejected:
-        return CaseOutcome(seq, "rejected", rejection=rejected.to_json())
-    except Skipped as skipped:
-        return CaseOutcome(seq, "skipped", reason=skipped.reason)
-    except Exception as exc:
-        # A malformed case input (a missing member, a wrong type) breaks the
-        # handler: report it as the reference erring on that case, as a
-        # producer process that raised would be, never as a traceback.
-        return CaseOutcome(
-            seq, "errored", error_code="producer_error", message=f"{type(exc).__name__}: {exc}"
-        )
-    # Round-trip through JSON so that the answer is what a wire would carry.
-    return CaseOutcome(seq, "result", output=orjson.loads(orjson.dumps(output)))
 
 
 def _normalize(operation: str, output: Any) -> Any:

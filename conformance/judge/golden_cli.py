@@ -19,6 +19,7 @@ from typing import Any, TextIO
 import orjson
 
 from session_contracts.ci_annotations import annotations_wanted, github_annotation
+from session_contracts.conformance.judge.expected import reference_outcome
 from session_contracts.conformance.judge.golden import (
     NOT_DECLARED,
     Corpus,
@@ -31,7 +32,6 @@ from session_contracts.conformance.judge.golden import (
     judge,
     load_corpus,
     plan_update,
-    reference_outcome,
     undeclared_reason,
     write_atomically,
 )

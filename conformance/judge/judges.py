@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from session_contracts.conformance.judge.cases import operations as strategies
+from session_contracts.conformance.judge.expected import reference_outcome
 from session_contracts.conformance.judge.json_diff import ABSENT, character_offset, mismatches
 from session_contracts.conformance.judge.runner import CaseOutcome
-from session_contracts.conformance.protocol import Rejected
-from session_contracts.conformance.reference.producer import HANDLERS
 from session_contracts.json.canonical import canonical_bytes
 from session_contracts.json.wire import dumps_wire
 from session_contracts.rejections import agreement, answered_findings
@@ -113,11 +112,16 @@ def _output_findings(operation: str, case_input: Mapping[str, Any], output: Any)
 def _reference(trial: Trial) -> tuple[str, Any]:
     """The reference producer's answer, in-process: ("result", output) or
     ("rejected", its rejection: code, path and every finding)."""
-    handler = HANDLERS[trial.operation]
-    try:
-        return "result", handler(trial.input)
-    except Rejected as rejected:
-        return "rejected", rejected.to_json()
+    answer = reference_outcome(trial.operation, trial.input)
+    if answer.outcome == "result":
+        return "result", answer.output
+    if answer.outcome == "rejected":
+        return "rejected", answer.rejection
+    # Our own cases are inputs the reference answers: anything else is a bug of ours.
+    raise RuntimeError(
+        f"the reference {answer.outcome} on a case of {trial.operation}: "
+        f"{answer.message or answer.reason}"
+    )
 
 
 def judge_rejection(reference: Mapping[str, Any], outcome: CaseOutcome) -> None:

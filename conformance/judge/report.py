@@ -25,10 +25,12 @@ from session_contracts.conformance.judge.junit import (
 )
 from session_contracts.errors import Finding, UsageError
 from session_contracts.input_files import read_regular_file
+from session_contracts.json.wire import dumps_wire
 from session_contracts.redaction.engine import redact_text
 from session_contracts.redaction.policy import default_policy, extended_policy
 
 __all__ = [
+    "REPORT_VERSION",
     "BaselineEntry",
     "BaselineVerdict",
     "add_report_arguments",
@@ -41,8 +43,12 @@ __all__ = [
     "report_body",
     "report_json",
     "scrub",
+    "scrubbed_value",
     "write_baseline",
 ]
+
+#: The JSON report's version (schemas/certification-report.schema.json, x-schemaVersion).
+REPORT_VERSION = 2
 
 
 def add_report_arguments(parser: argparse.ArgumentParser, *, html_holds: str) -> None:
@@ -187,7 +193,30 @@ def compare_baseline(
 
 def report_json(body: Mapping[str, Any]) -> bytes:
     """The JSON report (schemas/certification-report.schema.json) of :func:`report_body`."""
-    return orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n"
+    # Answers may hold integers beyond 64 bits: written exactly.
+    return dumps_wire(body, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def scrubbed_value(value: Any) -> Any:
+    """A JSON value with every string (member names too) scrubbed of secrets."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, Mapping):
+        return {scrub(str(key)): scrubbed_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrubbed_value(item) for item in value]
+    return value
+
+
+def _answers_json(result: CheckResult) -> dict[str, Any]:
+    """A faulty check's evidence: the producer's answer to the faulty case, the reference's,
+    and (when flaky) the producer's later answer to the same case."""
+    answers = {
+        "answer": result.answer,
+        "reference_answer": result.reference_answer,
+        "later_answer": result.later_answer,
+    }
+    return {name: scrubbed_value(value) for name, value in answers.items() if value is not None}
 
 
 def report_body(
@@ -202,7 +231,7 @@ def report_body(
     """The JSON report's body, which the HTML page is built from too."""
     states = {verdict.check_id: verdict.state for verdict in baseline}
     return {
-        "report_version": 1,
+        "report_version": REPORT_VERSION,
         "producer": dict(producer),
         "settings": dict(settings),
         "summary": dict(summary),
@@ -221,6 +250,7 @@ def report_body(
                 "saved_case": r.saved_to,
                 "reproduce": reproduce.get(r.check.id),
                 "baseline": states.get(r.check.id),
+                **_answers_json(r),
             }
             for r in results
         ],

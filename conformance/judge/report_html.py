@@ -19,7 +19,8 @@ import orjson
 
 from session_contracts.conformance.judge.certify import CheckResult
 from session_contracts.conformance.judge.golden import Difference, FixtureResult, differences
-from session_contracts.conformance.judge.report import scrub
+from session_contracts.conformance.judge.report import scrub, scrubbed_value
+from session_contracts.json.wire import dumps_wire
 
 __all__ = ["DIFFERENCES_SHOWN", "JSON_SHOWN", "certify_html", "golden_html"]
 
@@ -53,7 +54,7 @@ td.value { overflow-wrap: anywhere; max-width: 34rem; }
 .verdict.bad { background: #cf222e; }
 .status { font-weight: 600; }
 .status-passed { color: #1a7f37; }
-.status-failed { color: #cf222e; }
+.status-failed, .status-flaky { color: #cf222e; }
 .status-errored { color: #8250df; }
 .status-partial, .status-skipped { color: #9a6700; }
 .failure { border: 1px solid #d0d7de; border-left: 4px solid #cf222e; border-radius: 4px;
@@ -74,21 +75,10 @@ def _text(value: object) -> str:
     return html.escape(scrub(str(value)), quote=True)
 
 
-def _scrubbed(value: Any) -> Any:
-    """A JSON value with every string (member names too) scrubbed of secrets."""
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, Mapping):
-        return {scrub(str(key)): _scrubbed(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_scrubbed(item) for item in value]
-    return value
-
-
 def _json(value: Any) -> str:
     """A JSON value as an escaped, indented ``<pre>`` block, cut at :data:`JSON_SHOWN`."""
-    text = orjson.dumps(
-        _scrubbed(value), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+    text = dumps_wire(
+        scrubbed_value(value), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
     ).decode()
     note = ""
     if len(text) > JSON_SHOWN:
@@ -202,7 +192,7 @@ def certify_html(report: Mapping[str, Any], results: Sequence[CheckResult]) -> b
         "</header>",
         '<section id="summary">',
         "<h2>Summary</h2>",
-        _counts(summary, ("passed", "failed", "errored", "partial", "skipped", "cases")),
+        _counts(summary, ("passed", "failed", "flaky", "errored", "partial", "skipped", "cases")),
         f'<p id="evidence">{_text(evidence.get("agreed", 0))} of '
         f"{_text(evidence.get('judged', 0))} judged case(s) agreed, "
         f"{_text(evidence.get('skipped', 0))} skipped, {_text(evidence.get('errored', 0))} "
@@ -285,11 +275,17 @@ def _check_failure(check: Mapping[str, Any], result: CheckResult | None) -> str:
         f'<p class="muted">{_text(check["title"])}</p>',
         f'<p class="message">{_text(check["message"])}</p>',
     ]
+    shrunk = status == "failed" and result is not None and not result.details.get("explicit")
     if result is not None and result.trial is not None:
         if result.details.get("explicit"):
             kind = "an explicit case (sent at every setting, never shrunk: its rule is above)"
         elif status == "failed":
             kind = "a random case, shrunk to the smallest one that still fails"
+        elif status == "flaky":
+            kind = (
+                "the case the producer answered wrongly once (the answers below are that "
+                "call's), then rightly when it was sent again"
+            )
         else:
             kind = "the case the producer broke on"
         parts.append(f"<p>The case: {_text(kind)}.</p>")
@@ -312,7 +308,8 @@ def _check_failure(check: Mapping[str, Any], result: CheckResult | None) -> str:
         ]
     if result is not None and result.trial is not None:
         parts += [
-            f"<details open><summary>The smallest case ({_text(result.trial.operation)}"
+            f"<details open><summary>{'The smallest case' if shrunk else 'The case'} "
+            f"({_text(result.trial.operation)}"
             f"{', saved as ' + _text(result.saved_to) if result.saved_to else ''})</summary>",
             _json(dict(result.trial.input)),
             "</details>",
@@ -327,6 +324,13 @@ def _check_failure(check: Mapping[str, Any], result: CheckResult | None) -> str:
             parts += [
                 "<details><summary>The reference's answer</summary>",
                 _json(result.reference_answer),
+                "</details>",
+            ]
+        if result.later_answer is not None:
+            parts += [
+                "<details><summary>The producer's later answer to the same case, which "
+                "agreed</summary>",
+                _json(result.later_answer),
                 "</details>",
             ]
     parts.append("</article>")

@@ -36,7 +36,7 @@ from session_contracts.errors import (
     SessionContractsError,
     UsageError,
 )
-from session_contracts.json.strict import loads_strict
+from session_contracts.json.strict import depth_exceeds, loads_strict
 from session_contracts.json.wire import dumps_wire, loads_wire
 from session_contracts.validation.validator import default_validator
 
@@ -51,6 +51,9 @@ __all__ = [
 _EOF = object()
 _TOO_LONG = object()
 STDERR_TAIL_BYTES = 64 * 1024
+#: An answer nesting deeper than this is not judged: no answer a case asks for comes near
+#: it (documents nest 64 levels at most), and a deeper one would outgrow the JSON writers.
+MAX_ANSWER_DEPTH = 200
 #: The environment variable that marks every process a producer starts.
 TOKEN_VARIABLE = "SESSION_CONTRACTS_PRODUCER_TOKEN"
 #: Restarts after a fault, per run; past it the remaining cases are errored.
@@ -58,7 +61,7 @@ MAX_RESTARTS = 50
 #: A restart gets this many times the first start's duration (at least
 #: RESTART_TIMEOUT_FLOOR s, at most the start timeout) to answer ``start``.
 RESTART_TIMEOUT_FACTOR = 4.0
-RESTART_TIMEOUT_FLOOR = 5.0
+RESTART_TIMEOUT_FLOOR = 10.0
 
 
 def _process_table() -> dict[int, int]:
@@ -456,18 +459,25 @@ class ProducerProcess:
             return line
         try:
             # Integers of any size stay exact (session_contracts/json/wire.py).
-            return loads_wire(line)  # type: ignore[arg-type]
+            value = loads_wire(line)  # type: ignore[arg-type]
         except ValueError:
             pass
+        else:
+            if depth_exceeds(value, MAX_ANSWER_DEPTH):
+                self.last_json_problem = f"it nests deeper than {MAX_ANSWER_DEPTH} levels"
+                return "invalid_json"
+            return value
         # Not JSON for the fast reader: the strict reader says what is wrong.
         try:
             return loads_strict(line, max_bytes=self.max_line_bytes)  # type: ignore[arg-type]
         except InvalidDocument as exc:
-            self.last_json_problem = exc.findings[0].message
+            self.last_json_problem = f"it is not JSON: {exc.findings[0].message}"
             return "invalid_json"
 
-    def run(self, seq: int, case: Mapping[str, Any]) -> CaseOutcome:
-        """Send one case and classify the answer; never raises for producer faults."""
+    def run(self, seq: int, case: Mapping[str, Any], timeout: float | None = None) -> CaseOutcome:
+        """Send one case and classify the answer within ``timeout`` seconds (the
+        producer's default when None); never raises for producer faults."""
+        timeout = self.timeout if timeout is None else timeout
         if self.gave_up:
             return CaseOutcome(seq, "errored", error_code="producer_gave_up", message=self.gave_up)
         if self._process is None or self._process.poll() is not None:
@@ -496,15 +506,15 @@ class ProducerProcess:
                     stderr_tail=self.stderr_tail()[-2000:],
                 )
         started = time.perf_counter()
-        if not self._send({"cmd": "run", "seq": seq, "case": dict(case)}, self.timeout):
+        if not self._send({"cmd": "run", "seq": seq, "case": dict(case)}, timeout):
             return self._broken(seq, "producer_crashed", "the producer stopped reading", started)
-        answer = self._read(self.timeout)
+        answer = self._read(timeout)
         if isinstance(answer, str):
             messages = {
-                "timeout": f"no answer within {self.timeout:g} s",
+                "timeout": f"no answer within {timeout:.1f} s",
                 "producer_crashed": "the producer exited before answering",
                 "line_too_long": f"the answer exceeds {self.max_line_bytes:,} bytes",
-                "invalid_json": f"the answer is not JSON: {self.last_json_problem}",
+                "invalid_json": f"the answer cannot be judged: {self.last_json_problem}",
             }
             return self._broken(seq, answer, messages[answer], started)
         findings = default_validator().validate("producer-protocol.response", answer)

@@ -27,6 +27,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_DOCUMENT_BYTES",
     "JsonDocument",
+    "depth_exceeds",
     "iter_documents",
     "loads_strict",
     "loads_strict_noting_floats",
@@ -105,7 +106,7 @@ def _find_lone_surrogate(value: Any, parts: list[str | int]) -> list[str | int] 
     return None
 
 
-def _depth_exceeds(value: Any, limit: int) -> bool:
+def depth_exceeds(value: Any, limit: int) -> bool:
     """Whether a parsed value nests containers deeper than ``limit``: a level at a time,
     each level's containers found with C-level passes."""
     kind = type(value)
@@ -281,7 +282,7 @@ def _loads_slow(raw: bytes, max_depth: int) -> Any:
             f"extra data after the document at character {end}",
             "a file holds one JSON document; for several, use JSON Lines (.jsonl)",
         )
-    if nesting > max_depth and _depth_exceeds(value, max_depth):
+    if nesting > max_depth and depth_exceeds(value, max_depth):
         raise _error(
             "json_too_deep",
             f"the document nests deeper than {max_depth} levels",

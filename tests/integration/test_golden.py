@@ -399,7 +399,8 @@ def test_a_case_input_the_reference_cannot_take_errors_without_a_traceback(
 def test_an_expected_rejection_without_findings_is_outdated(corpus: Path) -> None:
     # An expected file written before rejections were judged by their reason
     # (no findings) cannot judge one: it fails and says to update, never passes.
-    from session_contracts.conformance.judge.golden import judge, load_corpus, reference_outcome
+    from session_contracts.conformance.judge.expected import reference_outcome
+    from session_contracts.conformance.judge.golden import judge, load_corpus
     from session_contracts.json.canonical import content_hash
 
     assert golden("update", "--fixtures", str(corpus)).returncode == 0

@@ -31,6 +31,7 @@ from session_contracts.conformance.judge.certify import (
     run_check,
 )
 from session_contracts.conformance.judge.checks import check_by_id
+from session_contracts.conformance.judge.expected import reference_outcome
 from session_contracts.conformance.judge.golden import (
     FixtureResult,
     answer_of,
@@ -38,7 +39,6 @@ from session_contracts.conformance.judge.golden import (
     differences,
     judge,
     load_corpus,
-    reference_outcome,
 )
 from session_contracts.conformance.judge.report import report_body, total_evidence
 from session_contracts.conformance.judge.report_html import certify_html, golden_html

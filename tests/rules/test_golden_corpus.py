@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 from producers import faulty
 
+from session_contracts.conformance.judge.expected import reference_outcome
 from session_contracts.conformance.judge.golden import (
     GoldenCase,
     default_fixtures_dir,
     judge,
     load_corpus,
-    reference_outcome,
 )
 from session_contracts.conformance.judge.runner import CaseOutcome
 from session_contracts.conformance.protocol import Rejected
