@@ -32,6 +32,7 @@ from session_contracts.contracts import (
 from session_contracts.errors import Finding, InvalidDocument, json_path
 from session_contracts.json.canonical import content_hash
 from session_contracts.json.strict import loads_strict
+from session_contracts.json.wire import dumps_wire
 from session_contracts.rejections import RejectionFinding, agreement, answered_findings
 from session_contracts.validation.xkeywords import json_equal
 
@@ -300,7 +301,10 @@ class Difference:
 def _show(value: Any) -> str:
     if value is ABSENT:
         return "(absent)"
-    text = orjson.dumps(value).decode()
+    try:
+        text = dumps_wire(value).decode()
+    except TypeError:  # nesting past orjson's limit: show it as Python would
+        text = repr(value)
     if len(text) > 100:
         text = text[:97] + "..."
     # Fixtures plant fake secrets; a report still never repeats one.

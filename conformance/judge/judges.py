@@ -12,10 +12,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from session_contracts.conformance.judge.cases import operations as strategies
 from session_contracts.conformance.judge.expected import reference_outcome
 from session_contracts.conformance.judge.json_diff import ABSENT, character_offset, mismatches
 from session_contracts.conformance.judge.runner import CaseOutcome
+from session_contracts.errors import InvalidDocument
 from session_contracts.json.canonical import canonical_bytes
 from session_contracts.json.wire import dumps_wire
 from session_contracts.rejections import agreement, answered_findings
@@ -280,14 +283,20 @@ def _without_messages(rejection: Mapping[str, Any] | None) -> Any:
     return [finding.to_json() for finding in answered_findings(rejection)]
 
 
+def _answer_bytes(outcome: CaseOutcome) -> bytes:
+    """An answer's RFC 8785 bytes; an answer RFC 8785 cannot write (an integer beyond
+    2**53) by its exact wire bytes, sorted."""
+    answer = {"o": outcome.outcome, "v": outcome.output, "r": _without_messages(outcome.rejection)}
+    try:
+        return canonical_bytes(answer)
+    except InvalidDocument:
+        return dumps_wire(answer, option=orjson.OPT_SORT_KEYS)
+
+
 def judge_determinism(runner: Runner, trial: Trial) -> None:
     first, second = run_case(runner, trial), run_case(runner, trial)
-    one = canonical_bytes(
-        {"o": first.outcome, "v": first.output, "r": _without_messages(first.rejection)}
-    )
-    two = canonical_bytes(
-        {"o": second.outcome, "v": second.output, "r": _without_messages(second.rejection)}
-    )
+    one = _answer_bytes(first)
+    two = _answer_bytes(second)
     if one != two:
         raise Failed(
             "the same case gave different answers: "

@@ -37,9 +37,7 @@ def misbehaving(mode: str) -> list[str]:
 def test_each_fault_is_an_errored_outcome_with_its_code(mode: str, code: str) -> None:
     with ProducerProcess(misbehaving(mode), timeout=1.5, max_line_bytes=1 << 20) as producer:
         producer.start()
-        started = time.monotonic()
         outcome = producer.run(1, CASE)
-        assert time.monotonic() - started < 10
     assert (outcome.outcome, outcome.error_code) == ("errored", code)
     assert outcome.message
 

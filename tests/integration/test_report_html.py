@@ -231,7 +231,9 @@ def test_the_certify_page_holds_the_summary_every_check_and_each_failure(
     assert "$.output.snapshot.extensions" in parsed.text  # the difference's JSON path
     assert "session-contracts certify --producer" in parsed.text
     assert f"--replay {failed.saved_to}" in parsed.text
-    assert "The smallest case (recap.project" in parsed.text
+    # An explicit case is not shrunk: the page does not call it the smallest.
+    assert "The case (recap.project" in parsed.text
+    assert "The smallest case" not in parsed.text
     assert "The producer's answer" in parsed.text
     assert "The reference's answer" in parsed.text
 
@@ -301,7 +303,9 @@ def test_a_check_the_producer_broke_on_shows_why_and_its_case(tmp_path: Path) ->
     assert f"crashed on {PLANTED}" in parsed.text
     assert "script" not in parsed.tags
     assert "The case: the case the producer broke on." in parsed.text
-    assert "The smallest case (recap.project" in parsed.text
+    # An explicit case is not shrunk: the page does not call it the smallest.
+    assert "The case (recap.project" in parsed.text
+    assert "The smallest case" not in parsed.text
     assert "session-contracts certify --replay saved.json" in parsed.text
 
 

@@ -39,11 +39,11 @@ HOSTILE_LINES = {
     "huge_integer": b'{"seq": {seq}, "outcome": "result", "output": {"n": 1' + b"0" * 400 + b"}}",
     "edge_floats": b'{"seq": {seq}, "outcome": "result", "output": '
     b"[1.7976931348623157e308, 5e-324, -0.0, 1e-400, 123456789012345678901234567890.5]}",
-    "deep": b'{"seq": {seq}, "outcome": "result", "output": '
-    + b"[" * 190
-    + b"]" * 190
+    "deep": b'{"seq": {seq}, "outcome": "result", "output": ' + b"[" * 190 + b"]" * 190 + b"}",
+    "too_deep": b'{"seq": {seq}, "outcome": "result", "output": '
+    + b"[" * 3000
+    + b"]" * 3000
     + b"}",
-    "too_deep": b'{"seq": {seq}, "outcome": "result", "output": ' + b"[" * 3000 + b"]" * 3000 + b"}",
     "huge_string": b'{"seq": {seq}, "outcome": "result", "output": {"s": "'
     + b"\\u00e9x" * 400_000
     + b'"}}',
@@ -127,7 +127,9 @@ def serve_hostile(kind: str) -> int:
             out.flush()
             return 0
         else:
-            out.write(HOSTILE_LINES[kind].replace(b"{seq}", b"%d" % command["seq"]) + b"\n")
+            # Until stop, a hostile ending answers every case with an empty (wrong) output.
+            line = HOSTILE_LINES.get(kind, b'{"seq": {seq}, "outcome": "result", "output": {}}')
+            out.write(line.replace(b"{seq}", b"%d" % command["seq"]) + b"\n")
         out.flush()
     return 0
 

@@ -530,12 +530,10 @@ def test_dialect_error_says_where() -> None:
         "token= " * 150_000,
     ],
 )
-def test_harn_policy_runs_in_reasonable_time_on_adversarial_input(text: str) -> None:
-    import time
-
-    started = time.perf_counter()
-    redact_text(text, POLICY)
-    assert time.perf_counter() - started < 20.0
+def test_harn_policy_settles_on_adversarial_input(text: str) -> None:
+    # Its time is bench's to measure (bench_redaction.py), never a test's.
+    redacted = redact_text(text, POLICY).text
+    assert redact_text(redacted, POLICY).text == redacted
 
 
 # -- the recap's literal gate and idempotence under the default policy -----------------
