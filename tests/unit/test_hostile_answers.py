@@ -2,8 +2,8 @@
 
 For each check, its first explicit case (or one drawn from its strategy) is answered with
 arbitrary JSON (integers of any size, floats at the edges, text of any plane, nesting, big
-and empty containers) or an arbitrary rejection; the judge must pass, fail or skip it, and the JSON, HTML and JUnit
-reports of that result must be written.
+and empty containers) or an arbitrary rejection; the judge must pass, fail or skip it,
+and the JSON, HTML and JUnit reports of that result must be written.
 """
 
 from __future__ import annotations
