@@ -1,0 +1,185 @@
+package main
+
+// The redaction of a provider_call_response payload before it is stored
+// (docs/runrecord.md section 3.5): each string alone with its key as context,
+// each string as it reads in text, then every secret found in one view
+// scrubbed from every other stored string.
+
+import (
+	"sort"
+	"strings"
+)
+
+type viewKind int
+
+const (
+	viewNone   viewKind = iota
+	viewMember          // "key": "value"
+	viewLine            // key: value (a loop-state line)
+)
+
+type slot struct {
+	raw   string
+	cur   string
+	whole bool // replaced whole: never redacted again
+}
+
+type store struct {
+	slots   []*slot
+	secrets map[string]string // secret -> placeholder
+}
+
+func newStore() *store { return &store{secrets: map[string]string{}} }
+
+func (st *store) secret(s, ph string) {
+	if runeLen(s) < 8 && defect != "short_secrets_scrubbed" {
+		return
+	}
+	if _, ok := st.secrets[s]; !ok {
+		st.secrets[s] = ph
+	}
+}
+
+func (st *store) wholeSecret(v any) {
+	if s, ok := v.(string); ok {
+		st.secret(s, "[redacted]")
+	}
+}
+
+func (st *store) key(k string) string {
+	out, dets := redactText(k)
+	for _, d := range dets {
+		st.secret(d.Secret, d.Placeholder)
+	}
+	return out
+}
+
+func jsonStringContent(s string) string {
+	e := string(Encode(s))
+	return e[1 : len(e)-1]
+}
+
+// add stores one string redacted alone, and checks its text view.
+func (st *store) add(s, key string, view viewKind, rawLine string) *slot {
+	out, dets := redactText(s)
+	for _, d := range dets {
+		st.secret(d.Secret, d.Placeholder)
+	}
+	sl := &slot{raw: s, cur: out}
+	var vtext string
+	var vstart, vend int // rune range of the value in the view
+	switch view {
+	case viewMember:
+		k := jsonStringContent(key)
+		v := jsonStringContent(s)
+		vtext = `"` + k + `": "` + v + `"`
+		vstart = runeLen(k) + 5
+		vend = vstart + runeLen(v)
+	case viewLine:
+		vtext = rawLine
+		c := strings.IndexByte(rawLine, ':')
+		rest := rawLine[c+1:]
+		lead := len(rest) - len(strings.TrimLeftFunc(rest, pyStripSet))
+		vstart = runeLen(rawLine[:c+1+lead])
+		vend = vstart + runeLen(s)
+	}
+	if view != viewNone {
+		_, vdets := redactText(vtext)
+		for _, d := range vdets {
+			if d.Start < vstart || d.End > vend {
+				// reaches across the key or the syntax: fail closed
+				sl.cur = d.Placeholder
+				sl.whole = true
+				st.secret(s, d.Placeholder)
+				break
+			}
+		}
+	}
+	st.slots = append(st.slots, sl)
+	return sl
+}
+
+// walk replaces every string of a JSON value by a slot, keys redacted.
+func (st *store) walk(v any, _ bool) any {
+	switch t := v.(type) {
+	case string:
+		return st.add(t, "", viewNone, "")
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = st.walk(x, true)
+		}
+		return out
+	case *Object:
+		o := NewObject()
+		for _, k := range t.Keys {
+			x := t.Vals[k]
+			rk := st.key(k)
+			if s, isS := x.(string); isS {
+				if isSensitiveKey(k) {
+					st.wholeSecret(s)
+					o.Set(rk, &slot{raw: s, cur: "[redacted]", whole: true})
+					continue
+				}
+				o.Set(rk, st.add(s, k, viewMember, ""))
+				continue
+			}
+			o.Set(rk, st.walk(x, true))
+		}
+		return o
+	}
+	return v
+}
+
+func (st *store) finish() {
+	if defect == "no_cross_view_scrub" {
+		return
+	}
+	keys := make([]string, 0, len(st.secrets))
+	for k := range st.secrets {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if len(keys[i]) != len(keys[j]) {
+			return len(keys[i]) > len(keys[j])
+		}
+		return keys[i] < keys[j]
+	})
+	for _, sl := range st.slots {
+		if sl.whole {
+			continue
+		}
+		s := sl.cur
+		for _, k := range keys {
+			ph := st.secrets[k]
+			s = strings.ReplaceAll(s, k, ph)
+			if esc := jsonStringContent(k); esc != k {
+				s = strings.ReplaceAll(s, esc, ph)
+			}
+		}
+		if s != sl.cur {
+			s, _ = redactText(s)
+			sl.cur = s
+		}
+	}
+}
+
+func (st *store) resolve(v any) any {
+	switch t := v.(type) {
+	case *slot:
+		return t.cur
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = st.resolve(x)
+		}
+		return out
+	case *Object:
+		o := NewObject()
+		for _, k := range t.Keys {
+			o.Set(k, st.resolve(t.Vals[k]))
+		}
+		return o
+	}
+	return v
+}
