@@ -95,8 +95,10 @@ func projectRun(input *Object) (any, Findings) {
 				}
 			}
 		}
-		for i, s := range spans {
-			validateSpan(&fs, s, Index("$.run.spans", i))
+		if defect == "spans_judged_with_run_shape" {
+			for i, s := range spans {
+				validateSpan(&fs, s, Index("$.run.spans", i))
+			}
 		}
 	}
 	// the events, with the run's shape
@@ -226,7 +228,16 @@ func projectRun(input *Object) (any, Findings) {
 		owned = harnExecutionID.MatchString(toLowerASCII(execID)) && len(execID) > 0
 	}
 
-	// the spans: tree and owner
+	// the spans: their schema, the tree and the owner, together
+	var spanFs Findings
+	if defect != "spans_judged_with_run_shape" {
+		for i, s := range spans {
+			validateSpan(&spanFs, s, Index("$.run.spans", i))
+		}
+		if len(spanFs) > 0 {
+			return nil, spanFs
+		}
+	}
 	spansOut := make([]any, 0, len(spans))
 	for _, s := range spans {
 		so := Clone(s).(*Object)
@@ -248,9 +259,6 @@ func projectRun(input *Object) (any, Findings) {
 				continue
 			}
 			if v, ok := md.Get("harn.execution.id"); ok {
-				if _, isS := v.(string); !isS {
-					continue
-				}
 				if !owned || !Equal(v, execID) {
 					fs.Add("span_execution_mismatch", Member(Member(Index("$.run.spans", i), "metadata"), "harn.execution.id"), "names another owner")
 				}

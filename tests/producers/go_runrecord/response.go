@@ -564,8 +564,15 @@ func providerCallResponse(input *Object) (any, Findings) {
 				lo.Set(rk, "[redacted]")
 				continue
 			}
-			if s, isS := v.(string); isS {
-				lo.Set(rk, st.add(s, k, viewLine, rawLines[k]))
+			raw := rawLines[k]
+			valueText := pyStrip(raw[strings.IndexByte(raw, ':')+1:])
+			s, isS := v.(string)
+			if !isS {
+				s = ""
+			}
+			sl := st.addValue(s, valueText, k, viewLine, raw)
+			if isS || sl.whole {
+				lo.Set(rk, sl)
 			} else {
 				lo.Set(rk, v)
 			}

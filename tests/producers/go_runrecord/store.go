@@ -6,6 +6,7 @@ package main
 // scrubbed from every other stored string.
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 )
@@ -61,6 +62,12 @@ func jsonStringContent(s string) string {
 
 // add stores one string redacted alone, and checks its text view.
 func (st *store) add(s, key string, view viewKind, rawLine string) *slot {
+	return st.addValue(s, s, key, view, rawLine)
+}
+
+// addValue: valueText is the value as it reads in the view (a loop-state
+// number or boolean reads as its raw text).
+func (st *store) addValue(s, valueText, key string, view viewKind, rawLine string) *slot {
 	out, dets := redactText(s)
 	for _, d := range dets {
 		st.secret(d.Secret, d.Placeholder)
@@ -81,16 +88,20 @@ func (st *store) add(s, key string, view viewKind, rawLine string) *slot {
 		rest := rawLine[c+1:]
 		lead := len(rest) - len(strings.TrimLeftFunc(rest, pyStripSet))
 		vstart = runeLen(rawLine[:c+1+lead])
-		vend = vstart + runeLen(s)
+		vend = vstart + runeLen(valueText)
 	}
 	if view != viewNone {
 		_, vdets := redactText(vtext)
 		for _, d := range vdets {
-			if d.Start < vstart || d.End > vend {
+			inside := d.Start >= vstart && d.End <= vend
+			overlaps := d.Start < vend && d.End > vstart
+			// a loop-state line: any detection outside the value replaces it;
+			// a JSON member: only one that overlaps the value and leaves it
+			if (view == viewLine && !inside) || (view == viewMember && overlaps && !inside) {
+				d.Placeholder = fmt.Sprintf("<redacted:%s:%d>", strings.SplitN(d.Placeholder, ":", 3)[1], len(valueText))
 				// reaches across the key or the syntax: fail closed
 				sl.cur = d.Placeholder
-				sl.whole = true
-				st.secret(s, d.Placeholder)
+				sl.whole = true // not scrubbed elsewhere: the reference does not
 				break
 			}
 		}
