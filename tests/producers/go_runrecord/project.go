@@ -95,11 +95,6 @@ func projectRun(input *Object) (any, Findings) {
 				}
 			}
 		}
-		if defect == "spans_judged_with_run_shape" {
-			for i, s := range spans {
-				validateSpan(&fs, s, Index("$.run.spans", i))
-			}
-		}
 	}
 	// the events, with the run's shape
 	var prevID json.Number
@@ -230,13 +225,11 @@ func projectRun(input *Object) (any, Findings) {
 
 	// the spans: their schema, the tree and the owner, together
 	var spanFs Findings
-	if defect != "spans_judged_with_run_shape" {
-		for i, s := range spans {
-			validateSpan(&spanFs, s, Index("$.run.spans", i))
-		}
-		if len(spanFs) > 0 {
-			return nil, spanFs
-		}
+	for i, s := range spans {
+		validateSpan(&spanFs, s, Index("$.run.spans", i))
+	}
+	if len(spanFs) > 0 {
+		return nil, spanFs
 	}
 	spansOut := make([]any, 0, len(spans))
 	for _, s := range spans {
@@ -259,6 +252,9 @@ func projectRun(input *Object) (any, Findings) {
 				continue
 			}
 			if v, ok := md.Get("harn.execution.id"); ok {
+				if _, isS := v.(string); !isS && defect == "span_owner_non_string_ignored" {
+					continue
+				}
 				if !owned || !Equal(v, execID) {
 					fs.Add("span_execution_mismatch", Member(Member(Index("$.run.spans", i), "metadata"), "harn.execution.id"), "names another owner")
 				}
@@ -458,12 +454,8 @@ func spanTreeFindings(spans []any, at string) Findings {
 		}
 		key := numRat(id).RatString()
 		ids[i] = key
-		if _, seen := byID[key]; seen && defect != "duplicate_span_first_reported" {
+		if _, seen := byID[key]; seen {
 			fs.Add("span_id_duplicate", Member(Index(at, i), "span_id"), "a later span reuses an id")
-			dup[i] = true
-			continue
-		} else if seen && defect == "duplicate_span_first_reported" {
-			fs.Add("span_id_duplicate", Member(Index(at, byID[key]), "span_id"), "a span id is reused")
 			dup[i] = true
 			continue
 		}

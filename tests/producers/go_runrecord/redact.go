@@ -38,9 +38,6 @@ var catalog []harnPattern
 func init() {
 	for _, c := range catalogSource {
 		src := c[1]
-		if defect == "jwt_pattern_shortened" && c[0] == "jwt" {
-			src = `\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{8,}\b`
-		}
 		re, err := CompilePattern(src)
 		if err != nil {
 			panic(fmt.Sprintf("%s: %v", c[0], err))

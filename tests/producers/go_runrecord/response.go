@@ -165,9 +165,6 @@ func normArgs(v any, present bool) (*Object, bool) {
 		if t == "" {
 			return NewObject(), true
 		}
-		if defect == "arguments_text_not_parsed" {
-			return nil, false
-		}
 		parsed, ok := strictWhole(t)
 		if !ok {
 			return nil, false
@@ -244,11 +241,6 @@ func textCallBody(body string) (parsedCall, bool) {
 	id, ok := normID(o.Vals["id"])
 	if !ok {
 		return parsedCall{}, false
-	}
-	if defect == "text_call_empty_id_kept" {
-		if s, isS := o.Vals["id"].(string); isS && s == "" {
-			id = ""
-		}
 	}
 	return parsedCall{id, name, args}, true
 }
@@ -397,9 +389,6 @@ func loopValue(v string) any {
 	case "false":
 		return false
 	case "null", "nil":
-		if defect == "nil_stays_string" && v == "nil" {
-			return v
-		}
 		return nil
 	}
 	if !loopNumber.MatchString(v) {
@@ -501,7 +490,11 @@ func providerCallResponse(input *Object) (any, Findings) {
 	}
 	// stage 3: the payload's schema
 	callID := resp.Vals["call_id"].(string)
-	checkString(&fs, callID, "$.response.call_id", 1, 256)
+	callIDLimit := 256
+	if defect == "call_id_limit_off_by_one" {
+		callIDLimit = 257
+	}
+	checkString(&fs, callID, "$.response.call_id", 1, callIDLimit)
 	checkSafeInt(&fs, resp.Vals["iteration"], "$.response.iteration", true)
 	spanID, hasSpan := resp.Get("span_id")
 	if !hasSpan {

@@ -33,7 +33,7 @@ type store struct {
 func newStore() *store { return &store{secrets: map[string]string{}} }
 
 func (st *store) secret(s, ph string) {
-	if runeLen(s) < 8 && defect != "short_secrets_scrubbed" {
+	if runeLen(s) < 8 {
 		return
 	}
 	if _, ok := st.secrets[s]; !ok {
@@ -143,9 +143,6 @@ func (st *store) walk(v any, _ bool) any {
 }
 
 func (st *store) finish() {
-	if defect == "no_cross_view_scrub" {
-		return
-	}
 	keys := make([]string, 0, len(st.secrets))
 	for k := range st.secrets {
 		keys = append(keys, k)
