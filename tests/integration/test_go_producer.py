@@ -1,0 +1,102 @@
+"""A run-record producer written from docs/ alone, in Go, passes our fixtures and certify.
+
+tests/producers/go_runrecord/ was written by an engineer who read only README.md, docs/,
+schemas/ and the public fixtures, and probed the reference as a black box
+(tests/producers/go_runrecord/FINDINGS.md lists what the docs lacked). It plants one
+defect at a time (GO_RUNRECORD_DEFECT); each defect certify catches is asserted caught
+here, and the ones it misses are reported in FINDINGS.md, not asserted. Without go on the
+machine the test says so and skips; under CI it fails instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration  # builds and certifies a Go producer process
+
+SOURCE = Path(__file__).resolve().parents[1] / "producers" / "go_runrecord"
+# How many golden fixtures of its declared operations it must pass, so that a run
+# skipping everything cannot pass.
+DECLARED_FIXTURES = 70
+# The planted defects certify catches at default settings, and the check that fails.
+CAUGHT_DEFECTS = {
+    "workflow_empty_id_accepted": "runrecord.semantics",
+    "run_id_relabel_allowed": "runrecord.semantics",
+    "spans_drop_links": "runrecord.semantics",
+    "span_cycle_at_last_walked": "runrecord.semantics",
+    "null_receipt_skipped": "runrecord.semantics",
+    "loop_state_first_block": "runrecord.response-semantics",
+    "ref_compared_as_text": "runrecord.reference-when-identical",
+}
+
+
+@pytest.fixture(scope="module")
+def producer(tmp_path_factory: pytest.TempPathFactory) -> str:
+    go = shutil.which("go")
+    if go is None:
+        if os.environ.get("CI"):
+            pytest.fail("go is not installed (CI needs it for the Go producer)")
+        pytest.skip("go is not installed: the Go producer cannot be built")
+    out = tmp_path_factory.mktemp("go_runrecord")
+    binary = out / "go_runrecord"
+    built = subprocess.run(
+        [go, "build", "-o", str(binary), "."],
+        cwd=SOURCE, capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr[-4000:]
+    return str(binary)
+
+
+def _session_contracts(*args: str, defect: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "GO_RUNRECORD_DEFECT"}
+    if defect is not None:
+        env["GO_RUNRECORD_DEFECT"] = defect
+    return subprocess.run(
+        [sys.executable, "-m", "session_contracts", *args],
+        capture_output=True, text=True, check=False, timeout=600, env=env,
+    )  # fmt: skip
+
+
+def test_the_go_producer_passes_its_golden_fixtures(producer: str, tmp_path: Path) -> None:
+    report = tmp_path / "golden.json"
+    done = _session_contracts(
+        "golden", "check", "--producer", producer, "--report-json", str(report)
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    summary = json.loads(report.read_text())["summary"]
+    assert summary["failed"] == summary["errored"] == 0, summary
+    assert summary["passed"] >= DECLARED_FIXTURES, summary
+
+
+def test_the_go_producer_is_certified(producer: str, tmp_path: Path) -> None:
+    report = tmp_path / "certify.json"
+    done = _session_contracts(
+        "certify", "--producer", producer, "--report-json", str(report),
+        "--failures-dir", str(tmp_path / "failures"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    result = json.loads(report.read_text())
+    assert result["summary"]["certified"] is True, result["summary"]
+    assert result["summary"]["evidence"]["agreed"] >= 300, result["summary"]
+
+
+@pytest.mark.parametrize("defect", sorted(CAUGHT_DEFECTS))
+def test_certify_catches_a_planted_defect(producer: str, defect: str, tmp_path: Path) -> None:
+    report = tmp_path / "certify.json"
+    done = _session_contracts(
+        "certify", "--producer", producer, "--report-json", str(report),
+        "--failures-dir", str(tmp_path / "failures"),
+        defect=defect,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout[-4000:] + done.stderr[-2000:]
+    result = json.loads(report.read_text())
+    assert result["summary"]["certified"] is False, result["summary"]
+    failed = {check["id"] for check in result["checks"] if check["status"] == "failed"}
+    assert CAUGHT_DEFECTS[defect] in failed, failed

@@ -1,0 +1,3 @@
+module example.invalid/go_runrecord
+
+go 1.21
