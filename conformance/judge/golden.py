@@ -33,6 +33,7 @@ from session_contracts.contracts import (
 from session_contracts.errors import Finding, InvalidDocument, json_path
 from session_contracts.json.canonical import content_hash
 from session_contracts.json.strict import loads_strict
+from session_contracts.json.wire import dumps_wire, loads_wire
 from session_contracts.rejections import RejectionFinding, agreement, answered_findings
 from session_contracts.validation.xkeywords import json_equal
 
@@ -256,7 +257,7 @@ def reference_outcome(operation: str, case_input: Any, seq: int = 0) -> CaseOutc
             seq, "errored", error_code="producer_error", message=f"{type(exc).__name__}: {exc}"
         )
     # Round-trip through JSON so that the answer is what a wire would carry.
-    return CaseOutcome(seq, "result", output=orjson.loads(orjson.dumps(output)))
+    return CaseOutcome(seq, "result", output=loads_wire(dumps_wire(output)))
 
 
 def _normalize(operation: str, output: Any) -> Any:
@@ -473,6 +474,8 @@ def judge(case: GoldenCase, outcome: CaseOutcome, *, root: Path) -> FixtureResul
         return _not_canonical(case, exc, "failed", file)
     if actual_hash == expected["sha256"] and json_equal(actual, wanted):
         return FixtureResult(case.name, "passed", file=file, seconds=outcome.seconds)
+    if _as_harn_reads_it(case, actual):
+        return FixtureResult(case.name, "passed", file=file, seconds=outcome.seconds)
     if actual["outcome"] != wanted["outcome"]:
         if actual["outcome"] == "rejected":
             rejection = outcome.rejection or {}
@@ -510,6 +513,19 @@ def judge(case: GoldenCase, outcome: CaseOutcome, *, root: Path) -> FixtureResul
         expected=wanted,
         actual=actual,
     )
+
+
+def _as_harn_reads_it(case: GoldenCase, actual: Mapping[str, Any]) -> bool:
+    """Whether ``actual`` is the reference's answer to the case's input as a producer
+    built like Harn reads it (serde_json without float_roundtrip: docs/recap.md section
+    4, "Numbers as Harn reads them"); certify's judges accept the same two answers."""
+    from session_contracts.conformance.judge.judges import Trial, as_harn_reads
+
+    harn = as_harn_reads(Trial(case.operation, case.input))
+    if harn is None:
+        return False
+    answer = answer_of(case.operation, reference_outcome(case.operation, harn.input))
+    return answer.get("outcome") == "result" and json_equal(actual, answer)
 
 
 def _reference_findings(wanted: Mapping[str, Any]) -> tuple[RejectionFinding, ...]:
