@@ -49,21 +49,26 @@ def _float32(value: Any) -> Any:
 
 def _reading(read: Reading) -> dict[str, Callable[[Mapping[str, Any]], Any]]:
     """The reference with its case line read by ``read`` before any handler sees it."""
-    return {
-        operation: (lambda case, handler=handler: handler(read(case)))
-        for operation, handler in HANDLERS.items()
-    }
+
+    def reading(handler: Callable[[Mapping[str, Any]], Any]) -> Callable[[Any], Any]:
+        return lambda case: handler(read(case))
+
+    return {operation: reading(handler) for operation, handler in HANDLERS.items()}
 
 
 def _certify(check_id: str, read: Reading, failures_dir: Path) -> str:
     """The status of one check (default settings) for the reference reading cases by ``read``."""
     check = check_by_id(check_id)
     assert check is not None
-    handlers = _reading(read)
-    runner = in_process(handlers)
-    options = {"contracts": CONTRACTS, "operations": OPERATIONS, "seed": DEFAULT_SEED}
+    runner = in_process(_reading(read))
     result = run_check(
-        check, runner, examples=DEFAULT_EXAMPLES, failures_dir=failures_dir, **options
+        check,
+        runner,
+        contracts=CONTRACTS,
+        operations=OPERATIONS,
+        examples=DEFAULT_EXAMPLES,
+        seed=DEFAULT_SEED,
+        failures_dir=failures_dir,
     )
     return f"{result.status}: {result.message}"
 
