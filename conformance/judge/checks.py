@@ -328,6 +328,7 @@ CHECKS: tuple[Check, ...] = (
             explicit.recap_pages,
             explicit.recap_text,
             explicit.recap_numbers,
+            explicit.recap_harn_read_numbers,
             explicit.golden("recap.project", lambda case: not explicit.is_stored(case)),
             limits.recap_limit_cases,
             sameness.exchange_cases,
@@ -344,7 +345,12 @@ CHECKS: tuple[Check, ...] = (
         "contentHash binds the source content. projectionHash binds ...",
         judge=judges.judge_recap_hashes,
         trials=_drawn("recap.project", strategies.recap_cases),
-        explicit=_all(explicit.recap_pages, explicit.recap_numbers, hashes.hash_cases),
+        explicit=_all(
+            explicit.recap_pages,
+            explicit.recap_numbers,
+            explicit.recap_harn_read_numbers,
+            hashes.hash_cases,
+        ),
     ),
     Check(
         "recap.limit",
@@ -453,7 +459,9 @@ CHECKS: tuple[Check, ...] = (
             ),
         ),
         explicit=_all(
-            stored.stored_event_cases, explicit.golden("recap.project", explicit.is_stored)
+            stored.stored_event_cases,
+            explicit.recap_stored_harn_read_numbers,
+            explicit.golden("recap.project", explicit.is_stored),
         ),
     ),
     Check(

@@ -20,6 +20,7 @@ from session_contracts.conformance.judge.json_diff import ABSENT, character_offs
 from session_contracts.conformance.judge.runner import CaseOutcome
 from session_contracts.errors import InvalidDocument
 from session_contracts.json.canonical import canonical_bytes
+from session_contracts.json.serde_numbers import NumberOutOfRange, floats_as_harn_reads
 from session_contracts.json.wire import dumps_wire
 from session_contracts.rejections import agreement, answered_findings
 from session_contracts.validation.validator import default_validator
@@ -31,6 +32,7 @@ __all__ = [
     "Runner",
     "Skip",
     "Trial",
+    "as_harn_reads",
     "judge_canaries",
     "judge_determinism",
     "judge_extensions",
@@ -125,6 +127,21 @@ def _reference(trial: Trial) -> tuple[str, Any]:
         f"the reference {answer.outcome} on a case of {trial.operation}: "
         f"{answer.message or answer.reason}"
     )
+
+
+def as_harn_reads(trial: Trial) -> Trial | None:
+    """The trial as a producer built like Harn reads it (serde_json without
+    ``float_roundtrip``: docs/recap.md section 4, "Numbers as Harn reads them"), or None
+    when that reading changes no number (or refuses one). A judge that compares numbers
+    exactly, or hashes over them, accepts the reference's answer to either trial: the
+    exact reading and Harn's, never a mixture and never any other change."""
+    try:
+        harn = floats_as_harn_reads(trial.input)
+    except NumberOutOfRange:
+        return None
+    if canonical_bytes(harn) == canonical_bytes(trial.input):
+        return None
+    return Trial(trial.operation, harn)
 
 
 def judge_rejection(reference: Mapping[str, Any], outcome: CaseOutcome) -> None:
@@ -237,7 +254,10 @@ def judge_roundtrip_identity(runner: Runner, trial: Trial) -> None:
     if _reference_unless_rejected(outcome, trial, "a document")[0]:
         return
     output = _expect_result(outcome)
-    if not json_equal(output, trial.input["document"]):
+    harn = as_harn_reads(trial)
+    if not json_equal(output, trial.input["document"]) and not (
+        harn is not None and json_equal(output, harn.input["document"])
+    ):
         raise Failed(
             "re-encoded document differs: " + _first_difference(trial.input["document"], output)
         )
@@ -261,10 +281,20 @@ def judge_extensions(runner: Runner, trial: Trial) -> None:
     expected = document.get("snapshot", document)
     actual = output.get("snapshot", output) if isinstance(output, dict) else None
     got = actual.get("extensions") if isinstance(actual, dict) else None
-    if not json_equal(got, expected["extensions"]):
+    harn = _floats_as_harn_reads_or_none(expected["extensions"])
+    if not json_equal(got, expected["extensions"]) and not (
+        harn is not None and json_equal(got, harn)
+    ):
         raise Failed(
             "extensions changed: " + _first_difference(expected["extensions"], got, "$.extensions")
         )
+
+
+def _floats_as_harn_reads_or_none(value: Any) -> Any:
+    try:
+        return floats_as_harn_reads(value)
+    except NumberOutOfRange:
+        return None
 
 
 def judge_schema(runner: Runner, trial: Trial) -> None:
@@ -312,8 +342,16 @@ def judge_semantics(runner: Runner, trial: Trial) -> None:
     actual = _expect_result(outcome)
     if trial.operation == "feedback.run":
         expected, actual = normalize_feedback(expected), normalize_feedback(actual)
-    if not _numbers_close(expected, actual):
-        raise Failed("differs from the reference: " + _first_difference(expected, actual))
+    if _numbers_close(expected, actual):
+        return
+    harn = as_harn_reads(trial)
+    if harn is not None:
+        kind, harn_expected = _reference(harn)
+        if kind == "result" and trial.operation == "feedback.run":
+            harn_expected = normalize_feedback(harn_expected)
+        if kind == "result" and _numbers_close(harn_expected, actual):
+            return  # the answer of a producer that reads numbers as Harn's build does
+    raise Failed("differs from the reference: " + _first_difference(expected, actual))
 
 
 def _answer_to_judge(runner: Runner, trial: Trial) -> Any:
@@ -483,8 +521,16 @@ def judge_recap_hashes(runner: Runner, trial: Trial) -> None:
     snapshot = output.get("snapshot") if isinstance(output, dict) else None
     if not isinstance(snapshot, dict):
         return  # unavailable: no hashes
-    journal = {event["id"]: record_hash(event) for event in trial.input["events"]}
-    errors = [f for f in verify_snapshot(snapshot, ("snapshot",), journal) if f.level == "error"]
+
+    def errors_against(events: Any) -> list[Any]:
+        journal = {event["id"]: record_hash(event) for event in events}
+        found = verify_snapshot(snapshot, ("snapshot",), journal)
+        return [f for f in found if f.level == "error"]
+
+    errors = errors_against(trial.input["events"])
+    harn = as_harn_reads(trial) if errors else None
+    if harn is not None and not errors_against(harn.input["events"]):
+        return  # every record hash is of the events as Harn's build reads them
     if errors:
         raise Failed("; ".join(f"{f.path}: {f.message}" for f in errors[:3]))
 

@@ -80,6 +80,7 @@ def test_certify_catches_the_defect_under_its_check(name: str, tmp_path: Path) -
 WITHOUT_FIXTURE = {
     "clamps_limit_to_32769": "needs a journal of more than 32,768 events",
     "redaction_reads_no_windows": "needs a text over 256 KiB",
+    "float64_reader": "expected files hash in RFC 8785, which holds no integer beyond 2^53 - 1",
 }
 
 

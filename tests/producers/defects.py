@@ -635,6 +635,28 @@ def integral_floats_as_integers(case: Mapping[str, Any]) -> Any:
     return HANDLERS["recap.project"](case)
 
 
+def _through_float64(value: Any) -> Any:
+    """A number as JSON.parse reads it and JSON.stringify writes it back: a double, an
+    integral one below 10^21 written as an integer, one past the double range null."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        if isinstance(value, dict):
+            return {key: _through_float64(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [_through_float64(item) for item in value]
+        return value
+    try:
+        double = float(value)
+    except OverflowError:  # JavaScript's Infinity, which JSON.stringify writes as null
+        return None
+    return int(double) if double.is_integer() and abs(double) < 1e21 else double
+
+
+def float64_reader(case: Mapping[str, Any]) -> Any:
+    # Reads the case line with a JSON reader that makes every number a double (JavaScript's
+    # JSON.parse): integers beyond 2^53 and beyond 64 bits come back rounded.
+    return HANDLERS["document.roundtrip"](_through_float64(case))
+
+
 def stored_read_starts_after_from_event_id(case: Mapping[str, Any]) -> Any:
     # Reads Harn's stored events from fromEventId exclusive (> instead of >=).
     query, events = case.get("query"), case.get("storedEvents")
@@ -1314,6 +1336,14 @@ DEFECTS: dict[str, Defect] = {
         "recap.semantics",
         "recap/tool-values-keep-floats",
         "tool values' integral floats (1.0, -0.0) turned into integers",
+    ),
+    "float64_reader": Defect(
+        "document.roundtrip",
+        float64_reader,
+        "recap.extensions-preserved",
+        "extensions.verbatim",
+        "",
+        "a JSON reader that makes every number a double: integers beyond 2^53 come back rounded",
     ),
     "stored_read_starts_after_from_event_id": Defect(
         "recap.project",

@@ -24,6 +24,7 @@ from typing import Any
 
 __all__ = [
     "BUILTIN_MEMBER_NAMES",
+    "HARN_READS_OFF",
     "ExplicitCase",
     "attribute_event",
     "builtin_members",
@@ -39,8 +40,10 @@ __all__ = [
     "rate_streams",
     "recap_aliases",
     "recap_canaries",
+    "recap_harn_read_numbers",
     "recap_numbers",
     "recap_pages",
+    "recap_stored_harn_read_numbers",
     "recap_text",
     "reset_streams",
     "run_projections",
@@ -160,6 +163,10 @@ def extension_values() -> list[ExplicitCase]:
         ("nulls at every depth", {"a": None, "b": {"c": None, "d": [None, {"e": None}]}}),
         ("empty containers and odd keys", {"": [], "é/ü~1": {}, "0": [[]], "x.y": ""}),
         ("numbers at the edges", {"max": 2**53 - 1, "min": -(2**53) + 1, "f": 0.1, "z": -0.5}),
+        (
+            "integers a double would round (docs/protocol.md, Framing)",
+            {"a": 2**53 + 1, "b": 2**64 + 1, "c": -(2**63) - 1, "d": 10**30 + 7, "e": [-0.0, 1.0]},
+        ),
     ]
     cases = []
     for doctype in ("session-recap.snapshot", "session-recap.envelope"):
@@ -994,6 +1001,76 @@ def recap_aliases() -> list[ExplicitCase]:
             fromEventId=2,
             limit=2,
         )
+    ]
+
+
+# -- numbers as Harn's build reads them (docs/recap.md section 4.0) ------------------------------
+# Floats that serde_json without float_roundtrip (Harn's build) reads one unit in the
+# last place off (docs/vectors/serde-json-default-floats.json), beside one it reads
+# exactly: the judges accept the reference's answer to the exact input or to the input
+# as Harn reads it, never a mixture (judges.as_harn_reads).
+HARN_READS_OFF = (0.9202898550724637, 108.33333333333333, 3e23, 7e-300)
+
+
+def _harn_read_session(value: Any, other: Any) -> list[dict[str, Any]]:
+    """A turn whose tool call has ``value`` as input and output, and an `other` event
+    (listed in source only: its number reaches the record hash alone) holding ``other``."""
+    call = {"callId": "c1", "toolName": "calc", "input": {"x": value, "list": [value, 0.5]}}
+    result = {
+        "callId": "c1",
+        "toolName": "calc",
+        "isError": False,
+        "output": {"y": value},
+        "verification": None,
+    }
+    return _journal(
+        _prompt("sess-1", "turn-1", "go"),
+        _loop("sess-1", "turn-1", "iteration_start", 1),
+        ("sess-1", "run-1", "turn-1", "tool_call", call),
+        ("sess-1", "run-1", "turn-1", "tool_result", result),
+        ("sess-1", "run-1", "turn-1", "other", {"reading": other}),
+        _loop("sess-1", "turn-1", "iteration_end", 1),
+    )
+
+
+def recap_harn_read_numbers() -> list[ExplicitCase]:
+    """recap.project with floats Harn's build reads off, in journal events (tool values
+    reach projectionHash, every number the record hashes and so contentHash)."""
+    cases = [
+        _recap(
+            f"the float {number!r} in a tool's input and output: kept as given, or read "
+            "as Harn's build reads it (serde_json without float_roundtrip), the snapshot and "
+            "every hash of one reading (docs/recap.md section 4)",
+            _harn_read_session(number, 0.1),
+        )
+        for number in HARN_READS_OFF
+    ]
+    cases.append(
+        _recap(
+            f"the float {HARN_READS_OFF[0]!r} only in an `other` event: the record hash and "
+            "contentHash of either reading (docs/recap.md section 4)",
+            _harn_read_session(0.5, HARN_READS_OFF[0]),
+        )
+    )
+    return cases
+
+
+def recap_stored_harn_read_numbers() -> list[ExplicitCase]:
+    """The same numbers in Harn's stored events: the record hashes are given, so only the
+    snapshot's values and projectionHash depend on the reading (docs/recap.md section 4)."""
+    from session_contracts.journal import stored_events_of
+
+    return [
+        ExplicitCase(
+            "recap.project",
+            {
+                "storedEvents": list(stored_events_of(_harn_read_session(number, number))),
+                "query": {"sessionId": "sess-1"},
+            },
+            f"stored events whose tool values hold {number!r}: projectionHash of either "
+            "reading, contentHash the same (docs/recap.md section 4)",
+        )
+        for number in HARN_READS_OFF
     ]
 
 
