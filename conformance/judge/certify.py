@@ -388,7 +388,8 @@ def _sent_again(check: Check, runner: Runner, trial: Trial) -> Mapping[str, Any]
         return None
     except Skip:
         pass
-    return recorder.answers().get("answer", {})
+    later: Mapping[str, Any] = recorder.answers().get("answer", {})
+    return later
 
 
 def _flaky(
@@ -602,9 +603,17 @@ def _run_property(
         )
     trial, problem, answers = fault[-1]
     if final_replay_passed:
-        later = recorder.answers().get("answer", {})
+        # The recorder holds the last call: the final replay, which agreed.
         return _flaky(
-            check, state["cases"], trial, problem, "", answers, later, evidence, failures_dir
+            check,
+            state["cases"],
+            trial,
+            problem,
+            "",
+            answers,
+            recorder.answers().get("answer", {}),
+            evidence,
+            failures_dir,
         )
     return _fault(check, state["cases"], trial, problem, "", answers, evidence, failures_dir)
 
