@@ -51,7 +51,7 @@ DOCUMENT_TYPES: dict[str, type[BaseModel]] = {
 
 # Source schema of each module and the sha256 of its bytes when generated.
 SOURCES: dict[str, tuple[str, str]] = {
-    "certification_report": ("schemas/certification-report.schema.json", "fc4eb2b76a201f1a93affe0b3100b8fd85ebffb471386ebec71872183b7a19b7"),
+    "certification_report": ("schemas/certification-report.schema.json", "509dd980d4955c9c928bf624ef8b2b508b631e1c4be21a7b531fcde5db234fdd"),
     "health_observation": ("schemas/health-observation.schema.json", "34d6eba0458ab41d9fefa8d189ba533afa21f7e916f424bc09a325d0553e4d67"),
     "producer_protocol": ("schemas/producer-protocol.schema.json", "0253667fa6d305e02e67aecb5e19d936653e6d87dd43f9161265a48cb54d004c"),
     "run_record": ("schemas/run-record.schema.json", "f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372"),

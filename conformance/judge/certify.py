@@ -16,6 +16,7 @@ import contextlib
 import copy
 import hashlib
 import shlex
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -41,8 +42,10 @@ from session_contracts.json.wire import dumps_wire, loads_wire
 __all__ = [
     "DEFAULT_EXAMPLES",
     "FAULTS",
+    "SILENT",
     "CheckResult",
     "Evidence",
+    "Progress",
     "Runner",
     "TimeBudget",
     "Trial",
@@ -124,6 +127,8 @@ class CheckResult:
     later_answer: Mapping[str, Any] | None = None
     # The part of ``evidence`` that the explicit cases gave; the rest is random cases'.
     explicit: Evidence = field(default_factory=Evidence)
+    # How long the check ran, the reference's answers included (for the reports).
+    seconds: float = 0.0
 
     @property
     def certifies(self) -> bool:
@@ -148,6 +153,24 @@ def is_certified(results: Sequence[CheckResult], fail_on: str) -> bool:
     the producer does not declare what it needs)."""
     agreed = sum(result.evidence.agreed for result in results)
     return agreed > 0 and not blocking_results(results, fail_on)
+
+
+class Progress:
+    """What certify tells while it runs: a check starts (with the cases it plans), a case
+    is judged, a check ends. Each method does nothing here; the CLI shows them."""
+
+    def check_started(self, check: Check, planned: int) -> None:
+        """``check`` starts: ``planned`` cases, its explicit ones and the random ones to
+        draw (shrinking a failure sends a few more)."""
+
+    def case_judged(self, check: Check) -> None:
+        """One more case of ``check`` was judged (or skipped, or broke the producer)."""
+
+    def check_finished(self, check: Check, result: CheckResult) -> None:
+        """``check`` ended with ``result``."""
+
+
+SILENT = Progress()
 
 
 # -- the checks -----------------------------------------------------------------------------------
@@ -285,6 +308,7 @@ def run_check(
     prepare: Callable[[Trial], Trial] | None = None,
     expressible: Callable[[Trial], bool] | None = None,
     golden: bool = True,
+    progress: Progress = SILENT,
 ) -> CheckResult:
     """Run one check against ``runner``: its explicit cases first, then its property.
 
@@ -299,7 +323,41 @@ def run_check(
     (over HTTP: a runtime condition, Harn's stored events), as cases of an
     undeclared operation are left out; ``golden`` false leaves out the golden
     fixtures (written for the producer protocol, not for a URL's parameters).
+    ``progress`` hears of the check's start, of each case judged and of its end.
     """
+    began = time.perf_counter()
+    result = _run_check(
+        check,
+        runner,
+        contracts=contracts,
+        operations=operations,
+        examples=examples,
+        seed=seed,
+        failures_dir=failures_dir,
+        prepare=prepare,
+        expressible=expressible,
+        golden=golden,
+        progress=progress,
+    )
+    result = replace(result, seconds=time.perf_counter() - began)
+    progress.check_finished(check, result)
+    return result
+
+
+def _run_check(
+    check: Check,
+    runner: Runner,
+    *,
+    contracts: tuple[str, ...],
+    operations: tuple[str, ...],
+    examples: int,
+    seed: int,
+    failures_dir: Path,
+    prepare: Callable[[Trial], Trial] | None,
+    expressible: Callable[[Trial], bool] | None,
+    golden: bool,
+    progress: Progress,
+) -> CheckResult:
     if check.operation != "*" and check.operation not in operations:
         return CheckResult(
             check,
@@ -324,7 +382,12 @@ def run_check(
         explicit = [(trial, why) for trial, why in explicit if expressible(trial)]
     if prepare is not None:
         explicit = [(prepare(trial), why) for trial, why in explicit]
-    result = _run_explicit(check, runner, explicit, failures_dir)
+    progress.check_started(check, len(explicit) + examples * len(drawn))
+
+    def judged() -> None:
+        progress.case_judged(check)
+
+    result = _run_explicit(check, runner, explicit, failures_dir, judged)
     evidence = explicit_evidence = result.evidence
     if result.status in FAULTS:
         return replace(result, explicit=explicit_evidence)
@@ -339,6 +402,7 @@ def run_check(
             _seed_for(seed, check.id, part),
             failures_dir,
             total,
+            judged,
         )
         evidence += result.evidence
         if result.status in FAULTS:
@@ -467,6 +531,7 @@ def _run_explicit(
     runner: Runner,
     trials: Sequence[tuple[Trial, str]],
     failures_dir: Path,
+    judged: Callable[[], None],
 ) -> CheckResult:
     """Judge the explicit cases in order; the first failure or error ends the check.
 
@@ -482,10 +547,13 @@ def _run_explicit(
         recorder.new_case()
         try:
             _judge(check, recorder, trial)
+            judged()
         except Skip as skip:
+            judged()
             skip_reason = skip_reason or str(skip)
             counts += Evidence(skipped=1)
         except (Failed, Errored) as problem:
+            judged()
             answers = recorder.answers()
             evidence = counts + _counted(problem)
             where = f" (explicit case: {why})"
@@ -533,6 +601,7 @@ def _run_property(
     seed: int,
     failures_dir: Path,
     cases_before: int,
+    judged: Callable[[], None],
 ) -> CheckResult:
     state: dict[str, Any] = {"cases": cases_before, "skip": None, "stop": False}
     # The last fault that repeated (trial, problem, answers): shrinking moves to smaller
@@ -561,9 +630,11 @@ def _run_property(
         try:
             _judge(check, recorder, trial)
         except Skip as skip:
+            judged()
             state["skip"] = str(skip)
             counts["skipped"] += 1
         except (Failed, Errored) as problem:
+            judged()
             counts["errored" if isinstance(problem, Errored) else "judged"] += 1
             answers = recorder.answers()
             later = _sent_again(check, runner, trial)
@@ -575,6 +646,7 @@ def _run_property(
                 state["stop"] = isinstance(problem, Errored)
             raise
         else:
+            judged()
             counts["judged"] += 1
             counts["agreed"] += 1
 
@@ -672,7 +744,7 @@ def certify(
     examples: int = DEFAULT_EXAMPLES,
     seed: int = 0,
     failures_dir: Path = Path(".session-contracts/failures"),
-    progress: Callable[[Check, CheckResult], None] | None = None,
+    progress: Progress = SILENT,
     budget: TimeBudget = DERIVED_BUDGET,
 ) -> list[CheckResult]:
     info = producer.info or producer.start()
@@ -688,10 +760,9 @@ def certify(
             examples=examples,
             seed=seed,
             failures_dir=failures_dir,
+            progress=progress,
         )
         results.append(result)
-        if progress is not None:
-            progress(check, result)
     return results
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 import orjson
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgress
 from rich.table import Table
 
 from session_contracts.ci_annotations import annotations_wanted
@@ -26,6 +27,7 @@ from session_contracts.conformance.judge.certify import (
     DEFAULT_EXAMPLES,
     FAULTS,
     CheckResult,
+    Progress,
     Trial,
     blocking_results,
     certify,
@@ -295,30 +297,53 @@ def _replay(args: argparse.Namespace, console: Console) -> int:
     return EXIT_OK if label == "FIXED" else EXIT_FINDINGS
 
 
+class _ConsoleProgress(Progress):
+    """On a terminal, a live line per running check (its id, cases judged of planned,
+    elapsed time) under a bar of the checks; in a CI log (no terminal), one plain line per
+    finished check with its duration. Every finished check's line stays."""
+
+    def __init__(self, console: Console, bar: RichProgress, total: int) -> None:
+        self.console, self.bar = console, bar
+        self.overall = bar.add_task("checks", total=total, unit="checks")
+        self.running: dict[str, TaskID] = {}
+
+    def check_started(self, check: Check, planned: int) -> None:
+        if self.console.is_terminal:
+            self.running[check.id] = self.bar.add_task(
+                escape(check.id), total=max(planned, 1), unit="cases"
+            )
+
+    def case_judged(self, check: Check) -> None:
+        task = self.running.get(check.id)
+        if task is not None:
+            self.bar.advance(task)
+
+    def check_finished(self, check: Check, result: CheckResult) -> None:
+        task = self.running.pop(check.id, None)
+        if task is not None:
+            self.bar.remove_task(task)
+        self.bar.advance(self.overall)
+        evidence = result.evidence
+        self.console.print(
+            escape(
+                f"{check.id}: {result.status} ({evidence.agreed}/{evidence.judged} agreed, "
+                f"{evidence.skipped} skipped) in {result.seconds:.1f} s"
+            )
+        )
+
+
 @contextmanager
-def _progress(console: Console, total: int) -> Iterator[Callable[[Check, CheckResult], None]]:
-    with Progress(
+def _progress(console: Console, total: int) -> Iterator[Progress]:
+    with RichProgress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        TextColumn("{task.fields[unit]}"),
+        TimeElapsedColumn(),
         console=console,
         transient=True,
     ) as bar:
-        task = bar.add_task("checks", total=total)
-
-        def advance(check: Check, result: CheckResult) -> None:
-            bar.update(task, advance=1, description=f"{check.id}: {result.status}")
-            if not console.is_terminal:
-                # A CI log shows no progress bar: a line per check as it finishes.
-                evidence = result.evidence
-                console.print(
-                    escape(
-                        f"{check.id}: {result.status} ({evidence.agreed}/{evidence.judged} "
-                        f"agreed, {evidence.skipped} skipped)"
-                    )
-                )
-
-        yield advance
+        yield _ConsoleProgress(console, bar, total)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -355,14 +380,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 + ("" if args.producer else "; no --producer given: the built-in reference")
             )
         )
-        with _progress(console, len(checks)) as advance:
+        with _progress(console, len(checks)) as progress:
             results = certify(
                 producer,
                 checks=checks,
                 examples=args.examples,
                 seed=args.seed,
                 failures_dir=failures_dir,
-                progress=advance,
+                progress=progress,
                 budget=TimeBudget(args.timeout),
             )
         restarts = producer.restarts
@@ -384,14 +409,14 @@ def _run_http(args: argparse.Namespace, console: Console, checks: list[Check]) -
                 f"seed {args.seed}"
             )
         )
-        with _progress(console, len(checks)) as advance:
+        with _progress(console, len(checks)) as progress:
             results = certify_http(
                 target,
                 checks=checks,
                 examples=args.examples,
                 seed=args.seed,
                 failures_dir=Path(args.failures_dir),
-                progress=advance,
+                progress=progress,
             )
         reconnects = target.reconnects
     seconds = time.perf_counter() - started
@@ -420,7 +445,16 @@ def _finish(
         )
     table = Table(title="certification")
     widest = max((len(r.check.id) for r in results), default=5)
-    for column in ("contract", "check", "level", "status", "agreed/judged", "skipped", "detail"):
+    for column in (
+        "contract",
+        "check",
+        "level",
+        "status",
+        "agreed/judged",
+        "skipped",
+        "seconds",
+        "detail",
+    ):
         # A check id is never cut, in a terminal or in a CI log.
         table.add_column(
             column,
@@ -442,6 +476,7 @@ def _finish(
             f"[{style}]{result.status}[/]",
             f"{result.evidence.agreed}/{result.evidence.judged}",
             str(result.evidence.skipped),
+            f"{result.seconds:.1f}",
             escape(scrub(result.message)[:160]),
         )
     console.print(table)

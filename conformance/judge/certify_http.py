@@ -23,12 +23,14 @@ import re
 import secrets
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from session_contracts.conformance.judge.certify import (
+    SILENT,
     CheckResult,
+    Progress,
     Trial,
     judge_trial,
     run_check,
@@ -569,7 +571,7 @@ def certify_http(
     examples: int = 25,
     seed: int = 0,
     failures_dir: Path = Path(".session-contracts/failures"),
-    progress: Callable[[Check, CheckResult], None] | None = None,
+    progress: Progress = SILENT,
 ) -> list[CheckResult]:
     """Every check of ``recap.project`` (and the cross-cutting ones) against ``target``;
     the others are skipped as not reachable over HTTP."""
@@ -577,10 +579,12 @@ def certify_http(
     for check in checks:
         if check.operation != "*" and check.operation not in HTTP_OPERATIONS:
             result = CheckResult(check, "skipped", 0, NOT_OVER_HTTP, applicable=False)
+            progress.check_finished(check, result)
         elif check.id in NOT_IMPOSABLE_OVER_HTTP:
             result = CheckResult(
                 check, "skipped", 0, NOT_IMPOSABLE_OVER_HTTP[check.id], applicable=False
             )
+            progress.check_finished(check, result)
         else:
             result = run_check(
                 check,
@@ -593,10 +597,9 @@ def certify_http(
                 prepare=target.prepare,
                 expressible=expressible_over_http,
                 golden=False,
+                progress=progress,
             )
         results.append(result)
-        if progress is not None:
-            progress(check, result)
     return results
 
 

@@ -245,6 +245,7 @@ def report_body(
                 "status": r.status,
                 "applicable": r.applicable,
                 "cases": r.cases,
+                "seconds": round(r.seconds, 3),
                 "evidence": _evidence_json(r.evidence),
                 "message": scrub(r.message),
                 "saved_case": r.saved_to,
@@ -299,6 +300,7 @@ def _junit_case(result: CheckResult) -> JunitCase:
         message if kind == "skipped" else text,
         "" if kind == "skipped" else text,
         properties=(("evidence", summary),),
+        seconds=result.seconds,
     )
 
 
