@@ -57,6 +57,6 @@ SOURCES: dict[str, tuple[str, str]] = {
     "run_record": ("schemas/run-record.schema.json", "f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372"),
     "session_event": ("schemas/session-event.schema.json", "7059fb2be159aa8c261167d4519767992baa3fb3fc095060576e723bf76188c6"),
     "session_feedback": ("schemas/session-feedback.schema.json", "e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b"),
-    "session_health": ("schemas/session-health.schema.json", "156161d84526c466c14df97f479640617d8cbd275623ca85f7dde41658c6d292"),
+    "session_health": ("schemas/session-health.schema.json", "0c79e1746fd138b0c6a439c2fd9378131b86d39a8c7fc766b7accc89dbdc2fb4"),
     "session_recap_v1": ("schemas/session-recap-v1.schema.json", "f786b3e89568bdb38eca5167f7ab4e7aa36c8cdfcc6114f1146c24882e6d950b"),
 }

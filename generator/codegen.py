@@ -22,6 +22,7 @@ from typing import Any
 import jinja2
 
 from session_contracts.errors import Finding, ToolError
+from session_contracts.generator.identifiers import member_identifiers, name_clash, snake
 
 __all__ = [
     "CODEGEN_ARGUMENTS",
@@ -145,7 +146,45 @@ def _referenced_closure(
     return targets
 
 
-def _run_codegen(schemas_dir: Path, names: list[str]) -> dict[str, str]:
+def _member_aliases(schemas: Mapping[str, Any]) -> dict[str, str]:
+    """``--aliases`` for the members two JSON names would give one Python field name.
+
+    ``--snake-case-field`` makes ``sessionId`` and ``session_id`` both ``session_id``,
+    and the generator alone would call the second ``session_id_1``. The rule of
+    generator/identifiers.py names them as the other languages do (``session_id`` and
+    ``session_id_camel``), scoped to the object's class (its title); a renamed member
+    keeps its JSON name as the pydantic alias.
+    """
+    aliases: dict[str, str] = {}
+    stack: list[Any] = list(schemas.values())
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        stack.extend(node.values())
+        properties = node.get("properties")
+        if not isinstance(properties, dict) or not properties:
+            continue
+        members = list(properties)
+        if len({snake(m) for m in members}) == len(members):
+            continue
+        title = node.get("title")
+        if not isinstance(title, str):
+            raise name_clash(
+                f"an object without a title has members {members} that map to one Python "
+                "field name; give it a title (its class name) so each can be named"
+            )
+        fields = member_identifiers(members, snake, lambda name, how: f"{name}_{how}", title)
+        for member, field in zip(members, fields, strict=True):
+            if field != snake(member):  # the member that keeps the plain name needs none
+                aliases[f"{title}.{member}"] = field
+    return dict(sorted(aliases.items()))
+
+
+def _run_codegen(schemas_dir: Path, names: list[str], aliases: Mapping[str, str]) -> dict[str, str]:
     """Modular generation: one Python module body per schema file, by file name.
 
     One run over every schema involved, so a definition that several contracts
@@ -161,8 +200,10 @@ def _run_codegen(schemas_dir: Path, names: list[str]) -> dict[str, str]:
             (source / name).write_bytes((schemas_dir / name).read_bytes())
         stderr = io.StringIO()
         with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+            alias_arguments = ["--aliases", json.dumps(aliases)] if aliases else []
             status = codegen_main([
                 "--input", str(source), "--output", str(out), *CODEGEN_ARGUMENTS,
+                *alias_arguments,
             ])  # fmt: skip
         outputs = sorted(out.glob("*.py")) if out.is_dir() else []
         bodies: dict[str, str] = {}
@@ -393,7 +434,7 @@ def render_all(schemas_dir: Path) -> list[GeneratedFile]:
     module_of = {name: _module_name(Path(name)) for name in names}
     # Modules that import each other at load time cannot express a cycle: refuse it early.
     _check_acyclic({module_of[n]: [module_of[t] for t in closure[n]] for n in names})
-    bodies = _run_codegen(schemas_dir, names)
+    bodies = _run_codegen(schemas_dir, names, _member_aliases({n: loaded[n] for n in names}))
     stem_to_module = {
         name.replace("-", "_").replace(".json", "").replace(".", "_"): module_of[name]
         for name in names

@@ -6,7 +6,7 @@
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
 //   schemas/session-event.schema.json sha256:7059fb2be159aa8c261167d4519767992baa3fb3fc095060576e723bf76188c6
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
-//   schemas/session-health.schema.json sha256:156161d84526c466c14df97f479640617d8cbd275623ca85f7dde41658c6d292
+//   schemas/session-health.schema.json sha256:0c79e1746fd138b0c6a439c2fd9378131b86d39a8c7fc766b7accc89dbdc2fb4
 //   schemas/session-recap-v1.schema.json sha256:f786b3e89568bdb38eca5167f7ab4e7aa36c8cdfcc6114f1146c24882e6d950b
 
 // Package sessioncontracts holds closed Go types for the session-contracts v1 documents:
@@ -177,12 +177,25 @@ func (x *A2aTaskStatusState) UnmarshalJSON(data []byte) error {
 	return failure("enum_mismatch", "%q is not a A2aTaskStatusState", s)
 }
 
-// AcpAgentEventParams is a closed object.
+// The params of Harn's `_harn/agentEvent` for kind session_health: the payload (the fact)
+// with `sessionId` and `kind` stamped beside its members, "no nested `_meta` wrapper"
+// (emit_agent_event_ext). Each fact member has the fact's own schema
+// (tests/rules/test_harn_health_compat.py holds them equal), and the fact's x-sameValue
+// gauge pairs hold here too. `replayed` is what Harn's replay adds to the params of an
+// underscore method (`mark_replayed_params`); `promptCorrelation` is what Harn adds to every
+// frame written within a prompt.
 // Schema: session-health.schema.json#/$defs/AcpAgentEventParams
 type AcpAgentEventParams struct {
-	SessionID string            // "sessionId" (required)
-	Kind      string            // "kind" (required) const "session_health"
-	Payload   SessionHealthFact // "payload" (required)
+	SessionIDCamel    string                // "sessionId" (required)
+	Kind              string                // "kind" (required) const "session_health"
+	SchemaVersion     uint64                // "schema_version" (required)
+	SessionID         string                // "session_id" (required)
+	Iteration         Optional[uint64]      // "iteration" (nullable)
+	Turn              HealthMeasurements    // "turn" (required)
+	Rolling           HealthMeasurements    // "rolling" (required)
+	Heuristics        HealthHeuristics      // "heuristics" (required)
+	Replayed          *bool                 // "replayed"
+	PromptCorrelation *AcpPromptCorrelation // "promptCorrelation"
 }
 
 // UnmarshalJSON decodes a closed AcpAgentEventParams: unknown members are refused.
@@ -192,21 +205,48 @@ func (x *AcpAgentEventParams) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*x = AcpAgentEventParams{}
-	var seen [3]bool
+	var seen [10]bool
 	for _, m := range members {
 		switch m.name {
 		case "sessionId":
 			seen[0] = true
-			err = decodeInto[string](m.raw, &x.SessionID)
+			err = decodeInto[string](m.raw, &x.SessionIDCamel)
 		case "kind":
 			seen[1] = true
 			err = decodeInto[string](m.raw, &x.Kind)
 			if err == nil && x.Kind != "session_health" {
 				err = failure("const_mismatch", "must be %s", "\"session_health\"")
 			}
-		case "payload":
+		case "schema_version":
 			seen[2] = true
-			err = decodeInto[SessionHealthFact](m.raw, &x.Payload)
+			err = decodeUint64(m.raw, &x.SchemaVersion)
+		case "session_id":
+			seen[3] = true
+			err = decodeInto[string](m.raw, &x.SessionID)
+		case "iteration":
+			seen[4] = true
+			x.Iteration.Set = true
+			if !isNull(m.raw) {
+				x.Iteration.Value = new(uint64)
+				err = decodeUint64(m.raw, x.Iteration.Value)
+			}
+		case "turn":
+			seen[5] = true
+			err = decodeInto[HealthMeasurements](m.raw, &x.Turn)
+		case "rolling":
+			seen[6] = true
+			err = decodeInto[HealthMeasurements](m.raw, &x.Rolling)
+		case "heuristics":
+			seen[7] = true
+			err = decodeInto[HealthHeuristics](m.raw, &x.Heuristics)
+		case "replayed":
+			seen[8] = true
+			x.Replayed = new(bool)
+			err = decodeInto[bool](m.raw, x.Replayed)
+		case "promptCorrelation":
+			seen[9] = true
+			x.PromptCorrelation = new(AcpPromptCorrelation)
+			err = decodeInto[AcpPromptCorrelation](m.raw, x.PromptCorrelation)
 		default:
 			return at(failure("unknown_member", "%q is not a member of AcpAgentEventParams", m.name), memberStep(m.name))
 		}
@@ -221,7 +261,19 @@ func (x *AcpAgentEventParams) UnmarshalJSON(data []byte) error {
 		return failure("missing_member", "the required member %q is missing", "kind")
 	}
 	if !seen[2] {
-		return failure("missing_member", "the required member %q is missing", "payload")
+		return failure("missing_member", "the required member %q is missing", "schema_version")
+	}
+	if !seen[3] {
+		return failure("missing_member", "the required member %q is missing", "session_id")
+	}
+	if !seen[5] {
+		return failure("missing_member", "the required member %q is missing", "turn")
+	}
+	if !seen[6] {
+		return failure("missing_member", "the required member %q is missing", "rolling")
+	}
+	if !seen[7] {
+		return failure("missing_member", "the required member %q is missing", "heuristics")
 	}
 	return nil
 }
@@ -229,9 +281,103 @@ func (x *AcpAgentEventParams) UnmarshalJSON(data []byte) error {
 // MarshalJSON encodes the members in schema order; absent optional members are left out.
 func (x AcpAgentEventParams) MarshalJSON() ([]byte, error) {
 	var w objectWriter
-	w.member("sessionId", x.SessionID)
+	w.member("sessionId", x.SessionIDCamel)
 	w.member("kind", x.Kind)
-	w.member("payload", x.Payload)
+	w.member("schema_version", x.SchemaVersion)
+	w.member("session_id", x.SessionID)
+	if x.Iteration.Set {
+		w.member("iteration", x.Iteration.Value)
+	}
+	w.member("turn", x.Turn)
+	w.member("rolling", x.Rolling)
+	w.member("heuristics", x.Heuristics)
+	if x.Replayed != nil {
+		w.member("replayed", x.Replayed)
+	}
+	if x.PromptCorrelation != nil {
+		w.member("promptCorrelation", x.PromptCorrelation)
+	}
+	return w.finish()
+}
+
+// The prompt a frame belongs to: Harn's ACP output scoped to a prompt writes
+// `promptCorrelation: {"messageId": ...}` into the params of every frame it sends, and
+// refuses an empty or foreign one (crates/harn-
+// serve/src/adapters/acp/bridge/prompt_correlation_tests.rs).
+// Schema: session-health.schema.json#/$defs/AcpPromptCorrelation
+type AcpPromptCorrelation struct {
+	MessageID string // "messageId" (required)
+}
+
+// UnmarshalJSON decodes a closed AcpPromptCorrelation: unknown members are refused.
+func (x *AcpPromptCorrelation) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = AcpPromptCorrelation{}
+	var seen [1]bool
+	for _, m := range members {
+		switch m.name {
+		case "messageId":
+			seen[0] = true
+			err = decodeInto[string](m.raw, &x.MessageID)
+		default:
+			return at(failure("unknown_member", "%q is not a member of AcpPromptCorrelation", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "messageId")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x AcpPromptCorrelation) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("messageId", x.MessageID)
+	return w.finish()
+}
+
+// `_harn` of a notification Harn replays from its event log: `{"replayed": true}`.
+// Schema: session-health.schema.json#/$defs/AcpReplayMarker
+type AcpReplayMarker struct {
+	Replayed bool // "replayed" (required)
+}
+
+// UnmarshalJSON decodes a closed AcpReplayMarker: unknown members are refused.
+func (x *AcpReplayMarker) UnmarshalJSON(data []byte) error {
+	members, err := decodeObject(data)
+	if err != nil {
+		return err
+	}
+	*x = AcpReplayMarker{}
+	var seen [1]bool
+	for _, m := range members {
+		switch m.name {
+		case "replayed":
+			seen[0] = true
+			err = decodeInto[bool](m.raw, &x.Replayed)
+		default:
+			return at(failure("unknown_member", "%q is not a member of AcpReplayMarker", m.name), memberStep(m.name))
+		}
+		if err != nil {
+			return at(err, memberStep(m.name))
+		}
+	}
+	if !seen[0] {
+		return failure("missing_member", "the required member %q is missing", "replayed")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the members in schema order; absent optional members are left out.
+func (x AcpReplayMarker) MarshalJSON() ([]byte, error) {
+	var w objectWriter
+	w.member("replayed", x.Replayed)
 	return w.finish()
 }
 
@@ -8309,12 +8455,17 @@ func (x SessionHealthA2aStatusUpdate) MarshalJSON() ([]byte, error) {
 	return w.finish()
 }
 
-// The ACP notification `_harn/agentEvent` with kind session_health; its payload is the fact.
+// The ACP notification `_harn/agentEvent` with kind session_health, as Harn's ACP adapter
+// writes it (`emit_agent_event_ext`, crates/harn-serve/src/adapters/acp/events.rs): a JSON-
+// RPC 2.0 notification whose params are the fact's own members with `sessionId` and `kind`
+// beside them. A notification Harn replays from its event log also carries `_harn:
+// {"replayed": true}` (`write_jsonrpc_notification`).
 // Schema: session-health.schema.json#/$defs/SessionHealthAcpNotification
 type SessionHealthAcpNotification struct {
 	Jsonrpc string              // "jsonrpc" (required) const "2.0"
 	Method  string              // "method" (required) const "_harn/agentEvent"
 	Params  AcpAgentEventParams // "params" (required)
+	Harn    *AcpReplayMarker    // "_harn"
 }
 
 // UnmarshalJSON decodes a closed SessionHealthAcpNotification: unknown members are refused.
@@ -8324,7 +8475,7 @@ func (x *SessionHealthAcpNotification) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*x = SessionHealthAcpNotification{}
-	var seen [3]bool
+	var seen [4]bool
 	for _, m := range members {
 		switch m.name {
 		case "jsonrpc":
@@ -8342,6 +8493,10 @@ func (x *SessionHealthAcpNotification) UnmarshalJSON(data []byte) error {
 		case "params":
 			seen[2] = true
 			err = decodeInto[AcpAgentEventParams](m.raw, &x.Params)
+		case "_harn":
+			seen[3] = true
+			x.Harn = new(AcpReplayMarker)
+			err = decodeInto[AcpReplayMarker](m.raw, x.Harn)
 		default:
 			return at(failure("unknown_member", "%q is not a member of SessionHealthAcpNotification", m.name), memberStep(m.name))
 		}
@@ -8367,6 +8522,9 @@ func (x SessionHealthAcpNotification) MarshalJSON() ([]byte, error) {
 	w.member("jsonrpc", x.Jsonrpc)
 	w.member("method", x.Method)
 	w.member("params", x.Params)
+	if x.Harn != nil {
+		w.member("_harn", x.Harn)
+	}
 	return w.finish()
 }
 

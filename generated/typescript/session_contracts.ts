@@ -6,7 +6,7 @@
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
 //   schemas/session-event.schema.json sha256:7059fb2be159aa8c261167d4519767992baa3fb3fc095060576e723bf76188c6
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
-//   schemas/session-health.schema.json sha256:156161d84526c466c14df97f479640617d8cbd275623ca85f7dde41658c6d292
+//   schemas/session-health.schema.json sha256:0c79e1746fd138b0c6a439c2fd9378131b86d39a8c7fc766b7accc89dbdc2fb4
 //   schemas/session-recap-v1.schema.json sha256:f786b3e89568bdb38eca5167f7ab4e7aa36c8cdfcc6114f1146c24882e6d950b
 //
 // TypeScript types reject nothing at run time, so every type has a generated decoder
@@ -381,12 +381,27 @@ export function decodeA2aTaskStatusState(node: JsonNode, path: string, source: s
 export const encodeA2aTaskStatusState: Encoder<A2aTaskStatusState> = encodeString;
 
 /**
+ * The params of Harn's `_harn/agentEvent` for kind session_health: the payload (the fact)
+ * with `sessionId` and `kind` stamped beside its members, "no nested `_meta` wrapper"
+ * (emit_agent_event_ext). Each fact member has the fact's own schema
+ * (tests/rules/test_harn_health_compat.py holds them equal), and the fact's x-sameValue
+ * gauge pairs hold here too. `replayed` is what Harn's replay adds to the params of an
+ * underscore method (`mark_replayed_params`); `promptCorrelation` is what Harn adds to every
+ * frame written within a prompt.
+ *
  * Schema: session-health.schema.json#/$defs/AcpAgentEventParams
  */
 export interface AcpAgentEventParams {
   sessionId: string;
   kind: "session_health";
-  payload: SessionHealthFact;
+  schema_version: number;
+  session_id: string;
+  iteration?: number | null;
+  turn: HealthMeasurements;
+  rolling: HealthMeasurements;
+  heuristics: HealthHeuristics;
+  replayed?: boolean;
+  promptCorrelation?: AcpPromptCorrelation;
 }
 
 export function decodeAcpAgentEventParams(node: JsonNode, path: string, source: string): AcpAgentEventParams {
@@ -401,8 +416,29 @@ export function decodeAcpAgentEventParams(node: JsonNode, path: string, source: 
       case "kind":
         out["kind"] = decodeString(child, at, source);
         break;
-      case "payload":
-        out["payload"] = decodeSessionHealthFact(child, at, source);
+      case "schema_version":
+        out["schema_version"] = decodeUnsigned(child, at, source);
+        break;
+      case "session_id":
+        out["session_id"] = decodeString(child, at, source);
+        break;
+      case "iteration":
+        out["iteration"] = child.kind === "null" ? null : decodeUnsigned(child, at, source);
+        break;
+      case "turn":
+        out["turn"] = decodeHealthMeasurements(child, at, source);
+        break;
+      case "rolling":
+        out["rolling"] = decodeHealthMeasurements(child, at, source);
+        break;
+      case "heuristics":
+        out["heuristics"] = decodeHealthHeuristics(child, at, source);
+        break;
+      case "replayed":
+        out["replayed"] = decodeBoolean(child, at, source);
+        break;
+      case "promptCorrelation":
+        out["promptCorrelation"] = decodeAcpPromptCorrelation(child, at, source);
         break;
       default:
         unknownMember(path, name, "AcpAgentEventParams");
@@ -411,7 +447,11 @@ export function decodeAcpAgentEventParams(node: JsonNode, path: string, source: 
   if (!has(out, "sessionId")) missingMember(path, "sessionId");
   if (!has(out, "kind")) missingMember(path, "kind");
   if (has(out, "kind") && out["kind"] !== "session_health") constMismatch(path, "kind", "\"session_health\"");
-  if (!has(out, "payload")) missingMember(path, "payload");
+  if (!has(out, "schema_version")) missingMember(path, "schema_version");
+  if (!has(out, "session_id")) missingMember(path, "session_id");
+  if (!has(out, "turn")) missingMember(path, "turn");
+  if (!has(out, "rolling")) missingMember(path, "rolling");
+  if (!has(out, "heuristics")) missingMember(path, "heuristics");
   return out as unknown as AcpAgentEventParams;
 }
 
@@ -419,7 +459,81 @@ export function encodeAcpAgentEventParams(value: AcpAgentEventParams): string {
   const parts: string[] = [];
   parts.push("\"sessionId\":" + encodeString(value["sessionId"]));
   parts.push("\"kind\":" + encodeString(value["kind"]));
-  parts.push("\"payload\":" + encodeSessionHealthFact(value["payload"]));
+  parts.push("\"schema_version\":" + encodeUnsigned(value["schema_version"]));
+  parts.push("\"session_id\":" + encodeString(value["session_id"]));
+  { const member = value["iteration"]; if (member !== undefined) parts.push("\"iteration\":" + (member === null ? "null" : encodeUnsigned(member))); }
+  parts.push("\"turn\":" + encodeHealthMeasurements(value["turn"]));
+  parts.push("\"rolling\":" + encodeHealthMeasurements(value["rolling"]));
+  parts.push("\"heuristics\":" + encodeHealthHeuristics(value["heuristics"]));
+  { const member = value["replayed"]; if (member !== undefined) parts.push("\"replayed\":" + encodeBoolean(member)); }
+  { const member = value["promptCorrelation"]; if (member !== undefined) parts.push("\"promptCorrelation\":" + encodeAcpPromptCorrelation(member)); }
+  return "{" + parts.join(",") + "}";
+}
+
+/**
+ * The prompt a frame belongs to: Harn's ACP output scoped to a prompt writes
+ * `promptCorrelation: {"messageId": ...}` into the params of every frame it sends, and
+ * refuses an empty or foreign one (crates/harn-
+ * serve/src/adapters/acp/bridge/prompt_correlation_tests.rs).
+ *
+ * Schema: session-health.schema.json#/$defs/AcpPromptCorrelation
+ */
+export interface AcpPromptCorrelation {
+  messageId: string;
+}
+
+export function decodeAcpPromptCorrelation(node: JsonNode, path: string, source: string): AcpPromptCorrelation {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "messageId":
+        out["messageId"] = decodeString(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "AcpPromptCorrelation");
+    }
+  }
+  if (!has(out, "messageId")) missingMember(path, "messageId");
+  return out as unknown as AcpPromptCorrelation;
+}
+
+export function encodeAcpPromptCorrelation(value: AcpPromptCorrelation): string {
+  const parts: string[] = [];
+  parts.push("\"messageId\":" + encodeString(value["messageId"]));
+  return "{" + parts.join(",") + "}";
+}
+
+/**
+ * `_harn` of a notification Harn replays from its event log: `{"replayed": true}`.
+ *
+ * Schema: session-health.schema.json#/$defs/AcpReplayMarker
+ */
+export interface AcpReplayMarker {
+  replayed: boolean;
+}
+
+export function decodeAcpReplayMarker(node: JsonNode, path: string, source: string): AcpReplayMarker {
+  if (node.kind !== "object") return wrongType(node, path, "an object");
+  const out: Record<string, unknown> = {};
+  for (const [name, child] of node.members) {
+    const at = memberPath(path, name);
+    switch (name) {
+      case "replayed":
+        out["replayed"] = decodeBoolean(child, at, source);
+        break;
+      default:
+        unknownMember(path, name, "AcpReplayMarker");
+    }
+  }
+  if (!has(out, "replayed")) missingMember(path, "replayed");
+  return out as unknown as AcpReplayMarker;
+}
+
+export function encodeAcpReplayMarker(value: AcpReplayMarker): string {
+  const parts: string[] = [];
+  parts.push("\"replayed\":" + encodeBoolean(value["replayed"]));
   return "{" + parts.join(",") + "}";
 }
 
@@ -6280,7 +6394,11 @@ export function encodeSessionHealthA2aStatusUpdate(value: SessionHealthA2aStatus
 }
 
 /**
- * The ACP notification `_harn/agentEvent` with kind session_health; its payload is the fact.
+ * The ACP notification `_harn/agentEvent` with kind session_health, as Harn's ACP adapter
+ * writes it (`emit_agent_event_ext`, crates/harn-serve/src/adapters/acp/events.rs): a JSON-
+ * RPC 2.0 notification whose params are the fact's own members with `sessionId` and `kind`
+ * beside them. A notification Harn replays from its event log also carries `_harn:
+ * {"replayed": true}` (`write_jsonrpc_notification`).
  *
  * Schema: session-health.schema.json#/$defs/SessionHealthAcpNotification
  */
@@ -6288,6 +6406,7 @@ export interface SessionHealthAcpNotification {
   jsonrpc: "2.0";
   method: "_harn/agentEvent";
   params: AcpAgentEventParams;
+  _harn?: AcpReplayMarker;
 }
 
 export function decodeSessionHealthAcpNotification(node: JsonNode, path: string, source: string): SessionHealthAcpNotification {
@@ -6304,6 +6423,9 @@ export function decodeSessionHealthAcpNotification(node: JsonNode, path: string,
         break;
       case "params":
         out["params"] = decodeAcpAgentEventParams(child, at, source);
+        break;
+      case "_harn":
+        out["_harn"] = decodeAcpReplayMarker(child, at, source);
         break;
       default:
         unknownMember(path, name, "SessionHealthAcpNotification");
@@ -6322,6 +6444,7 @@ export function encodeSessionHealthAcpNotification(value: SessionHealthAcpNotifi
   parts.push("\"jsonrpc\":" + encodeString(value["jsonrpc"]));
   parts.push("\"method\":" + encodeString(value["method"]));
   parts.push("\"params\":" + encodeAcpAgentEventParams(value["params"]));
+  { const member = value["_harn"]; if (member !== undefined) parts.push("\"_harn\":" + encodeAcpReplayMarker(member)); }
   return "{" + parts.join(",") + "}";
 }
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import jinja2
 
-from session_contracts.errors import Finding, ToolError
+from session_contracts.generator.identifiers import member_identifiers, name_clash, snake
 from session_contracts.generator.polyglot.model import (
     EnumDef,
     Field,
@@ -68,30 +68,9 @@ def _identifier_like(name: str) -> bool:
     return re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) is not None
 
 
-def snake(name: str) -> str:
-    """``sessionId`` -> ``session_id``; ``A2aTaskStatus`` -> ``a2a_task_status``."""
-    text = re.sub(r"[^0-9A-Za-z]+", "_", name)
-    text = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", text)
-    return text.strip("_").lower() or "field"
-
-
-def _clash(message: str) -> ToolError:
-    return ToolError(
-        [
-            Finding(
-                "$",
-                "polyglot_name_clash",
-                message,
-                "rename one of the schema names, or teach generator/polyglot/render.py to tell "
-                "them apart",
-            )
-        ]
-    )
-
-
 def _unique(names: list[str], where: str) -> None:
     if len(set(names)) != len(names):
-        raise _clash(f"{where}: two members map to one identifier: {sorted(names)}")
+        raise name_clash(f"{where}: two values map to one identifier: {sorted(names)}")
 
 
 # -- TypeScript ---------------------------------------------------------------------------
@@ -312,8 +291,38 @@ def _string_consts(model: Model) -> list[tuple[str, str]]:
                 if isinstance(f.const, str):
                     name = rust_const_type(f.const)
                     if consts.setdefault(name, f.const) != f.const:
-                        raise _clash(f"the consts {consts[name]!r} and {f.const!r} map to {name}")
+                        raise name_clash(
+                            f"the consts {consts[name]!r} and {f.const!r} map to {name}"
+                        )
     return sorted(consts.items())
+
+
+def go_members(d: ObjectDef) -> tuple[str, ...]:
+    """The Go field name of each member of ``d`` (generator/identifiers.py holds a name pair)."""
+    return member_identifiers(
+        [f.json_name for f in d.fields], go_name, lambda name, how: name + pascal(how), d.name
+    )
+
+
+def rust_members(d: ObjectDef) -> tuple[str, ...]:
+    """The Rust field name of each member of ``d``; serde renames each to its JSON name."""
+
+    def suffixed(name: str, how: str) -> str:
+        return rust_field(f"{name.removeprefix('r#').rstrip('_')}_{how}")
+
+    return member_identifiers([f.json_name for f in d.fields], rust_field, suffixed, d.name)
+
+
+def _member_filter(spell: Any) -> Any:
+    """A filter ``f | NAME(d)``: the identifier of member ``f`` of object ``d``."""
+    cache: dict[str, dict[str, str]] = {}
+
+    def member(f: Field, d: ObjectDef) -> str:
+        if d.name not in cache:
+            cache[d.name] = dict(zip((g.json_name for g in d.fields), spell(d), strict=True))
+        return cache[d.name][f.json_name]
+
+    return member
 
 
 def _environment() -> jinja2.Environment:
@@ -332,13 +341,14 @@ def _environment() -> jinja2.Environment:
         ts_field_type=ts_field_type,
         ts_property=ts_property,
         go_name=go_name,
+        go_member=_member_filter(go_members),
         go_type=go_type,
         go_decoder=go_decoder,
         go_slot=go_slot,
         go_field_type=go_field_type,
         go_const=go_const,
         go_path=go_path,
-        rust_field=rust_field,
+        rust_member=_member_filter(rust_members),
         rust_variant=rust_variant,
         rust_type=rust_type,
         rust_field_type=rust_field_type,
@@ -366,8 +376,8 @@ def _wrap(text: str, width: int) -> list[str]:
 def _check_identifiers(model: Model) -> None:
     for definition in model.definitions:
         if isinstance(definition, ObjectDef):
-            _unique([go_name(f.json_name) for f in definition.fields], definition.name)
-            _unique([rust_field(f.json_name) for f in definition.fields], definition.name)
+            go_members(definition)
+            rust_members(definition)
         if isinstance(definition, EnumDef):
             _unique([go_name(v) for v in definition.values], definition.name)
             _unique([rust_variant(v) for v in definition.values], definition.name)

@@ -425,17 +425,17 @@ def reduce(session_id: str, observations: Iterable[Observation]) -> list[Fact]:
 
 
 def acp_notification(fact: Fact) -> dict[str, Any]:
-    """The ACP notification ``_harn/agentEvent``, kind ``session_health``, payload the fact."""
-    payload = copy.deepcopy(fact)
-    return {
-        "jsonrpc": "2.0",
-        "method": "_harn/agentEvent",
-        "params": {
-            "sessionId": payload["session_id"],
-            "kind": "session_health",
-            "payload": payload,
-        },
-    }
+    """The ACP notification ``_harn/agentEvent``, kind ``session_health``, payload the fact.
+
+    As Harn's ACP adapter writes it (``emit_agent_event_ext``): the payload's members
+    directly under ``params``, with ``sessionId`` (the fact's ``session_id``) and ``kind``
+    stamped beside them. The reference neither replays nor answers a prompt, so it writes
+    no ``_harn.replayed`` and no ``promptCorrelation`` (docs/health.md section 5).
+    """
+    params = copy.deepcopy(dict(fact))
+    params["sessionId"] = params["session_id"]
+    params["kind"] = "session_health"
+    return {"jsonrpc": "2.0", "method": "_harn/agentEvent", "params": params}
 
 
 def _task_findings(task: Any) -> list[Finding]:

@@ -28,6 +28,7 @@ from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
 
 from session_contracts.bindings import decode, encode
+from session_contracts.cli import main
 from session_contracts.conformance.judge.cases import operations as _cases
 from session_contracts.conformance.judge.cases.documents import repair
 from session_contracts.conformance.judge.certify import Trial, in_process_runner
@@ -217,17 +218,82 @@ def test_harns_retired_a2a_envelope_is_refused() -> None:
 def test_acp_notification_has_harns_agent_event_members() -> None:
     # Harn's ACP adapter (emit_agent_event_ext in crates/harn-serve/src/adapters/
     # acp/events.rs) writes every _harn/agentEvent as a JSON-RPC 2.0
-    # notification whose params carry sessionId and kind at the top level.
-    # Seed 000: "ACP emits _harn/agentEvent with kind session_health".
+    # notification whose params are the payload object with sessionId and kind
+    # inserted at its top level. Seed 000: "ACP emits _harn/agentEvent with kind
+    # session_health; its payload is the fact".
     # Harn's own ACP fixture fact (observation_fixtures.rs): no iteration yet.
     fact = _harn_test_fact("session-1", None)
     notification = acp_notification(fact)
+    built = json.loads((UPSTREAM / "acp" / "session-health.agent-event.json").read_text())
+    assert notification == built
     assert notification["jsonrpc"] == "2.0"
     assert notification["method"] == "_harn/agentEvent"
-    assert notification["params"]["sessionId"] == "session-1"
-    assert notification["params"]["kind"] == "session_health"
-    assert json_equal(notification["params"]["payload"], fact)
+    params = dict(notification["params"])
+    assert params.pop("sessionId") == "session-1"
+    assert params.pop("kind") == "session_health"
+    assert json_equal(params, fact)
     assert default_validator().validate("session-health.acp-notification", notification) == []
+
+
+def test_acp_params_are_the_facts_members_beside_harns_envelope_members() -> None:
+    # One fact, two places: the ACP params hold each member of the fact with the fact's
+    # own schema, its required members required, its x-sameValue gauge pairs, plus what
+    # Harn's adapter adds (sessionId and kind; replayed and promptCorrelation).
+    fact, params = OURS["$defs"]["SessionHealthFact"], OURS["$defs"]["AcpAgentEventParams"]
+    added = {"sessionId", "kind", "replayed", "promptCorrelation"}
+    assert set(params["properties"]) == set(fact["properties"]) | added
+    for member, schema in fact["properties"].items():
+        assert params["properties"][member] == schema, member
+    assert set(params["required"]) == set(fact["required"]) | {"sessionId", "kind"}
+    assert params["additionalProperties"] is False
+    assert params["x-sameValue"] == [["/sessionId", "/session_id"], *fact["x-sameValue"]]
+
+
+HARN_ACP = sorted((UPSTREAM / "acp").glob("*.json"))
+
+
+@pytest.mark.harn_compat
+@pytest.mark.parametrize("path", HARN_ACP, ids=lambda p: p.name)
+def test_harns_acp_notifications_validate_and_round_trip(
+    path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Built as Harn's ACP adapter builds them (acp/README.md): the plain one, the one
+    # its replay writes (_harn.replayed and params.replayed) and the one written within
+    # a prompt (params.promptCorrelation). Each is valid, and comes back as it was from
+    # the bindings and from `session-contracts roundtrip`.
+    notification = json.loads(path.read_text())
+    assert default_validator().validate("session-health.acp-notification", notification) == []
+    text = path.read_bytes()
+    assert encode(decode("session-health.acp-notification", text)) == notification
+    assert main(["roundtrip", "session-health.acp-notification", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out) == notification
+
+
+def _acp_codes(document: Any) -> set[tuple[str, str]]:
+    findings = default_validator().validate("session-health.acp-notification", document)
+    return {(f.path, f.code) for f in findings}
+
+
+@pytest.mark.harn_compat
+def test_harns_acp_extras_are_where_harn_writes_them() -> None:
+    acp = UPSTREAM / "acp"
+    base = json.loads((acp / "session-health.agent-event.json").read_text())
+    replayed = json.loads((acp / "session-health.agent-event.replayed.json").read_text())
+    prompt = json.loads((acp / "session-health.agent-event.prompt.json").read_text())
+    assert replayed["_harn"] == {"replayed": True}
+    assert replayed["params"] == {**base["params"], "replayed": True}
+    assert prompt["params"] == {**base["params"], "promptCorrelation": {"messageId": "prompt-1"}}
+    # Elsewhere they are refused: the markers belong to the notification and its params.
+    misplaced = copy.deepcopy(prompt)
+    misplaced["promptCorrelation"] = misplaced["params"].pop("promptCorrelation")
+    assert _acp_codes(misplaced) == {("$.promptCorrelation", "unknown_field")}
+    empty = copy.deepcopy(prompt)
+    empty["params"]["promptCorrelation"]["messageId"] = ""
+    assert {code for _, code in _acp_codes(empty)} == {"min_length"}
+    # The fact nested under params.payload (this contract's version 1) is not Harn's wire.
+    nested = {**base, "params": {"sessionId": "session-1", "kind": "session_health"}}
+    nested["params"]["payload"] = _harn_test_fact("session-1", None)
+    assert ("$.params.payload", "unknown_field") in _acp_codes(nested)
 
 
 @pytest.mark.harn_compat
@@ -347,6 +413,12 @@ def test_harn_corpus_round_trips_through_our_bindings(fact: dict[str, Any]) -> N
 # ----------------------------------------------------------------------------- ours -> Harn
 
 
+def _acp_payload(notification: dict[str, Any]) -> dict[str, Any]:
+    """The fact inside an ACP notification: params without what Harn's adapter adds."""
+    added = ("sessionId", "kind", "replayed", "promptCorrelation")
+    return {k: v for k, v in notification["params"].items() if k not in added}
+
+
 def _bundled_facts() -> list[tuple[str, Any]]:
     examples = REPO / "schemas" / "examples"
     fact = json.loads((examples / "session-health.fact.json").read_text())
@@ -354,7 +426,7 @@ def _bundled_facts() -> list[tuple[str, Any]]:
     a2a = json.loads((examples / "session-health.a2a-status-update.json").read_text())
     return [
         ("fact", fact),
-        ("acp payload", acp["params"]["payload"]),
+        ("acp payload", _acp_payload(acp)),
         ("a2a sessionHealth", a2a["metadata"]["harn"]["sessionHealth"]),
     ]
 
@@ -375,11 +447,10 @@ def _golden_facts() -> list[tuple[str, Any]]:
         (REPO / "conformance" / "fixtures" / "documents").glob("health-*-valid.expected.json")
     ):
         output = json.loads(path.read_text())["output"]
-        payload = (
-            output.get("params", {}).get("payload")
-            or output.get("metadata", {}).get("harn", {}).get("sessionHealth")
-            or output
-        )
+        if output.get("method") == "_harn/agentEvent":
+            payload = _acp_payload(output)
+        else:
+            payload = output.get("metadata", {}).get("harn", {}).get("sessionHealth") or output
         found.append((path.name, payload))
     return found
 

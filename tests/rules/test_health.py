@@ -973,12 +973,14 @@ def test_acp_notification_payload_is_the_fact() -> None:
     fact = a_fact()
     notification = acp_notification(fact)
     assert VALIDATOR.validate(ACP_DOCUMENT_TYPE, notification) == []
+    # Harn's wire (emit_agent_event_ext): the fact's members directly under params,
+    # sessionId and kind stamped beside them.
     assert notification == {
         "jsonrpc": "2.0",
         "method": "_harn/agentEvent",
-        "params": {"sessionId": SESSION, "kind": "session_health", "payload": fact},
+        "params": {**fact, "sessionId": SESSION, "kind": "session_health"},
     }
-    notification["params"]["payload"]["heuristics"]["x"] = 1
+    notification["params"]["heuristics"]["x"] = 1
     assert fact["heuristics"] == {}, "the notification holds a copy of the fact"
 
 

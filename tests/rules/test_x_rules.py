@@ -241,7 +241,26 @@ def test_acp_notification_session_id_matches_its_payload(reference: bool) -> Non
     document = example("session-health.acp-notification")
     document["params"]["sessionId"] = "other"
     assert codes("session-health.acp-notification", document, reference) == {
-        ("$.params.payload.session_id", "same_value")
+        ("$.params.session_id", "same_value")
+    }
+
+
+@pytest.mark.sentence("health.acp-envelope", "health.session-gauges")
+def test_acp_params_keep_the_facts_shared_gauges(reference: bool) -> None:
+    document = example("session-health.acp-notification")
+    document["params"]["rolling"]["diagnostic_trend"] = "regressing"
+    assert codes("session-health.acp-notification", document, reference) == {
+        ("$.params.rolling.diagnostic_trend", "same_value")
+    }
+
+
+def test_acp_replay_markers_agree(reference: bool) -> None:
+    # Harn's replay marks both (write_jsonrpc_notification, mark_replayed_params).
+    document = example("session-health.acp-notification")
+    document["_harn"] = {"replayed": True}
+    document["params"]["replayed"] = False
+    assert codes("session-health.acp-notification", document, reference) == {
+        ("$.params.replayed", "same_value")
     }
 
 

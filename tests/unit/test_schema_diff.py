@@ -500,10 +500,12 @@ def test_generate_refuses_a_breaking_change_and_allows_it_when_asked(
 def test_generate_accepts_a_breaking_change_with_a_version_move(
     git_checkout: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _add_member(git_checkout, version=2)
+    schema = json.loads((git_checkout / "schemas" / "session-health.schema.json").read_text())
+    moved = schema["x-schemaVersion"] + 1
+    _add_member(git_checkout, version=moved)
     assert main(["generate", "--root", str(git_checkout)]) == 0
-    _git(git_checkout, "commit", "-qam", "v2")
-    _add_member(git_checkout, version=2)  # unchanged since HEAD: nothing to judge
+    _git(git_checkout, "commit", "-qam", "moved")
+    _add_member(git_checkout, version=moved)  # unchanged since HEAD: nothing to judge
     assert main(["generate", "--root", str(git_checkout), "--baseline", "HEAD~1"]) == 0
     assert main(["generate", "--root", str(git_checkout), "--baseline", "nope"]) == 2
     assert "diff_revision_unknown" in capsys.readouterr().err

@@ -6,7 +6,7 @@
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
 //   schemas/session-event.schema.json sha256:7059fb2be159aa8c261167d4519767992baa3fb3fc095060576e723bf76188c6
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
-//   schemas/session-health.schema.json sha256:156161d84526c466c14df97f479640617d8cbd275623ca85f7dde41658c6d292
+//   schemas/session-health.schema.json sha256:0c79e1746fd138b0c6a439c2fd9378131b86d39a8c7fc766b7accc89dbdc2fb4
 //   schemas/session-recap-v1.schema.json sha256:f786b3e89568bdb38eca5167f7ab4e7aa36c8cdfcc6114f1146c24882e6d950b
 
 //! Closed Rust types for the session-contracts v1 documents.
@@ -336,16 +336,61 @@ pub enum A2aTaskStatusState {
     Unknown,
 }
 
+/// The params of Harn's `_harn/agentEvent` for kind session_health: the payload (the fact)
+/// with `sessionId` and `kind` stamped beside its members, "no nested `_meta` wrapper"
+/// (emit_agent_event_ext). Each fact member has the fact's own schema
+/// (tests/rules/test_harn_health_compat.py holds them equal), and the fact's x-sameValue
+/// gauge pairs hold here too. `replayed` is what Harn's replay adds to the params of an
+/// underscore method (`mark_replayed_params`); `promptCorrelation` is what Harn adds to every
+/// frame written within a prompt.
+///
 /// Schema: `session-health.schema.json#/$defs/AcpAgentEventParams`
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AcpAgentEventParams {
     #[serde(rename = "sessionId")]
-    pub session_id: String,
+    pub session_id_camel: String,
     #[serde(rename = "kind")]
     pub kind: ConstSessionHealth,
-    #[serde(rename = "payload")]
-    pub payload: SessionHealthFact,
+    #[serde(rename = "schema_version", deserialize_with = "de::integral")]
+    pub schema_version: u64,
+    #[serde(rename = "session_id")]
+    pub session_id: String,
+    #[serde(rename = "iteration", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::double_option_integral")]
+    pub iteration: Option<Option<u64>>,
+    #[serde(rename = "turn")]
+    pub turn: HealthMeasurements,
+    #[serde(rename = "rolling")]
+    pub rolling: HealthMeasurements,
+    #[serde(rename = "heuristics")]
+    pub heuristics: HealthHeuristics,
+    #[serde(rename = "replayed", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub replayed: Option<bool>,
+    #[serde(rename = "promptCorrelation", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub prompt_correlation: Option<AcpPromptCorrelation>,
+}
+
+/// The prompt a frame belongs to: Harn's ACP output scoped to a prompt writes
+/// `promptCorrelation: {"messageId": ...}` into the params of every frame it sends, and
+/// refuses an empty or foreign one (crates/harn-
+/// serve/src/adapters/acp/bridge/prompt_correlation_tests.rs).
+///
+/// Schema: `session-health.schema.json#/$defs/AcpPromptCorrelation`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AcpPromptCorrelation {
+    #[serde(rename = "messageId")]
+    pub message_id: String,
+}
+
+/// `_harn` of a notification Harn replays from its event log: `{"replayed": true}`.
+///
+/// Schema: `session-health.schema.json#/$defs/AcpReplayMarker`
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AcpReplayMarker {
+    #[serde(rename = "replayed")]
+    pub replayed: bool,
 }
 
 /// Harn's coarse, typed classification of why an agent-loop session terminated (snake_case).
@@ -2940,7 +2985,11 @@ pub struct SessionHealthA2aStatusUpdate {
     pub metadata: A2aHealthMetadata,
 }
 
-/// The ACP notification `_harn/agentEvent` with kind session_health; its payload is the fact.
+/// The ACP notification `_harn/agentEvent` with kind session_health, as Harn's ACP adapter
+/// writes it (`emit_agent_event_ext`, crates/harn-serve/src/adapters/acp/events.rs): a JSON-
+/// RPC 2.0 notification whose params are the fact's own members with `sessionId` and `kind`
+/// beside them. A notification Harn replays from its event log also carries `_harn:
+/// {"replayed": true}` (`write_jsonrpc_notification`).
 ///
 /// Schema: `session-health.schema.json#/$defs/SessionHealthAcpNotification`
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -2952,6 +3001,8 @@ pub struct SessionHealthAcpNotification {
     pub method: ConstHarnAgentEvent,
     #[serde(rename = "params")]
     pub params: AcpAgentEventParams,
+    #[serde(rename = "_harn", default, skip_serializing_if = "Option::is_none", deserialize_with = "de::present")]
+    pub harn: Option<AcpReplayMarker>,
 }
 
 /// The version 1 session_health fact (Harn's SessionHealthFact, schema
