@@ -41,6 +41,7 @@ from session_contracts.json.wire import dumps_wire, loads_wire
 
 __all__ = [
     "DEFAULT_EXAMPLES",
+    "DERIVED_BUDGET",
     "FAULTS",
     "SILENT",
     "CheckResult",

@@ -235,7 +235,12 @@ def _http_target(args: argparse.Namespace) -> HttpTarget:
     # Imported here: a stdio run needs none of the HTTP machinery.
     from session_contracts.conformance.judge.certify_http import HttpTarget
 
-    return HttpTarget(args.http, args.journal, timeout=args.timeout or BUDGET_FLOOR_SECONDS)
+    return HttpTarget(
+        args.http,
+        args.journal,
+        timeout=args.timeout or BUDGET_FLOOR_SECONDS,
+        budget=TimeBudget(args.timeout),
+    )
 
 
 def _replay(args: argparse.Namespace, console: Console) -> int:

@@ -27,7 +27,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from session_contracts.conformance.judge.budget import BUDGET_FLOOR_SECONDS, TimeBudget
 from session_contracts.conformance.judge.certify import (
+    DERIVED_BUDGET,
     SILENT,
     CheckResult,
     Progress,
@@ -36,6 +38,7 @@ from session_contracts.conformance.judge.certify import (
     run_check,
 )
 from session_contracts.conformance.judge.checks import CHECKS, Check
+from session_contracts.conformance.judge.expected import reference_answer
 from session_contracts.conformance.judge.runner import CaseOutcome, ProducerInfo
 from session_contracts.errors import Finding, InvalidDocument, UsageError
 from session_contracts.hashes.snapshot import record_hash
@@ -113,7 +116,14 @@ class HttpTarget:
     trial rewrite and the runner that :func:`certify_http` hands the checks.
     """
 
-    def __init__(self, url: str, journal: str | Path, *, timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        journal: str | Path,
+        *,
+        timeout: float = BUDGET_FLOOR_SECONDS,
+        budget: TimeBudget = DERIVED_BUDGET,
+    ) -> None:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise _url_error(url, "not an http:// or https:// URL")
@@ -127,7 +137,10 @@ class HttpTarget:
         except ValueError:
             raise _url_error(url, "the port is not a number from 0 to 65535") from None
         self.url = url.rstrip("/")
+        # ``timeout`` bounds the probe and the journal's seeding; each case's GET has its
+        # time budget (docs/checks.md, "Time budgets").
         self.timeout = timeout
+        self.budget = budget
         self._https = parts.scheme == "https"
         self._host, self._port = parts.hostname, port
         self._prefix = parts.path.rstrip("/")
@@ -216,10 +229,13 @@ class HttpTarget:
             target = self._request_target(trial.input.get("query"))
         except _NotExpressible as exc:
             return CaseOutcome(seq, "errored", error_code="case_not_expressible", message=str(exc))
+        reference = reference_answer(trial.operation, dict(trial.input))
+        seconds = self.budget.seconds(reference)
         try:
-            status, reason, _, body = self._exchange(target)
+            status, reason, _, body = self._exchange(target, seconds)
         except TimeoutError:
-            return self._broken(seq, "timeout", f"no answer within {self.timeout:g} s", started)
+            message = f"no answer within {seconds:.1f} s ({self.budget.explain(reference)})"
+            return self._broken(seq, "timeout", message, started)
         except _TooLarge:
             message = f"the answer exceeds {MAX_BODY_BYTES:,} bytes"
             return self._broken(seq, "response_too_large", message, started)
@@ -335,11 +351,15 @@ class HttpTarget:
             self._connection.close()
             self._connection = None
 
-    def _exchange(self, target: str) -> tuple[int, str, str, bytes]:
-        """One GET on the kept-alive connection: status, reason, server header, body."""
+    def _exchange(self, target: str, timeout: float | None = None) -> tuple[int, str, str, bytes]:
+        """One GET on the kept-alive connection, each wait within ``timeout`` seconds (the
+        target's own when None): status, reason, server header, body."""
         for attempt in (1, 2):
             reused = self._connection is not None
             connection = self._connection or self._connect()
+            connection.timeout = self.timeout if timeout is None else timeout
+            if connection.sock is not None:
+                connection.sock.settimeout(connection.timeout)
             try:
                 connection.request("GET", target, headers={"accept": "application/json"})
                 response = connection.getresponse()
