@@ -12,14 +12,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-import jsonschema
 import jsonschema_rs
 import orjson
-import referencing
-import referencing.jsonschema
 
 from session_contracts.accel import speedups
 from session_contracts.errors import Finding, json_path
@@ -30,6 +27,12 @@ from session_contracts.validation.xkeywords import (
     CheckFunction,
     Violation,
 )
+
+if TYPE_CHECKING:
+    # The reference engine is loaded on first use (a large invalid document, or
+    # ``reference=True``): most runs never need it, and it costs 60 ms to import.
+    import jsonschema
+    import referencing
 
 _SCAN_LEVELS = 200
 
@@ -430,6 +433,8 @@ class DocumentValidator:
 
     @cached_property
     def _py_registry(self) -> referencing.Registry[Any]:
+        import referencing.jsonschema
+
         resources = [
             (schema_id, referencing.Resource.from_contents(schema))
             for schema_id, schema in self.schema_set.schemas.items()
@@ -439,6 +444,8 @@ class DocumentValidator:
 
     @cached_property
     def _py_class(self) -> Any:
+        import jsonschema
+
         def wrap(function: CheckFunction) -> Any:
             def check(
                 validator: Any, value: Any, instance: Any, schema: Any
@@ -467,6 +474,8 @@ class DocumentValidator:
     def _reference_validator(self, document_type: DocumentType) -> Any:
         validator = self._reference.get(document_type.name)
         if validator is None:
+            import jsonschema
+
             validator = self._py_class(
                 {"$schema": _DIALECT, "$ref": document_type.ref},
                 registry=self._py_registry,
