@@ -671,6 +671,8 @@ def _encode_batch(
     rows: list[_Row] = []
     problems: list[Finding] = []
     last = dict(tails)
+    # One look at the whole batch (the usual answer: every integer held), else at each event.
+    all_held = unheld_integer(list(events)) is None
     for index, event in enumerate(events):
         if len(problems) >= MAX_FINDINGS:
             break
@@ -679,7 +681,7 @@ def _encode_batch(
         except InvalidDocument as exc:
             problems.extend(rejected(exc.findings, index=index, event_id=event["event_id"]))
             continue
-        unheld = unheld_integer(event)
+        unheld = None if all_held else unheld_integer(event)
         if unheld is not None:
             problems.append(
                 Finding(

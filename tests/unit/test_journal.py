@@ -1532,3 +1532,20 @@ def test_events_valid_in_batches_only_when_each_is() -> None:
     assert not all_events_valid(fraction)
     # A document type with input aliases is never screened in batches.
     assert not default_validator().all_valid("session-recap.query", [{"sessionId": "s"}])
+
+
+def test_append_stored_refuses_an_integer_harns_store_cannot_hold(tmp_path: Path) -> None:
+    """A stored event holding an integer outside -2^63..2^64-1 is refused at the number,
+    nothing of the batch is written; the edges of that range are written."""
+    edges = {"transcript_event": {"role": "assistant", "text": "x", "n": [2**64 - 1, -(2**63)]}}
+    beyond = {"transcript_event": {"role": "assistant", "text": "x", "n": [1, 2**64]}}
+    with SqliteJournal.open(tmp_path / "j.sqlite", create=True) as journal:
+        with pytest.raises(JournalWriteError) as caught:
+            journal.append_stored(
+                [stored_message(1, payload=edges), stored_message(2, payload=beyond)]
+            )
+        (finding,) = caught.value.findings
+        assert finding.path == "$[1].payload.transcript_event.n[1]"
+        assert "outside -2^63..2^64-1" in finding.message
+        assert not journal.has_session("h")
+        assert journal.append_stored([stored_message(1, payload=edges)]) == 1
