@@ -35,6 +35,41 @@ Handler = Callable[[argparse.Namespace, TextIO], int]
 
 
 class _Parser(argparse.ArgumentParser):
+    """Our usage errors, and a command's options declared on first use.
+
+    ``declare`` (a command's ``add_arguments``) runs only when this parser
+    parses or prints its help: building the whole command line then imports
+    no command's module, so ``validate`` never loads the certify harness.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        declare: Callable[[argparse.ArgumentParser], None] | None = None,
+        **kw: Any,
+    ) -> None:
+        super().__init__(*args, **kw)
+        self._declare = declare
+
+    def _declared(self) -> None:
+        declare, self._declare = self._declare, None
+        if declare is not None:
+            declare(self)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._declared()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self._declared()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._declared()
+        return super().format_help()
+
     def error(self, message: str) -> Any:  # argparse exits 2 by itself; keep our format
         self.print_usage(sys.stderr)
         raise UsageError([Finding("$", "usage", message, f"see `{self.prog} --help`")])
@@ -377,6 +412,18 @@ def _cmd_golden(args: argparse.Namespace, out: TextIO) -> int:
     return run(args, out)
 
 
+def _declare_certify(parser: argparse.ArgumentParser) -> None:
+    from session_contracts.conformance.judge.certify_cli import add_arguments
+
+    add_arguments(parser)
+
+
+def _declare_golden(parser: argparse.ArgumentParser) -> None:
+    from session_contracts.conformance.judge.golden_cli import add_arguments
+
+    add_arguments(parser)
+
+
 def _cmd_checks(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts.conformance.judge.certify_cli import list_checks
 
@@ -686,22 +733,18 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     producer.set_defaults(handler=_cmd_reference_producer)
 
-    from session_contracts.conformance.judge.certify_cli import add_arguments
-
     certify = commands.add_parser(
-        "certify", help="certify a producer (default: the built-in reference producer)"
+        "certify",
+        help="certify a producer (default: the built-in reference producer)",
+        declare=_declare_certify,
     )
-    add_arguments(certify)
     certify.set_defaults(handler=_cmd_certify)
 
     golden = commands.add_parser(
-        "golden", help="golden fixtures: check a producer against them, or update them"
+        "golden",
+        help="golden fixtures: check a producer against them, or update them",
+        declare=_declare_golden,
     )
-    from session_contracts.conformance.judge.golden_cli import (
-        add_arguments as add_golden_arguments,
-    )
-
-    add_golden_arguments(golden)
     golden.set_defaults(handler=_cmd_golden)
 
     checks = commands.add_parser("checks", help="list the conformance checks")

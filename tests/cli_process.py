@@ -24,11 +24,15 @@ def run_cli(
 
 
 def run_cli_text(
-    *args: str, cwd: Path | None = None, timeout: float = 300
+    *args: str,
+    cwd: Path | None = None,
+    timeout: float = 300,
+    python_options: tuple[str, ...] = (),
 ) -> subprocess.CompletedProcess[str]:
-    """The finished command, its output decoded as UTF-8."""
+    """The finished command, its output decoded as UTF-8; ``python_options`` go to the
+    interpreter (``-X importtime``)."""
     return subprocess.run(
-        [sys.executable, "-m", "session_contracts", *args],
+        [sys.executable, *python_options, "-m", "session_contracts", *args],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -37,3 +41,20 @@ def run_cli_text(
         check=False,
         cwd=cwd,
     )
+
+
+def run_cli_importing(
+    *args: str, cwd: Path | None = None, timeout: float = 300
+) -> tuple[subprocess.CompletedProcess[str], frozenset[str]]:
+    """The finished command and every module it imported, as ``python -X importtime``
+    reports them on stderr (those lines are taken out of the command's stderr)."""
+    result = run_cli_text(*args, cwd=cwd, timeout=timeout, python_options=("-X", "importtime"))
+    modules: set[str] = set()
+    stderr: list[str] = []
+    for line in result.stderr.splitlines(keepends=True):
+        if not line.startswith("import time:"):
+            stderr.append(line)
+        elif not line.rstrip().endswith("imported package"):  # the header line
+            modules.add(line.rsplit("|", 1)[1].strip())
+    result.stderr = "".join(stderr)
+    return result, frozenset(modules)

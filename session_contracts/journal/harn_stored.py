@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+import orjson
+
 from session_contracts.errors import json_path
 from session_contracts.json.canonical import canonical_bytes, hash_bytes
 from session_contracts.json.harn_canonical import harn_sha256
@@ -149,20 +151,19 @@ def stored_kind_and_payload(kind: str, payload: Mapping[str, Any]) -> tuple[Any,
 
 
 def _headers(event: Mapping[str, Any]) -> dict[str, str]:
+    # A BTreeMap: serde writes it in key order, the order these are added in.
     headers: dict[str, str] = {}
-    for journal_name, header in (
-        ("runId", "run_id"),
-        ("turnId", "turn_id"),
-        ("executionId", "execution_id"),
-        ("topic", "topic"),
-    ):
-        value = event[journal_name]
-        if isinstance(value, str):
-            headers[header] = value
+    execution_id = event["executionId"]
+    if isinstance(execution_id, str):
+        headers["execution_id"] = execution_id
     iteration = event["iteration"]
     if type(iteration) is int and iteration >= 0:
         headers["iteration"] = str(iteration)
-    return dict(sorted(headers.items()))  # a BTreeMap: serde writes it in key order
+    for journal_name, header in (("runId", "run_id"), ("topic", "topic"), ("turnId", "turn_id")):
+        value = event[journal_name]
+        if isinstance(value, str):
+            headers[header] = value
+    return headers
 
 
 def stored_event(
@@ -281,6 +282,14 @@ def unheld_integer(value: Any) -> str | None:
     """The JSON path of the first integer serde_json cannot hold as one (outside
     -2^63..2^64-1: Harn's store reads it as a float), or ``None``: a stored event with
     such a number would not read back as it was given."""
+    try:
+        # orjson writes an integer exactly when it is in that range (and refuses what
+        # it cannot write): the walk below runs only when it refuses, to find the path.
+        orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        pass
+    else:
+        return None
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     while stack:
         node, parts = stack.pop()

@@ -18,7 +18,7 @@ plugged into both.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, cast, get_args
 
@@ -45,6 +45,7 @@ __all__ = [
     "JournalWriteError",
     "SessionEvent",
     "SessionMissing",
+    "all_events_valid",
     "decode_stored_form",
     "event_findings",
     "stored_findings",
@@ -221,9 +222,11 @@ class SessionEvent:
         object.__setattr__(self, "payload", freeze_json(self.payload))
 
     @classmethod
-    def from_json(cls, raw: Any) -> SessionEvent:
-        """The event a parsed JSON value describes; :class:`InvalidDocument` if none."""
-        validate_event(raw)
+    def from_json(cls, raw: Any, *, checked: bool = False) -> SessionEvent:
+        """The event a parsed JSON value describes; :class:`InvalidDocument` if none.
+        ``checked``: the caller found ``raw`` valid already (:func:`all_events_valid`)."""
+        if not checked:
+            validate_event(raw)
         return cls._from_valid(raw)
 
     @classmethod
@@ -270,6 +273,13 @@ def validate_event(raw: Any) -> None:
     findings = event_findings(raw)
     if findings:
         raise InvalidDocument(findings)
+
+
+def all_events_valid(raws: Sequence[Any]) -> bool:
+    """True only when each of ``raws`` is a valid event, decided in batches; False when
+    one is not, or when the batch could not be screened: then check each
+    (:meth:`~session_contracts.validation.validator.DocumentValidator.all_valid`)."""
+    return default_validator().all_valid(EVENT_DOCUMENT_TYPE, raws)
 
 
 def event_findings(raw: Any) -> tuple[Finding, ...]:

@@ -59,6 +59,7 @@ from session_contracts.journal.model import (
     JournalWriteError,
     SessionEvent,
     SessionMissing,
+    all_events_valid,
     corrupt,
     decode_stored_form,
     rejected,
@@ -304,14 +305,16 @@ class SqliteJournal(ClosedOnExit):
         """
         problems: list[Finding] = []
         pairs: list[tuple[dict[str, Any], str]] = []
-        for index, event in enumerate(events):
-            raw = event.to_json()
+        raws = [event.to_json() for event in events]
+        checked = all_events_valid(raws)  # else each is checked below, to say why
+        for index, raw in enumerate(raws):
             try:
-                validate_event(raw)
+                if not checked:
+                    validate_event(raw)
                 # The record hash; RFC 8785 also refuses what no record hash could cover.
                 pairs.append((raw, hash_bytes(canonical_bytes(raw))))
             except InvalidDocument as exc:
-                problems.extend(rejected(exc.findings, index=index, event_id=event.id))
+                problems.extend(rejected(exc.findings, index=index, event_id=raw["id"]))
                 if len(problems) >= MAX_FINDINGS:
                     break
         if problems:
@@ -607,7 +610,7 @@ def _quick_check_all(rows: Sequence[_Row]) -> list[dict[str, Any] | None]:
     is_valid = quick_validator(STORED_EVENT_DOCUMENT_TYPE).is_valid
     if None not in parsed:  # the usual case: every row parsed, check them as one batch
         canonical = _canonical_rows(parsed, datas)
-        if all(canonical) and _all_valid(parsed):
+        if all(canonical) and default_validator().all_valid(STORED_EVENT_DOCUMENT_TYPE, parsed):
             return list(parsed)
         pairs = zip(parsed, canonical, strict=True)
         return [raw if same and is_valid(raw) else None for raw, same in pairs]
@@ -627,21 +630,6 @@ def _integral_members(raw: dict[str, Any]) -> bool:
         type(raw.get("event_id")) is int
         and type(raw.get("ts_ms")) is int
         and (raw.get("parent_event_id") is None or type(raw.get("parent_event_id")) is int)
-    )
-
-
-# Rows checked per call into the engine: one crossing per batch, and a bounded copy
-# of the rows on the engine's side.
-_VALIDATION_BATCH = 1024
-
-
-def _all_valid(events: list[Any]) -> bool:
-    """Whether every parsed row passes the contract (the same verdict as the per-row
-    check, batch by batch)."""
-    is_valid = default_validator().ints_only_list_validator(STORED_EVENT_DOCUMENT_TYPE).is_valid
-    return all(
-        is_valid(events[at : at + _VALIDATION_BATCH])
-        for at in range(0, len(events), _VALIDATION_BATCH)
     )
 
 
@@ -683,6 +671,8 @@ def _encode_batch(
     rows: list[_Row] = []
     problems: list[Finding] = []
     last = dict(tails)
+    # One look at the whole batch (the usual answer: every integer held), else at each event.
+    all_held = unheld_integer(list(events)) is None
     for index, event in enumerate(events):
         if len(problems) >= MAX_FINDINGS:
             break
@@ -691,7 +681,7 @@ def _encode_batch(
         except InvalidDocument as exc:
             problems.extend(rejected(exc.findings, index=index, event_id=event["event_id"]))
             continue
-        unheld = unheld_integer(event)
+        unheld = None if all_held else unheld_integer(event)
         if unheld is not None:
             problems.append(
                 Finding(

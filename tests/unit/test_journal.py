@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -30,14 +31,18 @@ from session_contracts.journal import (
     SessionEvent,
     SessionMissing,
     SqliteJournal,
+    all_events_valid,
+    event_findings,
     export_tape,
     harn_record_hash,
     import_tape,
     stored_events_of,
+    unheld_integer,
     validate_event,
 )
 from session_contracts.journal.sqlite import APPLICATION_ID
 from session_contracts.json.harn_canonical import harn_canonical_bytes
+from session_contracts.validation.validator import VALIDATION_BATCH, default_validator
 
 RUN_RECORD_ID = "https://schemas.session-contracts.dev/v1/run-record.schema.json"
 MAX_SAFE = 2**53 - 1
@@ -1490,3 +1495,57 @@ def test_written_events_read_back_equal(
     tape.write(events)
     assert list(tape.read()) == stored
     assert [SessionEvent.from_json(e.to_json()) for e in events] == events
+
+
+@pytest.mark.parametrize(
+    ("value", "path"),
+    [
+        ({"a": [1, {"b": 2**64 - 1}], "c": -(2**63)}, None),  # the edges serde holds
+        ({"a": [1, {"b": 2**64}]}, "$.a[1].b"),
+        ({"a": -(2**63) - 1}, "$.a"),
+        ({"a": True, "b": 1.5e300, "c": None}, None),
+        # Not plain JSON (orjson refuses the proxy): the walk decides, here and below.
+        (MappingProxyType({"x": (1, 2**70)}), "$.x[1]"),
+        (MappingProxyType({"x": (1, 2)}), None),
+    ],
+)
+def test_unheld_integer_names_the_number_harns_store_cannot_hold(
+    value: Any, path: str | None
+) -> None:
+    assert unheld_integer(value) == path
+
+
+def test_events_valid_in_batches_only_when_each_is() -> None:
+    """all_events_valid says True only when every event passes on its own; an event that
+    fails, or one holding an integral float (which the batch cannot screen), says False."""
+    valid = [raw_event(i, kind) for i, kind in enumerate(sorted(EVENT_KINDS), 1)]
+    many = [raw_event(i, "other") for i in range(1, 2 * VALIDATION_BATCH + 2)]
+    assert all(not event_findings(raw) for raw in [*valid, *many])
+    assert all_events_valid(valid)
+    assert all_events_valid(many)
+    assert all_events_valid([])
+    broken = [*many[:-1], {**many[-1], "topic": 7}]  # the last, in the last batch
+    assert event_findings(broken[-1])
+    assert not all_events_valid(broken)
+    fraction = [*valid, {**raw_event(99, "other"), "payload": {"n": 5.0}}]
+    assert not event_findings(fraction[-1])
+    assert not all_events_valid(fraction)
+    # A document type with input aliases is never screened in batches.
+    assert not default_validator().all_valid("session-recap.query", [{"sessionId": "s"}])
+
+
+def test_append_stored_refuses_an_integer_harns_store_cannot_hold(tmp_path: Path) -> None:
+    """A stored event holding an integer outside -2^63..2^64-1 is refused at the number,
+    nothing of the batch is written; the edges of that range are written."""
+    edges = {"transcript_event": {"role": "assistant", "text": "x", "n": [2**64 - 1, -(2**63)]}}
+    beyond = {"transcript_event": {"role": "assistant", "text": "x", "n": [1, 2**64]}}
+    with SqliteJournal.open(tmp_path / "j.sqlite", create=True) as journal:
+        with pytest.raises(JournalWriteError) as caught:
+            journal.append_stored(
+                [stored_message(1, payload=edges), stored_message(2, payload=beyond)]
+            )
+        (finding,) = caught.value.findings
+        assert finding.path == "$[1].payload.transcript_event.n[1]"
+        assert "outside -2^63..2^64-1" in finding.message
+        assert not journal.has_session("h")
+        assert journal.append_stored([stored_message(1, payload=edges)]) == 1
