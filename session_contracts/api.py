@@ -115,7 +115,7 @@ def certify(
     checks: Sequence[str] | None = None,
     examples: int | None = None,
     seed: int = 0,
-    timeout: float = 10.0,
+    timeout: float | None = None,
     fail_on: str = "required",
     failures_dir: str | Path = ".session-contracts/failures",
 ) -> Certification:
@@ -125,10 +125,12 @@ def certify(
     ``producer=None`` certifies the built-in reference producer; an empty or
     blank command is a :class:`UsageError` (never a silent fallback).
     ``checks`` selects check ids (default: all); ``fail_on`` is ``"required"``
-    or ``"recommended"``. Raises :class:`UsageError` for an unknown check id and
+    or ``"recommended"``; ``timeout`` gives every case that many seconds (default:
+    each case's budget follows the reference's time for it, docs/checks.md). Raises :class:`UsageError` for an unknown check id and
     :class:`session_contracts.ToolError` when the producer cannot be started.
     """
     from session_contracts.conformance.judge import certify as judge
+    from session_contracts.conformance.judge.budget import BUDGET_FLOOR_SECONDS, TimeBudget
     from session_contracts.conformance.judge.checks import CHECKS
     from session_contracts.conformance.judge.runner import (
         ProducerProcess,
@@ -166,10 +168,10 @@ def certify(
     options: dict[str, Any] = {"seed": seed, "failures_dir": Path(failures_dir)}
     if examples is not None:
         options["examples"] = examples
-    process = ProducerProcess(command, timeout=timeout)
+    process = ProducerProcess(command, timeout=timeout or BUDGET_FLOOR_SECONDS)
     try:
         info = process.start()
-        results = judge.certify(process, checks=selected, **options)
+        results = judge.certify(process, checks=selected, budget=TimeBudget(timeout), **options)
     finally:
         process.stop()
     return Certification(
