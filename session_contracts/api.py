@@ -126,8 +126,9 @@ def certify(
     blank command is a :class:`UsageError` (never a silent fallback).
     ``checks`` selects check ids (default: all); ``fail_on`` is ``"required"``
     or ``"recommended"``; ``timeout`` gives every case that many seconds (default:
-    each case's budget follows the reference's time for it, docs/checks.md). Raises :class:`UsageError` for an unknown check id and
-    :class:`session_contracts.ToolError` when the producer cannot be started.
+    each case's budget follows the reference's time for it, docs/checks.md). Raises
+    :class:`UsageError` for an unknown check id and :class:`session_contracts.ToolError`
+    when the producer cannot be started.
     """
     from session_contracts.conformance.judge import certify as judge
     from session_contracts.conformance.judge.budget import BUDGET_FLOOR_SECONDS, TimeBudget
