@@ -22,6 +22,7 @@ from session_contracts.errors import InvalidDocument
 from session_contracts.json.canonical import canonical_bytes
 from session_contracts.json.serde_numbers import NumberOutOfRange, floats_as_harn_reads
 from session_contracts.json.wire import dumps_wire
+from session_contracts.recap.query import clamp_limit
 from session_contracts.rejections import agreement, answered_findings
 from session_contracts.validation.validator import default_validator
 from session_contracts.validation.xkeywords import json_equal
@@ -546,7 +547,7 @@ def judge_recap_limit(runner: Runner, trial: Trial) -> None:
     if echoed != requested:
         # Harn's runtime echoes the query as received; only the read is clamped.
         raise Failed(f"the query echo's limit is {echoed} for a requested {requested}")
-    expected = 4096 if requested is None else min(max(requested, 1), 32768)
+    expected = clamp_limit(requested)
     # Harn's store reads from event 1 when the query names no start.
     given = query.get("fromEventId", query.get("from_event_id"))
     start = 1 if given is None else given

@@ -29,12 +29,12 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Final, Literal
 
 import orjson
 
-from session_contracts.closing import ClosedOnExit
 from session_contracts.errors import Finding, InvalidDocument, SessionContractsError
 from session_contracts.feedback.rules import (
     CONTRACT_VERSION,
@@ -202,7 +202,7 @@ def _json(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-class FeedbackStore(ClosedOnExit):
+class FeedbackStore(AbstractContextManager["FeedbackStore"]):
     """The reference session-feedback store in one SQLite file.  Open it with :meth:`open`."""
 
     def __init__(
@@ -275,6 +275,9 @@ class FeedbackStore(ClosedOnExit):
         mode = str(connection.execute("PRAGMA journal_mode").fetchone()[0])
         level = int(connection.execute("PRAGMA synchronous").fetchone()[0])
         return mode, {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}[level]
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def close(self) -> None:
         """Close the connection; closing twice is harmless."""

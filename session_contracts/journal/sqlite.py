@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,6 @@ from typing import Any
 import orjson
 
 from session_contracts.accel import linescan
-from session_contracts.closing import ClosedOnExit
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.journal.harn_stored import (
     chained_stored_events,
@@ -199,7 +199,7 @@ def _write_error(code: str, message: str, hint: str, path: str = "$") -> Journal
     return JournalWriteError([Finding(path, code, message, hint)])
 
 
-class SqliteJournal(ClosedOnExit):
+class SqliteJournal(AbstractContextManager["SqliteJournal"]):
     """A session journal in one SQLite file.  Open it with :meth:`open`."""
 
     def __init__(self, connection: sqlite3.Connection, *, path: Path, writable: bool) -> None:
@@ -275,6 +275,9 @@ class SqliteJournal(ClosedOnExit):
     @property
     def closed(self) -> bool:
         return self._connection is None
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def close(self) -> None:
         """Close the connection; closing twice is harmless."""
