@@ -60,7 +60,10 @@ def _schema(file: str) -> Mapping[str, Any]:
 
 def _resolve(file: str, node: Mapping[str, Any]) -> Mapping[str, Any]:
     while "$ref" in node:
-        node = _schema(file)["$defs"][node["$ref"].removeprefix("#/$defs/")]
+        # A reference into another schema file of the set names it before the "#".
+        target, _, pointer = str(node["$ref"]).partition("#")
+        file = target or file
+        node = _schema(file)["$defs"][pointer.removeprefix("/$defs/")]
     return node
 
 
