@@ -163,7 +163,8 @@ def _float(draw: st.DrawFn) -> float:
     if kind == 0:
         return draw(st.sampled_from(_EDGE_FLOATS))
     if kind < 6:  # a short decimal: 12.5, -0.003
-        return draw(integers(-(10**6), 10**6)) / 10 ** draw(st.integers(0, 6))
+        digits: int = draw(integers(-(10**6), 10**6))
+        return digits / 10.0 ** draw(st.integers(0, 6))
     bits = draw(naturals(2**64 - 1))
     value: float = struct.unpack("<d", bits.to_bytes(8, "little"))[0]
     return value if math.isfinite(value) else float(bits >> 11)

@@ -160,11 +160,7 @@ class _Regex:
                 atom = st.just(char)
                 index += 1
             low, high, index = self._quantifier(index)
-            parts.append(
-                atom
-                if (low, high) == (1, 1)
-                else draws.strings_of(atom, low, high)
-            )
+            parts.append(atom if (low, high) == (1, 1) else draws.strings_of(atom, low, high))
         if not anchored_end:
             parts.append(draws.text(max_size=8))
         return parts
@@ -407,7 +403,7 @@ class SchemaStrategies:
         @st.composite
         def with_one_contained(draw: st.DrawFn) -> list[Any]:
             drawn: list[Any] = draw(st.lists(items, min_size=max(low - 1, 0), max_size=high - 1))
-            drawn.insert(draw(st.integers(0, len(drawn))), draw(wanted))
+            drawn.insert(draw(draws.integers(0, len(drawn))), draw(wanted))
             return drawn
 
         return with_one_contained()
