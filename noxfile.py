@@ -173,8 +173,9 @@ WHEEL_MUST_HOLD = {
 }
 # certify with every explicit case and 5 random cases a check (the default is 25).
 LIGHT_CERTIFY = ["certify", "--examples", "5"]
-# The newest releases of these go into the second venv before the wheel (its ranges allow them).
-NEWEST = ["pydantic", "rich", "jsonschema"]
+# The newest releases of these go into the second venv before the wheel (its ranges allow them):
+# certify runs in a third party's test environment, on whatever Hypothesis is there.
+NEWEST = ["pydantic", "rich", "jsonschema", "hypothesis"]
 
 
 def _venv(session: nox.Session, where: Path) -> Path:
@@ -200,7 +201,7 @@ def wheel(session: nox.Session) -> None:
     check what the wheel holds; install it into fresh venvs outside the repository and run
     certify (in full on the oldest Python), golden check and quickstart there: on every
     supported Python, one venv on constraints.txt's pins; on the first, one more on the
-    newest pydantic, rich and jsonschema."""
+    newest pydantic, rich, jsonschema and hypothesis."""
     import re
     import shutil
     import tempfile

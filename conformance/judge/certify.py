@@ -12,12 +12,11 @@ reason).  Each case's time budget follows the reference's time for it
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import shlex
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -233,42 +232,6 @@ def _seed_for(seed: int, check_id: str, part: int) -> int:
     """
     digest = hashlib.sha256(f"{seed}\x00{check_id}\x00{part}".encode()).digest()
     return int.from_bytes(digest[:8], "big")
-
-
-# Hypothesis's (private) source of constants harvested from local modules.
-_LOCAL_CONSTANTS = "_get_local_constants"
-
-
-@contextlib.contextmanager
-def _fixed_generation() -> Iterator[None]:
-    """Case generation that depends on the seed alone, not on what this process imported.
-
-    Hypothesis now and then draws a constant harvested from the source of
-    every "local" module in ``sys.modules``; which modules are loaded depends
-    on the checks already run (the reference imports its parts lazily), on
-    how session-contracts is installed (an editable install is local, a
-    site-packages one is not) and on the caller (the bench, a test). So the
-    same seed gave other cases to the same check. The local pool is emptied
-    while certify draws; hypothesis's fixed global constants still apply.
-    """
-    try:
-        from hypothesis.internal.conjecture import providers
-    except ImportError:  # pragma: no cover - another hypothesis layout: nothing to empty
-        yield
-        return
-    original = getattr(providers, _LOCAL_CONSTANTS, None)
-    cache = getattr(providers, "CONSTANTS_CACHE", None)
-    if original is None or cache is None:  # pragma: no cover - another hypothesis version
-        yield
-        return
-    empty = getattr(providers, "Constants")()  # noqa: B009 - not in the module's __all__
-    setattr(providers, _LOCAL_CONSTANTS, lambda: empty)
-    cache.cache.clear()
-    try:
-        yield
-    finally:
-        setattr(providers, _LOCAL_CONSTANTS, original)
-        cache.cache.clear()
 
 
 def _claims(contracts: tuple[str, ...], operations: tuple[str, ...], case: ExplicitCase) -> bool:
@@ -653,8 +616,9 @@ def _run_property(
 
     final_replay_passed = False
     try:
-        with _fixed_generation():
-            prop()
+        # The cases are a function of the seed alone: every strategy draws
+        # through cases/draws.py, which nothing harvested from loaded modules fits.
+        prop()
     except (Failed, Errored, _Stop):
         pass
     except ExceptionGroup as group:

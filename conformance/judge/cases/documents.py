@@ -1,9 +1,9 @@
 """Hypothesis strategies for every document type, built from the schemas.
 
-hypothesis-jsonschema generates schema-shaped data but ignores our x- rules
-(and ``unevaluatedProperties`` and ``dependentRequired``).  Each draw
-is therefore mended with the fixes the x- keywords themselves propose, then
-re-validated by the real validator: only valid documents come out.
+:mod:`from_schema` compiles each document type's schema into a strategy once;
+it draws schema-shaped data but not our x- rules.  Each draw is therefore
+mended with the fixes the x- keywords themselves propose, then validated by the
+real validator: only valid documents come out.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 from urllib.parse import urljoin
 
 from hypothesis import strategies as st
-from hypothesis_jsonschema import from_schema
 
+from session_contracts.conformance.judge.cases.from_schema import SchemaStrategies
 from session_contracts.validation.validator import DocumentValidator, default_validator
 
 __all__ = ["apply_fix", "bundled_schema", "documents", "object_paths", "repair"]
@@ -111,65 +111,10 @@ def repair(validator: DocumentValidator, doctype: str, document: Any) -> Any:
     return document
 
 
-_GENERATION_NOISE = frozenset({"description", "title", "discriminator", "$comment"})
-
-
-def _inline(node: Any, defs: Mapping[str, Any], depth: int = 0) -> Any:
-    # hypothesis-jsonschema re-resolves $ref on every draw; our contracts are
-    # not recursive, so resolving them once up front makes drawing far cheaper.
-    if depth > 64:
-        raise ValueError("schema too deep to inline (a recursive $ref?)")
-    if isinstance(node, dict):
-        if "$ref" in node:
-            target = _inline(defs[node["$ref"].removeprefix("#/$defs/")], defs, depth + 1)
-            siblings = {
-                key: _inline(value, defs, depth + 1)
-                for key, value in node.items()
-                if key != "$ref" and key not in _GENERATION_NOISE and not key.startswith("x-")
-            }
-            return {"allOf": [target, siblings]} if siblings else target
-        return {
-            key: _inline(value, defs, depth + 1)
-            for key, value in node.items()
-            if key not in _GENERATION_NOISE and not key.startswith("x-") and key != "$defs"
-        }
-    if isinstance(node, list):
-        return [_inline(item, defs, depth + 1) for item in node]
-    return node
-
-
-_SAFE = 2**53 - 1
-# Arrays drawn with at most this many items: nested lists (a snapshot's turns,
-# iterations, tools) otherwise multiply into documents too large to draw fast.
-_ITEMS = 3
-
-
-def _safe_integers(node: Any) -> Any:
-    """Integer schemas without bounds drawn within JavaScript's safe range; arrays kept short.
-
-    Only generation narrows: the contracts themselves (Harn's recap counts and
-    ids are unbounded integers) accept more, but :func:`documents` keeps safe
-    integers only, and drawing beyond the range just to filter it out starves
-    hypothesis.
-    """
-    if isinstance(node, dict):
-        out = {key: _safe_integers(value) for key, value in node.items()}
-        types = out.get("type")
-        if types == "integer" or (isinstance(types, list) and "integer" in types):
-            out.setdefault("maximum", _SAFE)
-            out.setdefault("minimum", -_SAFE)
-        if types == "array" and "maxItems" not in out and out.get("minItems", 0) <= _ITEMS:
-            out["maxItems"] = _ITEMS
-        return out
-    if isinstance(node, list):
-        return [_safe_integers(item) for item in node]
-    return node
-
-
 @cache
 def _schema_strategy(doctype: str) -> st.SearchStrategy[Any]:
-    bundled = bundled_schema(default_validator(), doctype)
-    return from_schema(_safe_integers(_inline(bundled, bundled["$defs"])))
+    """The schema's strategy, compiled once per document type and process."""
+    return SchemaStrategies(bundled_schema(default_validator(), doctype)).root()
 
 
 def _json_safe(value: Any) -> bool:

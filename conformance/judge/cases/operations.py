@@ -1,7 +1,8 @@
 """Case strategies per operation: what the suite sends a producer.
 
-Documents come from the bundled examples and hypothesis-jsonschema (through
-:mod:`documents`); observation streams and checkpoint sequences are built
+Documents come from the bundled examples and the schemas (through
+:mod:`documents`); every draw goes through :mod:`draws` (the cases are a
+function of the seed alone); observation streams and checkpoint sequences are built
 for their purpose, so that the interesting rules (replays, counter resets,
 stale reports, oscillating diagnostics) are reached in a few dozen cases.
 """
@@ -17,6 +18,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from session_contracts.conformance.judge.cases import draws
 from session_contracts.conformance.judge.cases.documents import documents, object_paths
 from session_contracts.conformance.judge.cases.explicit import attribute_event, usage_sample
 from session_contracts.contracts import CONTRACT_DOCTYPES
@@ -121,21 +123,24 @@ def unknown_field_inputs(contracts: tuple[str, ...]) -> st.SearchStrategy[dict[s
 _JSON_LEAVES = (
     st.none()
     | st.booleans()
-    | st.integers(-(2**53) + 1, 2**53 - 1)
-    | st.floats(allow_nan=False, allow_infinity=False, width=64)
-    | st.text(max_size=20)
+    | draws.integers(-(2**53) + 1, 2**53 - 1)
+    | draws.floats()
+    | draws.text(max_size=20)
     # Extensions keep every JSON number: integers past 64 bits,
     # which a reader that parses numbers as doubles or 64-bit integers loses.
     | st.sampled_from([2**64, -(2**63) - 1, 900719925474099312345678901234567890, -0.0, 1e21])
-    | st.integers(min_value=2**64, max_value=10**40)
+    | draws.integers(2**64, 10**40)
 )
-extension_values = st.recursive(
-    _JSON_LEAVES,
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
-    ),
-    max_leaves=12,
-)
+
+
+def _json_containers(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    # A function, not a lambda: hypothesis reads a lambda's source to see that it recurses.
+    return st.lists(children, max_size=4) | st.dictionaries(
+        draws.text(max_size=12), children, max_size=4
+    )
+
+
+extension_values = st.recursive(_JSON_LEAVES, _json_containers, max_leaves=12)
 
 
 def extension_inputs() -> st.SearchStrategy[dict[str, Any]]:
@@ -148,7 +153,7 @@ def extension_inputs() -> st.SearchStrategy[dict[str, Any]]:
     return st.builds(
         build,
         st.sampled_from(["session-recap.snapshot", "session-recap.envelope"]),
-        st.dictionaries(st.text(min_size=1, max_size=16), extension_values, max_size=5),
+        st.dictionaries(draws.text(min_size=1, max_size=16), extension_values, max_size=5),
     )
 
 
@@ -174,12 +179,12 @@ def _session_observations(draw: st.DrawFn, resets: bool = True) -> dict[str, Any
     stop_classes = st.sampled_from(["natural", "policy_budget", "runtime_error", "unknown"])
 
     def telemetry() -> dict[str, Any] | None:
-        if draw(st.integers(0, 2)) == 0:
+        if draw(draws.integers(0, 2)) == 0:
             return None
         verification: dict[str, Any] | None = None
         if draw(st.booleans()):
             measured: dict[str, Any] | None = None
-            if draw(st.integers(0, 4)) > 0:
+            if draw(draws.integers(0, 4)) > 0:
                 fingerprint, count = draw(diagnostics)
                 if len(collected) >= 2 and draw(st.booleans()):
                     # Back to the set two collections ago: an oscillation,
@@ -199,16 +204,16 @@ def _session_observations(draw: st.DrawFn, resets: bool = True) -> dict[str, Any
             "kind": "tool_call_completed",
             "call_id": draw(calls),
             "success": draw(st.booleans()),
-            "streaming_parse_candidate": draw(st.integers(0, 4)) == 0,
+            "streaming_parse_candidate": draw(draws.integers(0, 4)) == 0,
             "mutation_applied": draw(st.booleans()),
             "telemetry": telemetry(),
         }
 
-    if draw(st.integers(0, 5)) == 0:
+    if draw(draws.integers(0, 5)) == 0:
         observations.append({"kind": "terminal_outcome", "stop_class": draw(stop_classes)})
-    for iteration in range(1, draw(st.integers(1, 5)) + 1):
+    for iteration in range(1, draw(draws.integers(1, 5)) + 1):
         observations.append({"kind": "iteration_started", "iteration": iteration})
-        for _ in range(draw(st.integers(0, 5))):
+        for _ in range(draw(draws.integers(0, 5))):
             moves = ["call", "call", "call", "abandon", "reset", "history", "terminal"]
             move = draw(st.sampled_from(moves if resets else [m for m in moves if m != "reset"]))
             if move == "call":
@@ -219,25 +224,25 @@ def _session_observations(draw: st.DrawFn, resets: bool = True) -> dict[str, Any
                 observations.append({"kind": "transcript_reset"})
             elif move == "history":
                 observations.append(
-                    {"kind": "historical_messages_loaded", "count": draw(st.integers(0, 50))}
+                    {"kind": "historical_messages_loaded", "count": draw(draws.integers(0, 50))}
                 )
             else:
                 observations.append({"kind": "terminal_outcome", "stop_class": draw(stop_classes)})
-        for _ in range(draw(st.integers(1, 2))):  # a terminal path may finish it twice
+        for _ in range(draw(draws.integers(1, 2))):  # a terminal path may finish it twice
             observations.append(
                 {
                     "kind": "iteration_finished",
-                    "wall_time_ms": draw(st.none() | st.integers(0, 5000)),
-                    "prose_characters": draw(st.none() | st.integers(0, 2000)),
+                    "wall_time_ms": draw(st.none() | draws.integers(0, 5000)),
+                    "prose_characters": draw(st.none() | draws.integers(0, 2000)),
                 }
             )
         # Calls resolving after the iteration's snapshot, repeated on purpose.
-        for _ in range(draw(st.integers(0, 2))):
+        for _ in range(draw(draws.integers(0, 2))):
             observations.append(call())
     if draw(st.booleans()):
         observations.append({"kind": "terminal_outcome", "stop_class": draw(stop_classes)})
         # Calls resolving after the terminal snapshot (closeout), repeated on purpose.
-        for _ in range(draw(st.integers(0, 2))):
+        for _ in range(draw(draws.integers(0, 2))):
             if draw(st.booleans()):
                 observations.append({"kind": "tool_call_abandoned", "call_id": draw(calls)})
             else:
@@ -274,7 +279,7 @@ def reset_streams(draw: st.DrawFn) -> dict[str, Any]:
     stream = draw(_session_observations(resets=True))
     observations = list(stream["observations"])
     if not any(o["kind"] == "transcript_reset" for o in observations):
-        at = draw(st.integers(0, len(observations)))
+        at = draw(draws.integers(0, len(observations)))
         observations.insert(at, {"kind": "transcript_reset"})
     return {**stream, "observations": observations}
 
@@ -307,11 +312,11 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
         },
     ]
     version = 0
-    tokens = draw(st.integers(0, 1000))
+    tokens = draw(draws.integers(0, 1000))
     last_usage_at = 0
     last_counter = ""
     sent: list[dict[str, Any]] = []
-    for index in range(draw(st.integers(0, 6))):
+    for index in range(draw(draws.integers(0, 6))):
         clock += draw(st.sampled_from([0, 1000, 60_000, 1_000_000]))
         move = draw(
             st.sampled_from(
@@ -337,7 +342,7 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
                 "session_id": session,
                 "can_read_raw_receipts": draw(st.booleans()),
             }
-            if draw(st.integers(0, 3)) == 0:  # now and then a reader of another version
+            if draw(draws.integers(0, 3)) == 0:  # now and then a reader of another version
                 step["reader_contract_version"] = draw(st.sampled_from([1, 2]))
             steps.append(step)
             continue
@@ -369,8 +374,8 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
                 counter = last_counter
         future_accepted = False
         if move == "usage":
-            tokens += draw(st.integers(1, 500))
-            last_usage_at = max(last_usage_at + 1, clock - draw(st.integers(0, 5000)))
+            tokens += draw(draws.integers(1, 500))
+            last_usage_at = max(last_usage_at + 1, clock - draw(draws.integers(0, 5000)))
             request["usage"] = usage_sample(last_usage_at, tokens, 10, counter=counter)
             last_counter = counter
         elif move == "older":
@@ -392,7 +397,7 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
         elif move == "progress":
             request["progress"] = {
                 "phase": draw(st.sampled_from(["testing", "blocked"])),
-                "summary": "步骤" * draw(st.integers(0, 3)),
+                "summary": "步骤" * draw(draws.integers(0, 3)),
                 **draw(_progress_at_a_limit()),
             }
         if draw(st.booleans()):
@@ -437,7 +442,7 @@ def _progress_at_a_limit(draw: st.DrawFn) -> dict[str, Any]:
             ["", "", "completed", "blockers", "label", "reference", "test", "items", "summary"]
         )
     )
-    over = draw(st.integers(0, 3)) == 0
+    over = draw(draws.integers(0, 3)) == 0
     if field in ("completed", "blockers"):
         return {field: [_limited_text(1024, over)]}
     if field in ("label", "reference"):
@@ -464,11 +469,13 @@ def _progress_at_a_limit(draw: st.DrawFn) -> dict[str, Any]:
 # -- run records --------------------------------------------------------------------------------
 _NAMES = st.sampled_from(["run_tests", "edit_file", "search"])
 _ARGS = st.dictionaries(
-    st.sampled_from(["path", "query", "n"]), st.integers(0, 9) | st.text(max_size=8), max_size=2
+    st.sampled_from(["path", "query", "n"]),
+    draws.integers(0, 9) | draws.text(max_size=8),
+    max_size=2,
 )
 _NATIVE_CALL = st.builds(
     lambda i, name, args: {"id": f"tc-{i}", "name": name, "arguments": args},
-    st.integers(0, 9),
+    draws.integers(0, 9),
     _NAMES,
     _ARGS,
 )
@@ -481,9 +488,7 @@ _LOOP_VALUE = st.sampled_from(
 def provider_responses(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
     """A model response: prose, maybe a LOOP_STATE block (complete or not), maybe
     text-protocol or legacy calls, and provider-native tool calls."""
-    pieces = [
-        draw(st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\r"), max_size=40))
-    ]
+    pieces = [draw(draws.text(max_size=40, exclude="\r"))]
     # A planted secret goes where a model may put one: its prose, a native
     # call's arguments, a text-protocol call, or (one-line ones) a LOOP_STATE value.
     where = "text"
@@ -499,25 +504,25 @@ def provider_responses(draw: st.DrawFn, canary: str | None = None) -> dict[str, 
             pieces.append(f"<tool_call>{json.dumps(call)}</tool_call>")
         elif where == "loop_state":
             pieces.append(f"## LOOP_STATE\nnote: {canary}\n## END_LOOP_STATE")
-    if draw(st.integers(0, 2)):  # a LOOP_STATE block in two responses out of three
+    if draw(draws.integers(0, 2)):  # a LOOP_STATE block in two responses out of three
         keys = draw(st.lists(st.sampled_from(["done", "step", "retry", "note"]), max_size=3))
         block = ["## LOOP_STATE", *(f"{k}: {draw(_LOOP_VALUE)}" for k in keys)]
-        if draw(st.integers(0, 3)):  # mostly complete blocks
+        if draw(draws.integers(0, 3)):  # mostly complete blocks
             block.append("## END_LOOP_STATE")
         pieces.append("\n".join(block))
-    if draw(st.integers(0, 3)) == 0:
+    if draw(draws.integers(0, 3)) == 0:
         call = draw(_NATIVE_CALL)
         pieces.append(f"<tool_call>{json.dumps(call)}</tool_call>")
-    if draw(st.integers(0, 4)) == 0:
+    if draw(draws.integers(0, 4)) == 0:
         pieces.append(f"{draw(_NAMES)}({json.dumps(draw(_ARGS))})")
     tool_calls = draw(st.lists(_NATIVE_CALL, max_size=3, unique_by=lambda c: c["id"]))
     if where == "native_call":
         tool_calls.append({"id": "tc-secret", "name": "search", "arguments": {"query": canary}})
     return {
         "response": {
-            "call_id": f"call-{draw(st.integers(0, 99))}",
-            "iteration": draw(st.integers(0, 20)),
-            "span_id": draw(st.none() | st.integers(0, 50)),
+            "call_id": f"call-{draw(draws.integers(0, 99))}",
+            "iteration": draw(draws.integers(0, 20)),
+            "span_id": draw(st.none() | draws.integers(0, 50)),
             "text": "\n".join(pieces),
             "tool_calls": tool_calls,
         },
@@ -530,33 +535,33 @@ def run_projections(draw: st.DrawFn) -> dict[str, Any]:
     """A run description (kind, owner, spans, gaps) and the session's events."""
     kind = draw(st.sampled_from(["run", "workflow", "session"]))
     execution_id = _RUN_EXECUTION if kind == "run" else draw(st.none() | st.just(_RUN_EXECUTION))
-    count = draw(st.integers(0, 6))
+    count = draw(draws.integers(0, 6))
     spans = []
     for span_id in range(1, count + 1):
-        parent = draw(st.none() | st.integers(1, span_id - 1)) if span_id > 1 else None
+        parent = draw(st.none() | draws.integers(1, span_id - 1)) if span_id > 1 else None
         span: dict[str, Any] = {
             "trace_id": "trace-1",
             "span_id": span_id,
             "parent_span_id": parent,
             "kind": draw(st.sampled_from(["llm_call", "tool", "workflow"])),
             "name": "step",
-            "start_ms": draw(st.integers(0, 1000)),
-            "duration_ms": draw(st.integers(0, 1000)),
+            "start_ms": draw(draws.integers(0, 1000)),
+            "duration_ms": draw(draws.integers(0, 1000)),
             "metadata": {"harn.execution.id": execution_id} if execution_id else {},
         }
         if draw(st.booleans()):
-            span["ttft_ms"] = draw(st.integers(0, 100))
+            span["ttft_ms"] = draw(draws.integers(0, 100))
         spans.append(span)
     if len(spans) > 1 and draw(st.booleans()):
         # Listed in another order: a child may come before its parent.
         spans = draw(st.permutations(spans))
     children = [s for s in spans if s["parent_span_id"] is not None]
-    if len(children) > 1 and draw(st.integers(0, 4)) == 0:
+    if len(children) > 1 and draw(draws.integers(0, 4)) == 0:
         # A cycle between two non-root spans: the list is not a forest.
         a, b = draw(st.permutations(children))[:2]
         a["parent_span_id"], b["parent_span_id"] = b["span_id"], a["span_id"]
     events = []
-    for event_id in range(1, draw(st.integers(0, 4)) + 1):
+    for event_id in range(1, draw(draws.integers(0, 4)) + 1):
         value = draw(st.none() | extension_values)
         name = draw(st.sampled_from(["completion_receipt", "other"]))
         events.append(attribute_event(event_id, name, value))
@@ -622,7 +627,7 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
     text of every visibility, valid and invalid progress, terminals with and
     without kind and owner, events of other kinds and of another session.
     """
-    text = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\r"), max_size=30)
+    text = draws.text(max_size=30, exclude="\r")
     if canary is not None:
         # Planted in every public text: prompts, assistant text, tool input and
         # output values, plan title, summary and steps, progress, terminal
@@ -632,7 +637,7 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
     # values out of the first examples.
     limit = draw(st.sampled_from([None, 0, 1, 2, 3, 5, 4096, 32768, 32769, 10**6]))
     events: list[dict[str, Any]] = []
-    next_id = draw(st.integers(0, 3))
+    next_id = draw(draws.integers(0, 3))
     planted = False
 
     def add(session: str, run: str | None, turn: str | None, kind: str, payload: Any) -> None:
@@ -656,13 +661,13 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
             {"role": "user", "visibility": visibility, "text": prompt},
         )
         # Iteration numbers in any order: a turn lists them by first appearance.
-        for iteration in draw(st.integers(0, 3).flatmap(lambda n: st.permutations(range(n)))):
-            opened = draw(st.integers(0, 5)) > 0
+        for iteration in draw(draws.integers(0, 3).flatmap(lambda n: st.permutations(range(n)))):
+            opened = draw(draws.integers(0, 5)) > 0
             if opened:
                 add(
                     session, run, turn, "loop_checkpoint", _checkpoint("iteration_start", iteration)
                 )
-            for _ in range(draw(st.integers(0, 4))):
+            for _ in range(draw(draws.integers(0, 4))):
                 kind, payload = draw(_recap_fact(text))
                 scope = draw(st.sampled_from([turn] * 6 + [None]))
                 add(session, run, scope, kind, payload)
@@ -694,7 +699,7 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
                     "reason": draw(st.none() | text),
                 },
             )
-        if draw(st.integers(0, 3)) == 0:
+        if draw(draws.integers(0, 3)) == 0:
             add(session, run, turn, "other", {"note": "not a recap kind"})
     if canary is not None and not planted:
         add(
@@ -708,12 +713,12 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
         # The queried session exists (session_missing is what "nobody" is for).
         add("sess-1", None, None, "other", {"note": "session opened"})
     query: dict[str, Any] = {"sessionId": draw(st.sampled_from(["sess-1"] * 5 + ["nobody"]))}
-    if draw(st.integers(0, 3)) == 0:
+    if draw(draws.integers(0, 3)) == 0:
         query["runId"] = draw(st.sampled_from(["run-1", "run-2"]))
-    if draw(st.integers(0, 3)) == 0:
+    if draw(draws.integers(0, 3)) == 0:
         query["turnId"] = draw(st.sampled_from(["turn-0", "turn-1"]))
-    if draw(st.integers(0, 2)) == 0:
-        query["fromEventId"] = draw(st.integers(0, next_id + 1))
+    if draw(draws.integers(0, 2)) == 0:
+        query["fromEventId"] = draw(draws.integers(0, next_id + 1))
     if limit is not None:
         query["limit"] = limit
     return {"events": events, "query": query}
@@ -721,10 +726,10 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
 
 # Numbers of both kinds, integral floats among them: Harn keeps 1.0 a float (docs/recap.md 4).
 _numbers = st.one_of(
-    st.integers(-(2**53) + 1, 2**53 - 1),
-    st.integers(-1000, 1000).map(float),
+    draws.integers(-(2**53) + 1, 2**53 - 1),
+    draws.integers(-1000, 1000).map(float),
     st.sampled_from([-0.0, 1e20, 2.0**53, 1e300]),
-    st.floats(allow_nan=False, allow_infinity=False),
+    draws.floats(),
 )
 
 
@@ -742,7 +747,7 @@ def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dic
     call = draw(st.sampled_from(["c1", "c1", "c2", "c3", None, " c1", "c2\u3000", "\t"]))
     if kind == "assistant":
         visibility = draw(st.sampled_from(["public", "public", "internal", None]))
-        body = draw(st.none() | text) if draw(st.integers(0, 5)) == 0 else draw(text)
+        body = draw(st.none() | text) if draw(draws.integers(0, 5)) == 0 else draw(text)
         return "message", {"role": "assistant", "visibility": visibility, "text": body}
     if kind == "tool_call":
         return kind, {
@@ -848,18 +853,18 @@ def recap_stored_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, 
             {**event, "id": event_id}, record_hash=record_hash, prev_hash=hashes.get(session)
         )
         hashes[session] = record_hash
-        if draw(st.integers(0, 7)) == 0:
+        if draw(draws.integers(0, 7)) == 0:
             one["record_hash"] = f"redacted:{record_hash}"
-        if draw(st.integers(0, 5)) == 0:
+        if draw(draws.integers(0, 5)) == 0:
             one["tags"] = draw(st.lists(st.sampled_from(["ui", "audit", " x "]), max_size=2))
             one["actor"] = draw(st.sampled_from([None, "agent", "user"]))
-            one["parent_event_id"] = draw(st.none() | st.integers(0, 2**53 - 1))
+            one["parent_event_id"] = draw(st.none() | draws.integers(0, 2**53 - 1))
         if not isinstance(event["payload"], dict) or event["kind"] not in _STORED_RESHAPES:
             stored.append(one)
             continue
         _STORED_RESHAPES[event["kind"]](draw, one)
         stored.append(one)
-    if draw(st.integers(0, 5)) == 0:
+    if draw(draws.integers(0, 5)) == 0:
         named = draw(st.sampled_from(["compaction", "receipt", "control", "system_reminder"]))
         stored.append(
             {
@@ -911,7 +916,7 @@ def _reshape_tool(draw: st.DrawFn, stored: dict[str, Any]) -> None:
     elif where == "raw-blank":
         _raw(stored).setdefault("_harn", {})["tool_call_id"] = " "
     name = metadata.get("tool_name")
-    if name is not None and draw(st.integers(0, 3)) == 0:
+    if name is not None and draw(draws.integers(0, 3)) == 0:
         if draw(st.booleans()):
             _raw(stored)["name"] = metadata.pop("tool_name")
         else:
@@ -937,7 +942,7 @@ def _reshape_tool(draw: st.DrawFn, stored: dict[str, Any]) -> None:
             stored["payload"]["transcript_event"]["text"] = value
         if shape == "raw-and-null":
             metadata[value_member] = None  # the first pointer exists: the fallback is not read
-    if value_member == "output" and draw(st.integers(0, 3)) == 0:
+    if value_member == "output" and draw(draws.integers(0, 3)) == 0:
         failed = metadata.pop("is_error", False)
         metadata["is_error"] = draw(st.sampled_from([False, "yes", None]))
         _raw(stored)["is_error"] = failed
@@ -983,7 +988,7 @@ def _reshape_progress(draw: st.DrawFn, stored: dict[str, Any]) -> None:
 
 def _reshape_checkpoint(draw: st.DrawFn, stored: dict[str, Any]) -> None:
     metadata = _metadata(stored)
-    if isinstance(metadata.get("iteration"), int) and draw(st.integers(0, 5)) == 0:
+    if isinstance(metadata.get("iteration"), int) and draw(draws.integers(0, 5)) == 0:
         metadata["iteration"] = draw(st.sampled_from([0.5, 2.9, -1.5, 1e30, "1"]))
 
 
@@ -1004,7 +1009,7 @@ def _secret_arguments(text: st.SearchStrategy[str]) -> st.SearchStrategy[dict[st
         lambda key, value, depth: _nest({key: value}, depth),
         name,
         st.sampled_from(["hunter2", "k-123"]) | text,
-        st.integers(0, 3),
+        draws.integers(0, 3),
     )
 
 
@@ -1047,11 +1052,11 @@ def a2a_cases(draw: st.DrawFn) -> dict[str, Any]:
             st.sampled_from(["2026-12-01T15:04:05Z", "2026-12-01T15:04:05.123+02:00"])
         )
     task = {
-        "id": draw(st.text(min_size=1, max_size=12)),
-        "contextId": draw(st.text(min_size=1, max_size=12)),
+        "id": draw(draws.text(min_size=1, max_size=12)),
+        "contextId": draw(draws.text(min_size=1, max_size=12)),
         "status": status,
     }
-    if draw(st.integers(0, 9)) == 0:  # a task the update cannot be built for
+    if draw(draws.integers(0, 9)) == 0:  # a task the update cannot be built for
         del task[draw(st.sampled_from(["id", "contextId"]))]
     return {"fact": copy.deepcopy(fact), "task": task}
 
