@@ -53,10 +53,10 @@ DOCUMENT_TYPES: dict[str, type[BaseModel]] = {
 SOURCES: dict[str, tuple[str, str]] = {
     "certification_report": ("schemas/certification-report.schema.json", "509dd980d4955c9c928bf624ef8b2b508b631e1c4be21a7b531fcde5db234fdd"),
     "health_observation": ("schemas/health-observation.schema.json", "34d6eba0458ab41d9fefa8d189ba533afa21f7e916f424bc09a325d0553e4d67"),
-    "producer_protocol": ("schemas/producer-protocol.schema.json", "0253667fa6d305e02e67aecb5e19d936653e6d87dd43f9161265a48cb54d004c"),
+    "producer_protocol": ("schemas/producer-protocol.schema.json", "6e10a23586e7559bb89749e1d7a534ce6654ec49f3482748b3c426a1f3ee5d80"),
     "run_record": ("schemas/run-record.schema.json", "f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372"),
     "session_event": ("schemas/session-event.schema.json", "7059fb2be159aa8c261167d4519767992baa3fb3fc095060576e723bf76188c6"),
     "session_feedback": ("schemas/session-feedback.schema.json", "e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b"),
     "session_health": ("schemas/session-health.schema.json", "0c79e1746fd138b0c6a439c2fd9378131b86d39a8c7fc766b7accc89dbdc2fb4"),
-    "session_recap_v1": ("schemas/session-recap-v1.schema.json", "f786b3e89568bdb38eca5167f7ab4e7aa36c8cdfcc6114f1146c24882e6d950b"),
+    "session_recap_v1": ("schemas/session-recap-v1.schema.json", "2cd0f514c0f29b4f0b60ab58dac41e54c66b7ccb7f870883f32a37f605624ba9"),
 }

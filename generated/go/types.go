@@ -2,12 +2,12 @@
 // One Go type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:509dd980d4955c9c928bf624ef8b2b508b631e1c4be21a7b531fcde5db234fdd
 //   schemas/health-observation.schema.json sha256:34d6eba0458ab41d9fefa8d189ba533afa21f7e916f424bc09a325d0553e4d67
-//   schemas/producer-protocol.schema.json sha256:0253667fa6d305e02e67aecb5e19d936653e6d87dd43f9161265a48cb54d004c
+//   schemas/producer-protocol.schema.json sha256:6e10a23586e7559bb89749e1d7a534ce6654ec49f3482748b3c426a1f3ee5d80
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
 //   schemas/session-event.schema.json sha256:7059fb2be159aa8c261167d4519767992baa3fb3fc095060576e723bf76188c6
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
 //   schemas/session-health.schema.json sha256:0c79e1746fd138b0c6a439c2fd9378131b86d39a8c7fc766b7accc89dbdc2fb4
-//   schemas/session-recap-v1.schema.json sha256:f786b3e89568bdb38eca5167f7ab4e7aa36c8cdfcc6114f1146c24882e6d950b
+//   schemas/session-recap-v1.schema.json sha256:2cd0f514c0f29b4f0b60ab58dac41e54c66b7ccb7f870883f32a37f605624ba9
 
 // Package sessioncontracts holds closed Go types for the session-contracts v1 documents:
 // decoding refuses unknown members (outside opaque values such as extensions), missing
@@ -5554,9 +5554,10 @@ func (x *RecapProjectInputJournal) UnmarshalJSON(data []byte) error {
 }
 
 // A recap query as an adapter receives it (seed 002, Query inputs): "Every query requires
-// sessionId. The remaining fields are optional." null stands for an absent field, as in
-// Harn's runtime. The HTTP adapter (GET /sessions/{sessionId}/recap) and the ACP method
-// harn.session_recap.query "accept snake-case aliases for query fields"; giving both
+// sessionId. The remaining fields are optional." null stands for an absent optional field,
+// as in Harn's runtime (sessionId is a string: null there is wrong_type, as serde refuses
+// null for Harn's String). The HTTP adapter (GET /sessions/{sessionId}/recap) and the ACP
+// method harn.session_recap.query "accept snake-case aliases for query fields"; giving both
 // spellings of one field is an error (alias_conflict), as Harn's runtime refuses a duplicate
 // field. Other members are ignored, as Harn's runtime ignores them.
 // Schema: session-recap-v1.schema.json#/$defs/RecapQuery. An open document: kept as its verbatim JSON text.
