@@ -169,6 +169,8 @@ WHEEL_MUST_HOLD = {
     "the codegen templates": r"session_contracts/generator/templates/.+\.jinja2$",
     "the polyglot templates": r"session_contracts/generator/polyglot/templates/.+",
     "the golden fixtures": r"session_contracts/conformance/fixtures/recap/.+\.json$",
+    "Harn's recorded answers": r"session_contracts/conformance/recorded/recap\.jsonl\.gz$",
+    "Harn's licence beside them": r"session_contracts/conformance/recorded/LICENSE-MIT$",
     "the typing marker": r"session_contracts/py\.typed$",
 }
 # certify with every explicit case and 5 random cases a check (the default is 25).
@@ -199,9 +201,9 @@ def _in_venv(session: nox.Session, bin_dir: Path, program: str, *args: str) -> N
 def wheel(session: nox.Session) -> None:
     """Build the sdist, then the wheel from the sdist (a file missing from the sdist fails);
     check what the wheel holds; install it into fresh venvs outside the repository and run
-    certify (in full on the oldest Python), golden check and quickstart there: on every
-    supported Python, one venv on constraints.txt's pins; on the first, one more on the
-    newest pydantic, rich, jsonschema and hypothesis."""
+    certify (in full on the oldest Python), golden check (there also Harn's recorded answers)
+    and quickstart there: on every supported Python, one venv on constraints.txt's pins; on
+    the first, one more on the newest pydantic, rich, jsonschema and hypothesis."""
     import re
     import shutil
     import tempfile
@@ -239,7 +241,14 @@ def wheel(session: nox.Session) -> None:
             # the explicit cases and a few random ones each (the suite's code is the same).
             _run_from_the_wheel(session, pinned, LIGHT_CERTIFY, ["golden", "check"], ["quickstart"])
             return
-        _run_from_the_wheel(session, pinned, ["certify"], ["golden", "check"], ["quickstart"])
+        _run_from_the_wheel(
+            session,
+            pinned,
+            ["certify"],
+            ["golden", "check"],
+            ["golden", "check", "--recorded"],
+            ["quickstart"],
+        )
 
         newest = _venv(session, outside / "newest")
         _in_venv(session, newest, "pip", "install", "-q", "--upgrade", *NEWEST)

@@ -314,10 +314,17 @@ def _show(value: Any) -> str:
     return scrub(text)
 
 
-def differences(expected: Any, actual: Any, limit: int = _MAX_DIFFERENCES) -> list[Difference]:
-    """The first ``limit`` differences, in document order, at their JSON paths."""
+def differences(
+    expected: Any,
+    actual: Any,
+    limit: int = _MAX_DIFFERENCES,
+    *,
+    equal: Callable[[Any, Any], bool] = json_equal,
+) -> list[Difference]:
+    """The first ``limit`` differences, in document order, at their JSON paths (values
+    compared with ``equal``: by JSON value unless told otherwise)."""
     found: list[Difference] = []
-    for mismatch in mismatches(expected, actual, limit=limit):
+    for mismatch in mismatches(expected, actual, limit=limit, equal=equal):
         shown_e, shown_a = _show(mismatch.expected), _show(mismatch.actual)
         if shown_e == shown_a:
             shown_a += " (differs in a secret the report does not repeat)"

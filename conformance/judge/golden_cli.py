@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import functools
 import sys
 import time
 from collections import Counter
@@ -40,6 +41,12 @@ from session_contracts.conformance.judge.junit import (
     JunitSuite,
     Outcome,
     junit_suites_xml,
+)
+from session_contracts.conformance.judge.recorded import (
+    SEED_DIFFERS,
+    default_recorded_dir,
+    judge_recorded,
+    replay_cases,
 )
 from session_contracts.conformance.judge.report import add_report_arguments, check_report_paths
 from session_contracts.conformance.judge.report_html import golden_html
@@ -88,6 +95,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     coverage.add_argument("--fixtures", help="the corpus folder (default: the shipped one)")
     coverage.add_argument("--case", action="append", default=[], help=argparse.SUPPRESS)
     check.add_argument("--producer", help="the producer command (default: the reference producer)")
+    check.add_argument(
+        "--recorded",
+        action="store_true",
+        help="replay Harn's recorded answers instead of the golden fixtures (299 recap "
+        "sessions, also as stored events, and 400 health streams; --fixtures names their "
+        "folder), judged as the recordings say: an integer and a float differ",
+    )
     check.add_argument("--timeout", type=float, default=10.0, help="seconds per case (default 10)")
     check.add_argument("--format", choices=["text", "json"], default="text")
     check.add_argument(
@@ -299,6 +313,26 @@ def badge(counts: Counter[str]) -> bytes:
     )
 
 
+def _recorded_corpus(
+    args: argparse.Namespace,
+) -> tuple[Corpus, Callable[[GoldenCase, CaseOutcome], FixtureResult]]:
+    """Harn's recorded answers as a corpus (``--case`` selects as for fixtures), and the
+    judge of the recordings' rule."""
+    root = Path(args.fixtures) if args.fixtures else default_recorded_dir()
+    pairs = [
+        (case, origin)
+        for case, origin in replay_cases(root)
+        if not args.case or any(fnmatch.fnmatchcase(case.name, g) for g in args.case)
+    ]
+    if not pairs:
+        raise UsageError([Finding("$.case", "no_fixture_selected", "--case matches no case", "")])
+    origins = {case.name: origin for case, origin in pairs}
+    return (
+        Corpus(root, tuple(case for case, _origin in pairs), (), ()),
+        lambda case, outcome: judge_recorded(case, origins[case.name], outcome),
+    )
+
+
 def _check(args: argparse.Namespace, out: TextIO) -> int:
     check_report_paths(
         {
@@ -308,7 +342,11 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
             "--report-html": args.report_html,
         }
     )
-    corpus = _corpus(args)
+    if args.recorded:
+        corpus, judge_one = _recorded_corpus(args)
+    else:
+        corpus = _corpus(args)
+        judge_one = functools.partial(judge, root=corpus.root)
     fmt = args.format
     annotate = annotations_wanted(args.annotations)
     started = time.perf_counter()
@@ -320,7 +358,7 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
     results: list[FixtureResult] = _problem_results(corpus) + _orphan_results(corpus)
     try:
         for seq, case in enumerate(corpus.cases, start=1):
-            results.append(judge(case, answer(case, seq), root=corpus.root))
+            results.append(judge_one(case, answer(case, seq)))
     finally:
         stop()
     seconds = time.perf_counter() - started
@@ -329,8 +367,11 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
     not_declared = Counter(
         fixture_contract(by_name[r.case]) for r in results if r.code == NOT_DECLARED
     )
+    # Harn's answers where a seed sentence says otherwise: not judged, and no skip of the
+    # producer's.
+    not_judged = sum(r.code == SEED_DIFFERS for r in results)
     for result in results:
-        if result.status == "passed" or result.code == NOT_DECLARED:
+        if result.status == "passed" or result.code in (NOT_DECLARED, SEED_DIFFERS):
             continue
         if fmt == "json":
             out.write(orjson.dumps(_result_json(result)).decode() + "\n")
@@ -339,7 +380,7 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
         if annotate:
             _render_github(result, corpus.root, sys.stderr if fmt == "json" else out)
     # A skip the producer chose for an operation it declares is no evidence: not ok.
-    producer_skipped = counts["skipped"] - sum(not_declared.values())
+    producer_skipped = counts["skipped"] - sum(not_declared.values()) - not_judged
     ok = (
         counts["failed"] == 0
         and counts["errored"] == 0
@@ -350,6 +391,7 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
         "fixtures": len(corpus.cases),
         **{status: counts[status] for status in _STATUSES},
         "not_declared": dict(sorted(not_declared.items())),
+        "seed_differs": not_judged,
         "seconds": round(seconds, 3),
         "ok": ok,
     }
@@ -370,10 +412,14 @@ def _check(args: argparse.Namespace, out: TextIO) -> int:
         Path(args.badge).write_bytes(badge(counts))
     if counts["passed"] == 0:
         sys.stderr.write("no fixture passed: a run that passes zero fixtures never succeeds\n")
+    what = "recorded case(s)" if args.recorded else "fixture(s)"
     line = (
-        f"golden check ({producer['implementation'].get('name')}): {len(corpus.cases)} "
-        f"fixture(s): " + ", ".join(f"{counts[s]} {s}" for s in _STATUSES) + f" in {seconds:.1f} s"
+        f"golden check ({producer['implementation'].get('name')}): {len(corpus.cases)} {what}: "
+        + ", ".join(f"{counts[s]} {s}" for s in _STATUSES)
+        + f" in {seconds:.1f} s"
     )
+    if not_judged:
+        line += f"; {not_judged} skipped where a seed sentence differs from Harn (not judged)"
     if not_declared:
         line += "; skipped as not declared by the producer: " + ", ".join(
             f"{contract} {n}" for contract, n in sorted(not_declared.items())

@@ -711,23 +711,29 @@ def _recap_project(case: Any) -> Any:
     return outcome.envelope
 
 
+_RECAP_CONDITIONS = ("journal", "admission", "damagedEventIds")
+
+
 def _recap_conditions(case: Mapping[str, Any]) -> tuple[str, str, list[int]]:
-    """The runtime conditions a recap case may present (docs/protocol.md, recap.project)."""
-    journal_state = case.get("journal", "available")
-    if journal_state not in ("available", "unavailable"):
-        raise Rejected("not_allowed_value", "$.journal", "journal is 'available' or 'unavailable'")
-    admission = case.get("admission", "open")
-    if admission not in ("open", "refused"):
-        raise Rejected("not_allowed_value", "$.admission", "admission is 'open' or 'refused'")
-    damaged = case.get("damagedEventIds", [])
-    if not isinstance(damaged, list):
-        raise Rejected("wrong_type", "$.damagedEventIds", "damagedEventIds is an array")
-    for index, event_id in enumerate(damaged):
-        if isinstance(event_id, bool) or not isinstance(event_id, int) or event_id < 1:
-            raise Rejected(
-                "wrong_type", f"$.damagedEventIds[{index}]", "an event id is a positive integer"
+    """The runtime conditions a recap case may present (docs/protocol.md, recap.project),
+    judged by their entries of RecapProjectInput, every finding together (a ``journal``
+    of another JSON type is both ``wrong_type`` and ``not_allowed_value``; a damaged id
+    below 1 is ``minimum``)."""
+    _check(
+        [
+            finding
+            for finding in _input_findings("RecapProjectInput", case)
+            if any(
+                finding.path == f"$.{name}" or finding.path.startswith(f"$.{name}[")
+                for name in _RECAP_CONDITIONS
             )
-    return journal_state, admission, damaged
+        ]
+    )
+    return (
+        case.get("journal", "available"),
+        case.get("admission", "open"),
+        case.get("damagedEventIds", []),
+    )
 
 
 # What a damaged row holds instead of its canonical event: not JSON at all.

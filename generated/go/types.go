@@ -2,12 +2,12 @@
 // One Go type per schema definition, from:
 //   schemas/certification-report.schema.json sha256:ae83ba6422ff9bf07c1e2b11528f392d4e68e8243e2bcf9f0cc74a3344f9090d
 //   schemas/health-observation.schema.json sha256:7afb9b629c40ef71b1f4f92892140d234a16368f8c791fa151a927d5acd937a1
-//   schemas/producer-protocol.schema.json sha256:0253667fa6d305e02e67aecb5e19d936653e6d87dd43f9161265a48cb54d004c
+//   schemas/producer-protocol.schema.json sha256:6e10a23586e7559bb89749e1d7a534ce6654ec49f3482748b3c426a1f3ee5d80
 //   schemas/run-record.schema.json sha256:f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372
 //   schemas/session-event.schema.json sha256:65a40e8a80887218edb5094bd61a985c92d6f5d2fb5556ad708113cdf7638998
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
 //   schemas/session-health.schema.json sha256:0c79e1746fd138b0c6a439c2fd9378131b86d39a8c7fc766b7accc89dbdc2fb4
-//   schemas/session-recap-v1.schema.json sha256:5c77ecc3c50086e2ce9f73e97a199479aea85c1f768045bdbf6ba9f147532d49
+//   schemas/session-recap-v1.schema.json sha256:0368748d58ba8979a39139899fae94cde333b04256a9ba216cc96142fb4c1729
 
 // Package sessioncontracts holds closed Go types for the session-contracts v1 documents:
 // decoding refuses unknown members (outside opaque values such as extensions), missing
@@ -5733,9 +5733,10 @@ func (x *RecapProjectInputJournal) UnmarshalJSON(data []byte) error {
 }
 
 // A recap query as an adapter receives it (seed 002, Query inputs): "Every query requires
-// sessionId. The remaining fields are optional." null stands for an absent field, as in
-// Harn's runtime. The HTTP adapter (GET /sessions/{sessionId}/recap) and the ACP method
-// harn.session_recap.query "accept snake-case aliases for query fields"; giving both
+// sessionId. The remaining fields are optional." null stands for an absent optional field,
+// as in Harn's runtime (sessionId is a string: null there is wrong_type, as serde refuses
+// null for Harn's String). The HTTP adapter (GET /sessions/{sessionId}/recap) and the ACP
+// method harn.session_recap.query "accept snake-case aliases for query fields"; giving both
 // spellings of one field is an error (alias_conflict), as Harn's runtime refuses a duplicate
 // field. Other members are ignored, as Harn's runtime ignores them.
 // Schema: session-recap-v1.schema.json#/$defs/RecapQuery. An open document: kept as its verbatim JSON text.

@@ -6,7 +6,7 @@ a kind discriminator, string headers and an opaque payload in which
 pointer. :func:`stored_event` writes a journal event in that form, member for
 member as docs/journal.md ("As Harn stores it") specifies; it is the mapping
 the recorded answers of Harn's code were made with
-(``tests/fixtures/upstream/harn/recorded/README.md``), so the projection of a
+(``conformance/recorded/README.md``), so the projection of a
 journal event and of its stored form are the same facts. Pure: nothing is read
 or written.
 """

@@ -532,7 +532,7 @@ def test_the_reset_rule_is_judged_by_its_own_recommended_check() -> None:
 
 
 def test_the_harn_like_producer_answers_every_recorded_case_as_harn_did() -> None:
-    # tests/fixtures/upstream/harn/recorded/health.jsonl.gz: what Harn's own
+    # conformance/recorded/health.jsonl.gz: what Harn's own
     # reducer (crates/harn-vm/src/agent_events/session_health/reducer.rs)
     # answered, seed-differs cases (transcript resets) included. Ignoring the
     # resets is the whole difference between the reference and Harn.

@@ -1,10 +1,11 @@
 """Harn's own code is the oracle's oracle: the reference answers every recorded case as Harn did.
 
-``tests/fixtures/upstream/harn/recorded/`` holds what Harn's Rust code (its recap
-projection and its session-health reducer, compiled unchanged) answered for case
-inputs of the producer protocol; its README.md says how they were made. The rule
-(that README, "The rule"): every case not tagged ``seed-differs`` agrees exactly,
-as a JSON value in which an integer and a float differ. A case tagged
+``conformance/recorded/`` (shipped with the package, for ``golden check --recorded``)
+holds what Harn's Rust code (its recap projection and its session-health reducer,
+compiled unchanged) answered for case inputs of the producer protocol; its README.md
+says how they were made. The rule (that README, "The rule"; ``recorded.same_json``):
+every case not tagged ``seed-differs`` agrees exactly, as a JSON value in which an
+integer and a float differ. A case tagged
 ``seed-differs`` is where a seed sentence says what Harn's code does not do
 (seed 000: "Resetting the session transcript resets these observations."): the
 reference follows the seed there, and the test says so instead of skipping.
@@ -21,6 +22,18 @@ from typing import Any
 
 import pytest
 
+from session_contracts.cli import main
+from session_contracts.conformance.judge.golden import GoldenCase
+from session_contracts.conformance.judge.recorded import (
+    RECORDINGS,
+    SEED_DIFFERS,
+    RecordedCase,
+    default_recorded_dir,
+    judge_recorded,
+    replay_cases,
+    same_json,
+)
+from session_contracts.conformance.judge.runner import CaseOutcome
 from session_contracts.conformance.reference.producer import HANDLERS
 from session_contracts.errors import InvalidDocument
 from session_contracts.hashes.snapshot import record_hash
@@ -29,13 +42,12 @@ from session_contracts.journal import (
     SqliteJournal,
     stored_event,
 )
-from session_contracts.json.harn_canonical import harn_canonical_bytes
 from session_contracts.recap import RecapService, recap_of_stored_events
 
-RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "upstream" / "harn" / "recorded"
+RECORDED = default_recorded_dir()
 SHARED_RECORDED = Path(__file__).resolve().parents[3] / "shared" / "upstream" / "harn" / "recorded"
-FILES = {"recap.project": "recap.jsonl.gz", "health.reduce": "health.jsonl.gz"}
-# The sha256 of each uncompressed recording, as tests/fixtures/upstream/harn/README.md gives it.
+FILES = RECORDINGS
+# The sha256 of each uncompressed recording, as conformance/recorded/NOTICE.md gives it.
 SHA256 = {
     "recap.jsonl.gz": "70c38704489f674282e25dc5b982ec01b955e2e29ffe803a20704f15f04045cf",
     "health.jsonl.gz": "ba0b6bdecde7babb46c97f9c5f807fac38f3750ccae5e4fae73cca9f6c0045e4",
@@ -55,12 +67,6 @@ def cases(operation: str) -> tuple[dict[str, Any], ...]:
 
 def answer(case: dict[str, Any]) -> Any:
     return HANDLERS[case["operation"]](case["input"])
-
-
-def same_json(a: Any, b: Any) -> bool:
-    """Equal JSON values where an integer and a float differ (``1`` is not ``1.0``) and
-    member order does not matter: Harn's canonical form keeps every number's kind."""
-    return harn_canonical_bytes(a) == harn_canonical_bytes(b)
 
 
 def test_the_comparison_tells_an_integer_from_a_float() -> None:
@@ -83,7 +89,10 @@ def test_the_corpus_is_whole() -> None:
     assert len(cases("recap.project")) == 299
     assert len(cases("health.reduce")) == 400
     assert (RECORDED / "README.md").is_file()
-    assert (RECORDED.parent / "LICENSE-MIT").is_file()
+    assert (RECORDED / "NOTICE.md").is_file()
+    # Harn's licence ships beside its recordings, the same text as the vendored contracts'.
+    vendored_licence = Path(__file__).resolve().parents[1] / "fixtures/upstream/harn/LICENSE-MIT"
+    assert (RECORDED / "LICENSE-MIT").read_bytes() == vendored_licence.read_bytes()
 
 
 @pytest.mark.parametrize("operation", sorted(FILES))
@@ -160,3 +169,54 @@ def test_every_recorded_session_served_from_the_sqlite_journal_agrees_with_harn(
             if envelope is None or not same_json(envelope, case["harn_output"]):
                 disagreeing.append(f"{case['name']} ({path.name})")
     assert disagreeing == []
+
+
+# -- golden check --recorded: the shipped recordings replayed against a producer -----------------
+
+
+def _recorded(name: str) -> tuple[GoldenCase, RecordedCase]:
+    return next((case, origin) for case, origin in replay_cases() if case.name == name)
+
+
+def _reference(origin: RecordedCase) -> Any:
+    return answer({"operation": origin.operation, "input": origin.input})
+
+
+def test_the_replay_sends_each_recap_session_twice_and_each_health_stream_once() -> None:
+    names = [case.name for case, _origin in replay_cases()]
+    assert len(names) == len(set(names)) == 2 * 299 + 400
+    stored, origin = _recorded("recap-stored/edge-limit-0")
+    assert stored.input == {"storedEvents": origin.harn_events, "query": origin.harn_query}
+
+
+def test_the_recorded_judge_tells_an_integer_from_a_float() -> None:
+    case, origin = _recorded("recap/edge-limit-0")
+    harn = origin.harn_output
+    assert judge_recorded(case, origin, CaseOutcome(1, "result", output=harn)).status == "passed"
+    as_float = json.loads(json.dumps(harn))
+    as_float["snapshot"]["schemaVersion"] = 1.0
+    verdict = judge_recorded(case, origin, CaseOutcome(1, "result", output=as_float))
+    assert (verdict.status, verdict.code) == ("failed", "answer_differs")
+    assert [d.path for d in verdict.differences] == ["$.snapshot.schemaVersion"]
+    rejected = CaseOutcome(1, "rejected", rejection={"code": "required", "path": "$.query"})
+    assert judge_recorded(case, origin, rejected).code == "wrong_outcome"
+
+
+def test_a_seed_differs_case_is_not_judged() -> None:
+    # The reference follows the seed where Harn's code does not (a transcript reset).
+    case, origin = next(
+        (case, origin)
+        for case, origin in replay_cases()
+        if "seed-differs" in origin.tags and not same_json(_reference(origin), origin.harn_output)
+    )
+    verdict = judge_recorded(case, origin, CaseOutcome(1, "result", output=_reference(origin)))
+    assert (verdict.status, verdict.code) == ("skipped", SEED_DIFFERS)
+
+
+def test_golden_check_recorded_passes_the_reference(capsys: pytest.CaptureFixture[str]) -> None:
+    selected = ["--case", "recap*/edge-*", "--case", "health/edge:*"]
+    status = main(["golden", "check", "--recorded", *selected])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "recorded case(s)" in out
+    assert " 0 failed, 0 errored" in out

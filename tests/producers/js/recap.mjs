@@ -154,24 +154,26 @@ export function project(rawEvents, rawQuery, policy, conditions = {}) {
   return projectRead(facts, query, { lastEventId, nextEventId, pending: beyond }, policy);
 }
 
-// Runtime conditions a case may present (docs/protocol.md, recap.project): checked
-// after the query, in this order: journal, admission, then the read. Returns an
-// unavailable envelope or null.
+// Runtime conditions a case may present (docs/protocol.md, recap.project): their values
+// checked after the events and the query, then applied in this order: journal,
+// admission, then the read. Returns an unavailable envelope or null.
 export function conditionsAnswer(conditions, stored) {
   const journal = conditions.journal ?? 'available';
   if (journal !== 'available' && journal !== 'unavailable') throw new Finding('not_allowed_value', '$.journal');
   const admission = conditions.admission ?? 'open';
   if (admission !== 'open' && admission !== 'refused') throw new Finding('not_allowed_value', '$.admission');
-  if (stored) {
-    // A store read has no damaged rows to present (docs/recap.md section 11).
-    if (has(conditions, 'damagedEventIds')) throw new Finding('invalid_case', '$.damagedEventIds', 'damagedEventIds does not apply to storedEvents');
-  } else {
-    const damagedIds = conditions.damagedEventIds ?? [];
-    if (!Array.isArray(damagedIds)) throw new Finding('wrong_type', '$.damagedEventIds');
-    damagedIds.forEach((id, i) => {
-      if (typeof id !== 'number' || !Number.isInteger(id) || id < 1) throw new Finding('wrong_type', `$.damagedEventIds[${i}]`);
-    });
-  }
+  // RecapProjectInput's damagedEventIds: an array of integer literals from 1 to 2^53 - 1.
+  const damagedIds = conditions.damagedEventIds ?? [];
+  if (!Array.isArray(damagedIds)) throw new Finding('wrong_type', '$.damagedEventIds');
+  damagedIds.forEach((id, i) => {
+    const at = `$.damagedEventIds[${i}]`;
+    if (id instanceof Float) throw new Finding(Number.isInteger(id.value) ? 'integer_literal_required' : 'wrong_type', at);
+    if (typeof id === 'bigint') throw new Finding(id < 1n ? 'minimum' : 'unsafe_integer', at);
+    if (typeof id !== 'number') throw new Finding('wrong_type', at);
+    if (id < 1) throw new Finding('minimum', at);
+  });
+  // A store read has no damaged rows to present (docs/recap.md section 11).
+  if (stored && damagedIds.length) throw new Finding('invalid_case', '$.damagedEventIds', 'damagedEventIds does not apply to storedEvents');
   if (journal === 'unavailable') return { state: 'unavailable', reason: 'journal_unavailable' };
   if (admission === 'refused') return { state: 'unavailable', reason: 'admission_terminal' };
   return null;
