@@ -51,6 +51,15 @@ __all__ = [
 _EOF = object()
 _TOO_LONG = object()
 STDERR_TAIL_BYTES = 64 * 1024
+#: At a case's deadline, a producer whose CPU time grew by at least this share of the
+#: wall time since the last look is still computing (a loaded machine's share of a core).
+COMPUTING_SHARE = 0.05
+#: A computing producer gets its budget in CPU seconds, but never more than this many
+#: times the budget in wall time.
+MAX_WALL_FACTOR = 10.0
+#: How often a computing producer's CPU time is looked at past its deadline.
+LOOK_AGAIN_SECONDS = 2.0
+_TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 #: An answer nesting deeper than this is not judged: no answer a case asks for comes near
 #: it (documents nest 64 levels at most), and a deeper one would outgrow the JSON writers.
 MAX_ANSWER_DEPTH = 200
@@ -84,6 +93,26 @@ def _process_table() -> dict[int, int]:
         if len(fields) > 1 and fields[1].isdigit():
             table[int(entry)] = int(fields[1])
     return table
+
+
+def _waited(wall: float, budget: float) -> str:
+    """How long past its budget a case was waited for, while the producer computed."""
+    return f" of CPU time ({wall:.1f} s of wall time)" if wall > budget + 1 else ""
+
+
+def _cpu_ticks(pid: int) -> int | None:
+    """utime + stime + cutime + cstime of ``pid`` from /proc (None when unreadable)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    try:
+        # Fields 14-17 of proc(5), counted from the state (field 3) here.
+        return sum(int(field) for field in fields[11:15])
+    except (ValueError, IndexError):
+        return None
 
 
 def _carries_token(pid: int, marker: bytes) -> bool:
@@ -293,6 +322,9 @@ class ProducerProcess:
         self._token: str | None = None
         #: What the strict reader said of the last answer that was not JSON.
         self.last_json_problem = ""
+        # The producer's CPU time and the clock at the last look past a case's deadline.
+        self._cpu_at_last_look = 0.0
+        self._last_look = 0.0
         self._process: subprocess.Popen[bytes] | None = None
         self._stdout: _LineReader | None = None
         self._stderr: _TailReader | None = None
@@ -448,9 +480,58 @@ class ProducerProcess:
                 select.select([], [fd], [], remaining)
         return True
 
-    def _read(self, timeout: float) -> object:
+    def cpu_seconds(self) -> float | None:
+        """The CPU seconds the producer and every process it started have used so far
+        (finished children included), or None where /proc cannot tell."""
+        process = self._process
+        if process is None:
+            return None
+        total = 0.0
+        for pid in (process.pid, *descendants(process.pid, self._token)):
+            used = _cpu_ticks(pid)
+            if used is None and pid == process.pid:
+                return None
+            total += used or 0
+        return total / _TICKS_PER_SECOND
+
+    def _still_computing(self, budget: float, began: float, cpu_at_start: float) -> float:
+        """At a case's wall deadline: the seconds more to wait, 0 to time out now.
+
+        A loaded machine gives a producer fewer CPU seconds per second: a producer that
+        is still computing (its CPU time grew in the last stretch) gets the rest of its
+        budget in CPU time, up to ``MAX_WALL_FACTOR`` times the budget in wall time.
+        One that waits (a hang, a lost line) is timed out at the deadline as before.
+        """
+        now = time.monotonic()
+        cpu = self.cpu_seconds()
+        if cpu is None:
+            return 0.0
+        used = cpu - cpu_at_start
+        computing = cpu - self._cpu_at_last_look > COMPUTING_SHARE * (now - self._last_look)
+        self._cpu_at_last_look, self._last_look = cpu, now
+        left_in_wall = budget * MAX_WALL_FACTOR - (now - began)
+        if used >= budget or left_in_wall <= 0 or not computing:
+            return 0.0
+        # Look again soon: the producer's share of the machine may change.
+        return min(budget - used, left_in_wall, LOOK_AGAIN_SECONDS)
+
+    def _read(self, timeout: float, *, while_computing: bool = False) -> object:
+        """The next answer within ``timeout`` seconds; with ``while_computing``, the
+        timeout is the producer's CPU time where it can be measured (see
+        :meth:`_still_computing`)."""
         assert self._stdout is not None
-        line = self._stdout.read_line(time.monotonic() + timeout)
+        began = time.monotonic()
+        cpu_at_start = self.cpu_seconds() if while_computing else None
+        self._cpu_at_last_look, self._last_look = cpu_at_start or 0.0, began
+        deadline = began + timeout
+        while True:
+            line = self._stdout.read_line(deadline)
+            if line != "timeout" or cpu_at_start is None:
+                break
+            extension = self._still_computing(timeout, began, cpu_at_start)
+            if extension <= 0:
+                break
+            deadline = time.monotonic() + extension
         if line is _EOF:
             return "producer_crashed"
         if line is _TOO_LONG:
@@ -508,10 +589,11 @@ class ProducerProcess:
         started = time.perf_counter()
         if not self._send({"cmd": "run", "seq": seq, "case": dict(case)}, timeout):
             return self._broken(seq, "producer_crashed", "the producer stopped reading", started)
-        answer = self._read(timeout)
+        answer = self._read(timeout, while_computing=True)
         if isinstance(answer, str):
             messages = {
-                "timeout": f"no answer within {timeout:.1f} s",
+                "timeout": f"no answer within {timeout:.1f} s"
+                + _waited(time.perf_counter() - started, timeout),
                 "producer_crashed": "the producer exited before answering",
                 "line_too_long": f"the answer exceeds {self.max_line_bytes:,} bytes",
                 "invalid_json": f"the answer cannot be judged: {self.last_json_problem}",

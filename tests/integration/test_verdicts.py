@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from cli_process import run_cli_text
 
+from session_contracts.conformance.judge.runner import ProducerProcess
+
 pytestmark = pytest.mark.integration  # certifies producer processes
 
 PRODUCERS = Path(__file__).resolve().parents[1] / "producers"
@@ -186,3 +188,22 @@ def test_a_loaded_machine_does_not_change_the_certificate(tmp_path: Path) -> Non
     assert report["summary"]["errored"] == 0
     assert harn.returncode == 0, harn.stdout + harn.stderr
     assert harn_report["summary"]["errored"] == 0
+
+
+MISBEHAVING = PRODUCERS / "misbehaving.py"
+CASE = {"operation": "health.reduce", "input": {}}
+
+
+def test_a_budget_is_cpu_time_for_a_producer_that_computes() -> None:
+    # Six busy loops on the machine: 1.5 s of CPU takes several seconds of wall time, and a
+    # 2 s budget still holds; a producer that waits instead is timed out at 2 s.
+    with busy_loops(3 * (os.cpu_count() or 1)):
+        command = [sys.executable, str(MISBEHAVING), "computes_1_5_s"]
+        with ProducerProcess(command, timeout=2.0) as producer:
+            producer.start()
+            computed = producer.run(1, CASE)
+        with ProducerProcess([sys.executable, str(MISBEHAVING), "hang"], timeout=2.0) as producer:
+            producer.start()
+            waited = producer.run(1, CASE)
+    assert computed.outcome == "result", computed
+    assert (waited.outcome, waited.error_code) == ("errored", "timeout")

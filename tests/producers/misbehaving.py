@@ -47,7 +47,13 @@ def main() -> int:
             return 3
         if mode in ("hang", "spawns_child"):
             time.sleep(120)
-        if mode == "flood_stderr":
+        if mode == "computes_1_5_s":
+            # Busy for 1.5 s of CPU time, however long that takes on a loaded machine.
+            began = time.process_time()
+            while time.process_time() - began < 1.5:
+                pass
+            send({"seq": seq, "outcome": "result", "output": {"facts": []}})
+        elif mode == "flood_stderr":
             chunk = b"x" * 65536
             for _ in range(200):  # 12.5 MiB of noise
                 sys.stderr.buffer.write(chunk)
