@@ -264,7 +264,7 @@ def _multibyte_matches() -> list[str]:
     from session_contracts.redaction.vectors import SAMPLE_TOKEN
 
     return [
-        f"-----BEGIN PRIVATE KEY-----\ncl\u00e9 \u65e5\u672c \U0001f600\n-----END PRIVATE KEY-----",
+        "-----BEGIN PRIVATE KEY-----\ncl\u00e9 \u65e5\u672c \U0001f600\n-----END PRIVATE KEY-----",
         f"-----BEGIN RSA PRIVATE KEY-----\n\u00e9{SAMPLE_TOKEN}\n-----END RSA PRIVATE KEY-----",
         "Bearer\u00a0abcdefghijklmnop",  # \s is Unicode White_Space: 2 bytes
         "Bearer\u0085abcdefghijklmnop",  # White_Space that ECMAScript's \s lacks
