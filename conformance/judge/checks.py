@@ -141,11 +141,7 @@ CHECKS: tuple[Check, ...] = (
         trials=lambda claimed, declared: _trials(
             "document.roundtrip", strategies.roundtrip_inputs(claimed)
         ),
-        explicit=_all(
-            limits.document_limit_cases,
-            explicit.blank_session_id_documents,
-            explicit.golden("document.roundtrip"),
-        ),
+        explicit=_all(limits.document_limit_cases, explicit.golden("document.roundtrip")),
     ),
     Check(
         "closed.unknown-field-rejected",

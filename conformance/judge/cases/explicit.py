@@ -26,7 +26,6 @@ __all__ = [
     "BUILTIN_MEMBER_NAMES",
     "ExplicitCase",
     "attribute_event",
-    "blank_session_id_documents",
     "builtin_members",
     "completed_call",
     "extension_values",
@@ -1000,20 +999,6 @@ def recap_blank_ids() -> list[ExplicitCase]:
             )
         )
     return cases
-
-
-def blank_session_id_documents() -> list[ExplicitCase]:
-    """``session-recap.query`` documents whose sessionId is one White_Space character or one
-    near miss: the schema's pattern \\S decides, read as ECMAScript's."""
-    return [
-        ExplicitCase(
-            "document.roundtrip",
-            {"doctype": "session-recap.query", "document": {"sessionId": character}},
-            f"a query whose sessionId is only U+{ord(character):04X} (docs/recap.md, Query "
-            "inputs: \\S read as ECMAScript's)",
-        )
-        for character in (*_WHITE_SPACE_CHARACTERS, *_BLANK_NEAR_MISSES)
-    ]
 
 
 # Numbers whose kind RFC 8785 would lose: integral floats, and their integer twins.
