@@ -142,7 +142,7 @@ CHECKS: tuple[Check, ...] = (
         trials=lambda claimed, declared: _trials(
             "document.roundtrip", strategies.roundtrip_inputs(claimed)
         ),
-        explicit=limits.document_limit_cases,
+        explicit=_all(limits.document_limit_cases, explicit.golden("document.roundtrip")),
     ),
     Check(
         "closed.unknown-field-rejected",
@@ -286,7 +286,9 @@ CHECKS: tuple[Check, ...] = (
         judge=judges.judge_semantics,
         trials=_drawn("runrecord.provider_call_response", strategies.provider_responses),
         explicit=_all(
-            explicit.provider_responses, explicit.golden("runrecord.provider_call_response")
+            explicit.provider_responses,
+            explicit.golden("runrecord.provider_call_response"),
+            redaction.provider_rule_cases,
         ),
     ),
     Check(
@@ -328,12 +330,14 @@ CHECKS: tuple[Check, ...] = (
         explicit=_all(
             explicit.recap_pages,
             explicit.recap_text,
+            explicit.recap_blank_ids,
             explicit.recap_numbers,
             explicit.recap_harn_read_numbers,
             explicit.golden("recap.project", lambda case: not explicit.is_stored(case)),
             limits.recap_limit_cases,
             sameness.exchange_cases,
             regressions.recap_cases,
+            redaction.recap_rule_cases,
         ),
     ),
     Check(
@@ -418,7 +422,7 @@ CHECKS: tuple[Check, ...] = (
         "reaches the snapshot",
         judge=judges.judge_redaction_apply,
         trials=lambda claimed, declared: _redaction_vector_trials(),
-        explicit=_redaction_apply_edges,
+        explicit=_all(_redaction_apply_edges, explicit.golden("redaction.apply")),
     ),
     Check(
         "feedback.usage-never-summed",

@@ -252,16 +252,21 @@ def _reference_unless_rejected(outcome: CaseOutcome, trial: Trial, what: str) ->
 def judge_roundtrip_identity(runner: Runner, trial: Trial) -> None:
     outcome = run_case(runner, trial)
     # A document past one of its limits, or with a value outside its enum, is refused.
-    if _reference_unless_rejected(outcome, trial, "a document")[0]:
+    rejected, expected = _reference_unless_rejected(outcome, trial, "a document")
+    if rejected:
         return
     output = _expect_result(outcome)
+    # The document itself, except a historical record loaded under its legacy names
+    # (a span's parent_id), which is written again as new records are (parent_span_id);
+    # or the reference's answer to the document as Harn's build reads its numbers.
+    if json_equal(output, expected):
+        return
     harn = as_harn_reads(trial)
-    if not json_equal(output, trial.input["document"]) and not (
-        harn is not None and json_equal(output, harn.input["document"])
-    ):
-        raise Failed(
-            "re-encoded document differs: " + _first_difference(trial.input["document"], output)
-        )
+    if harn is not None:
+        kind, harn_expected = _reference(harn)
+        if kind == "result" and json_equal(output, harn_expected):
+            return
+    raise Failed("re-encoded document differs: " + _first_difference(expected, output))
 
 
 def judge_unknown_field(runner: Runner, trial: Trial) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import socket
 import threading
 from collections.abc import AsyncIterator, Mapping
@@ -229,8 +230,11 @@ def create_app(service: RecapService, *, max_concurrent: int | None = None) -> S
         yield
         await anyio.to_thread.run_sync(service.close)
 
+    route = Route(RECAP_ROUTE, recap, methods=["GET"])
+    # The path convertor's ".*" stops at a line feed, which a session id may hold too.
+    route.path_regex = re.compile(route.path_regex.pattern, re.DOTALL)
     app = Starlette(
-        routes=[Route(RECAP_ROUTE, recap, methods=["GET"])],
+        routes=[route],
         exception_handlers={HTTPException: http_error, Exception: http_error},
         lifespan=lifespan,
     )

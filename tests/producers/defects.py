@@ -874,6 +874,113 @@ def spans_drop_harn_members(case: Mapping[str, Any]) -> Any:
     return output
 
 
+# -- Harn's redaction rules through recap.project and provider_call_response, and blank ids --------
+# Producers written from the docs that did not declare redaction.apply got these wrong; certify
+# reaches each rule through the operation that applies it (conformance/judge/cases/redaction.py).
+def _redacting(
+    operation: str, patch: Callable[[], contextlib.AbstractContextManager[Any]]
+) -> Handler:
+    def handler(case: Mapping[str, Any]) -> Any:
+        with patch():
+            return HANDLERS[operation](case)
+
+    return handler
+
+
+def _ascii_word_boundary() -> contextlib.AbstractContextManager[Any]:
+    """\\b read as ASCII (RE2's, Go's, ECMAScript's without a spelled-out boundary): a
+    non-ASCII letter beside a token is a boundary, so the token is redacted."""
+    from session_contracts.redaction import harn
+
+    def regex_for(self: Any, text: str) -> Any:
+        return harn._compiled(self.source, "re2")
+
+    return _patched(harn.CompiledPattern, "regex_for", regex_for)
+
+
+def _placeholder_length_in_characters() -> contextlib.AbstractContextManager[Any]:
+    """<redacted:NAME:LEN> with LEN the matched text's length in characters, not UTF-8 bytes."""
+    from session_contracts.redaction import engine
+
+    marker_for = engine.RedactionPolicy.marker_for
+
+    def in_characters(self: Any, kind: str, matched: str = "") -> str:
+        if not self.pattern_style or kind == engine.SENSITIVE_KEY_KIND:
+            return marker_for(self, kind, matched)
+        template = self.placeholder.replace(engine.NAME_FIELD, kind)
+        return str(template.replace(engine.LEN_FIELD, str(len(matched))))
+
+    return _patched(engine.RedactionPolicy, "marker_for", in_characters)
+
+
+@contextlib.contextmanager
+def _one_pass() -> Iterator[None]:
+    """Harn's catalog read in one pass over any text, never in 256 KiB windows."""
+    from session_contracts.recap import service as _service
+    from session_contracts.redaction import policy
+
+    whole = replace(policy.default_policy(), window_bytes=1 << 62, window_overlap_bytes=1)
+    with (
+        _patched(policy, "default_policy", lambda: whole),
+        _patched(_service, "default_policy", lambda: whole),
+    ):
+        yield
+
+
+# ECMAScript's white space (\\s, String.prototype.trim): U+FEFF, not U+0085.
+_ECMASCRIPT_WHITE_SPACE = (
+    "\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+def blank_ids_by_ecmascript_white_space(case: Mapping[str, Any]) -> Any:
+    """Texts and ids trimmed of White_Space, but judged blank with ECMAScript's set
+    (`s.trim() === ""`): an id of U+FEFF alone is absent, one of U+0085 alone is ""."""
+    from session_contracts.recap import event_facts
+
+    def semantic(text: Any) -> str | None:
+        if not isinstance(text, str) or not text.strip(_ECMASCRIPT_WHITE_SPACE):
+            return None
+        return text.strip(event_facts.WHITE_SPACE)
+
+    with _patched(event_facts, "semantic", semantic):
+        return HANDLERS["recap.project"](case)
+
+
+def _span_document(case: Mapping[str, Any]) -> bool:
+    return isinstance(case, Mapping) and case.get("doctype") == "run-record.span"
+
+
+def historical_parent_id_kept(case: Mapping[str, Any]) -> Any:
+    """A historical span loaded with its parent_id is written back under that name."""
+    output = HANDLERS["document.roundtrip"](case)
+    document = case.get("document")
+    loaded = _span_document(case) and case.get("historical") and isinstance(document, Mapping)
+    if (
+        loaded
+        and "parent_id" in document
+        and isinstance(output, dict)
+        and "parent_span_id" in output
+    ):
+        output["parent_id"] = output.pop("parent_span_id")
+    return output
+
+
+def historical_parent_id_refused(case: Mapping[str, Any]) -> Any:
+    """A historical span is read with the write contract: its parent_id is refused."""
+    if _span_document(case) and case.get("historical"):
+        return HANDLERS["document.roundtrip"](dict(case, historical=False))
+    return HANDLERS["document.roundtrip"](case)
+
+
+def parent_id_accepted_on_write(case: Mapping[str, Any]) -> Any:
+    """Every span is read as a historical one: a new span spelled with parent_id is accepted."""
+    if _span_document(case):
+        return HANDLERS["document.roundtrip"](dict(case, historical=True))
+    return HANDLERS["document.roundtrip"](case)
+
+
 # -- limits, enums, unknown members and redaction, as outside producers get them wrong -----------
 # Written from the rules (docs/x-keywords.md, docs/redaction.md), not from the cases that
 # catch them: each bends the reference's own validation or policy in one way.
@@ -2108,6 +2215,70 @@ DEFECTS.update(
             "redaction.apply",
             "redaction/apply-missing-policy-rejected",
             "a missing policy answered required, not invalid_case",
+        ),
+        "recap_ascii_word_boundary": Defect(
+            "recap.project",
+            _redacting("recap.project", _ascii_word_boundary),
+            "recap.redaction",
+            "recap.semantics",
+            "recap/redaction-token-beside-non-ascii-letters",
+            "recap: \\b read as ASCII, so a token beside a non-ASCII letter is redacted",
+        ),
+        "recap_placeholder_length_in_characters": Defect(
+            "recap.project",
+            _redacting("recap.project", _placeholder_length_in_characters),
+            "recap.redaction",
+            "recap.semantics",
+            "recap/redaction-multibyte-matches",
+            "recap: a placeholder's length counted in characters, not UTF-8 bytes",
+        ),
+        "provider_placeholder_length_in_characters": Defect(
+            "runrecord.provider_call_response",
+            _redacting("runrecord.provider_call_response", _placeholder_length_in_characters),
+            "runrecord.redaction",
+            "runrecord.response-semantics",
+            "runrecord/redaction-multibyte-matches",
+            "provider_call_response: a placeholder's length counted in characters, not UTF-8 bytes",
+        ),
+        "recap_redaction_reads_no_windows": Defect(
+            "recap.project",
+            _redacting("recap.project", _one_pass),
+            "recap.redaction",
+            "recap.semantics",
+            "",
+            "recap: Harn's catalog read in one pass, not in 256 KiB windows",
+        ),
+        "blank_ids_by_ecmascript_white_space": Defect(
+            "recap.project",
+            blank_ids_by_ecmascript_white_space,
+            "recap.grouping",
+            "recap.semantics",
+            "recap/blank-ids-white-space-and-near-misses",
+            "ids judged blank with ECMAScript's white space (U+FEFF blank, U+0085 not)",
+        ),
+        "historical_parent_id_kept": Defect(
+            "document.roundtrip",
+            historical_parent_id_kept,
+            "runrecord.new-records-parent-span-id",
+            "roundtrip.identity",
+            "documents/runrecord-span-historical-parent-id-loads",
+            "a historical span's parent_id written back as parent_id, not parent_span_id",
+        ),
+        "historical_parent_id_refused": Defect(
+            "document.roundtrip",
+            historical_parent_id_refused,
+            "runrecord.historical-parent-id-loads",
+            "roundtrip.identity",
+            "documents/runrecord-span-historical-parent-id-loads",
+            "a historical span's parent_id refused, as the write contract refuses it",
+        ),
+        "parent_id_accepted_on_write": Defect(
+            "document.roundtrip",
+            parent_id_accepted_on_write,
+            "runrecord.new-records-parent-span-id",
+            "roundtrip.identity",
+            "documents/runrecord-span-parent-id-rejected",
+            "a new span spelled with parent_id accepted, as a historical one is",
         ),
         **_sameness_family(),
     }

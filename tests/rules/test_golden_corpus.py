@@ -194,6 +194,32 @@ def test_every_operation_has_fixtures() -> None:
     assert {case.operation for case in CORPUS.cases} == set(HANDLERS)
 
 
+def test_every_fixture_is_an_explicit_case_of_a_check_that_judges_its_operation() -> None:
+    # One evidence pool (docs/checks.md): each fixture is sent by certify as an explicit
+    # case of a check of its operation whose judge compares the whole answer with the
+    # reference's, so a producer certify passes also passes golden check.
+    from session_contracts.conformance.judge import judges
+    from session_contracts.conformance.judge.checks import CHECKS
+
+    whole_answer = {
+        judges.judge_semantics,
+        judges.judge_roundtrip_identity,
+        judges.judge_redaction_apply,
+    }
+    sent: dict[str, list[str]] = {}
+    for check in CHECKS:
+        for explicit in check.explicit_cases():
+            if explicit.fixture:
+                assert check.judge in whole_answer, (check.id, explicit.fixture)
+                assert explicit.operation == check.operation, (check.id, explicit.fixture)
+                sent.setdefault(explicit.fixture, []).append(check.id)
+    operations = {case.name: case.operation for case in CORPUS.cases}
+    left_out = sorted(set(operations) - set(sent))
+    assert not left_out, f"golden fixtures certify never sends: {left_out}"
+    assert set(sent) == set(operations)
+    assert all(len(checks) == 1 for checks in sent.values()), sent
+
+
 def _outcome_of(handler: Callable[[Any], Any], case: GoldenCase) -> CaseOutcome:
     try:
         output = handler(copy.deepcopy(case.input))

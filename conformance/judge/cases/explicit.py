@@ -39,6 +39,7 @@ __all__ = [
     "provider_responses",
     "rate_streams",
     "recap_aliases",
+    "recap_blank_ids",
     "recap_canaries",
     "recap_harn_read_numbers",
     "recap_numbers",
@@ -947,6 +948,63 @@ def recap_text() -> list[ExplicitCase]:
             + _journal(_prompt("sess-1", " turn-1 ", "y"), first_id=6),
         )
     )
+    return cases
+
+
+# Unicode White_Space, spelled here from the Unicode data (PropList.txt), not taken from the
+# reference: the 25 characters Rust's str::trim removes (docs/recap.md 4.1).
+_WHITE_SPACE_CHARACTERS = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
+# Near misses: characters other sets call white space, or that merely look blank, and that
+# are not White_Space: Python's str.isspace adds U+001C..U+001F, ECMAScript's \s adds U+FEFF,
+# U+180E was White_Space before Unicode 6.3, U+200B and U+2060 are format characters.
+_BLANK_NEAR_MISSES = ("\x1c", "\x1d", "\x1e", "\x1f", "\ufeff", "\u180e", "\u200b", "\u2060")
+
+
+def _blank_id_session(characters: Sequence[str]) -> list[dict[str, Any]]:
+    """One iteration with, for each character, a tool call whose callId is that character
+    alone and one whose toolName is."""
+    rows: list[tuple[Any, ...]] = [_prompt("sess-1", "turn-1", "go")]
+    rows.append(_loop("sess-1", "turn-1", "iteration_start", 1))
+    for index, character in enumerate(characters):
+        call = {"callId": character, "toolName": "read", "input": None}
+        named = {"callId": f"c{index}", "toolName": character, "input": None}
+        rows += [("sess-1", "run-1", "turn-1", "tool_call", payload) for payload in (call, named)]
+    rows.append(_loop("sess-1", "turn-1", "iteration_end", 1))
+    return _journal(*rows)
+
+
+def recap_blank_ids() -> list[ExplicitCase]:
+    """Ids made of one character: each White_Space character (blank: an event's call id or
+    tool name read as absent, docs/recap.md 4.1; a query's sessionId refused when the
+    schema's pattern \\S, read as ECMAScript's, fails, docs/recap.md "Query") and each near
+    miss (not blank to semantic_string)."""
+    cases = [
+        _recap(
+            f"a call id and a tool name that are only {what}, each character in turn "
+            "(docs/recap.md 4.1: semantic_string trims White_Space; blank is absent)",
+            _blank_id_session(characters),
+        )
+        for what, characters in (
+            ("one White_Space character (blank)", _WHITE_SPACE_CHARACTERS),
+            ("one character that is not White_Space (kept)", _BLANK_NEAR_MISSES),
+        )
+    ]
+    for character in (*_WHITE_SPACE_CHARACTERS, *_BLANK_NEAR_MISSES):
+        cases.append(
+            ExplicitCase(
+                "recap.project",
+                {
+                    "events": _journal(_prompt(character, "turn-1")),
+                    "query": {"sessionId": character},
+                },
+                f"a sessionId that is only U+{ord(character):04X}: refused when the schema's "
+                "pattern \\S, read as ECMAScript's, fails (docs/recap.md, Query inputs)",
+            )
+        )
     return cases
 
 

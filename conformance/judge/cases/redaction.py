@@ -26,7 +26,15 @@ from typing import Any
 
 from session_contracts.conformance.judge.cases.explicit import ExplicitCase
 
-__all__ = ["alone_canaries", "apply_edge_cases", "provider_alone_cases", "recap_alone_cases"]
+__all__ = [
+    "alone_canaries",
+    "apply_edge_cases",
+    "provider_alone_cases",
+    "provider_rule_cases",
+    "recap_alone_cases",
+    "recap_rule_cases",
+    "redaction_rule_texts",
+]
 
 # Where a secret stands in a text: whole, behind a label, amid multibyte prose, between
 # arrows (characters that are not word characters, so every \b still holds).
@@ -222,4 +230,155 @@ def apply_edge_cases() -> list[ExplicitCase]:
         ExplicitCase("redaction.apply", case_input, f"redaction.apply input: {why}")
         for case_input, why in malformed
     ]
+    return cases
+
+
+# -- Harn's redaction rules, through the operations that redact -------------------------------
+# redaction.apply states each rule alone, but a producer need not declare it (every operation
+# is optional): recap.project and runrecord.provider_call_response must show the same rules
+# through their own answers, judged whole against the reference's (recap.semantics,
+# runrecord.response-semantics). docs/redaction.md, part 1, states each rule.
+
+# Word characters of Unicode 14.0 that are not ASCII (a Latin and a Cyrillic letter, a CJK
+# ideograph, a combining mark, an Arabic-Indic digit): no \b between one of them and a token,
+# so the token is kept; an ASCII \b sees a boundary there and redacts it.
+_WORD_CHARACTERS_OF_UNICODE_14 = ("\u00e9", "\u0436", "\u65e5", "\u0301", "\u0663")
+
+
+def _beside(letters: tuple[str, ...]) -> list[str]:
+    """The sample token with each letter before it, after it, and on both sides."""
+    from session_contracts.redaction.vectors import SAMPLE_TOKEN
+
+    return [
+        text
+        for letter in letters
+        for text in (letter + SAMPLE_TOKEN, SAMPLE_TOKEN + letter, letter + SAMPLE_TOKEN + letter)
+    ]
+
+
+def _multibyte_matches() -> list[str]:
+    """Matches that hold 2-, 3- and 4-byte characters, so a placeholder's length in UTF-8 bytes
+    differs from its length in characters (and in UTF-16 units), and Harn's case-folding
+    specials under (?i): K and S match U+212A KELVIN SIGN and U+017F LONG S, i never matches
+    U+0130 or U+0131; a class under (?i) is folded too."""
+    from session_contracts.redaction.vectors import SAMPLE_TOKEN
+
+    return [
+        "-----BEGIN PRIVATE KEY-----\ncl\u00e9 \u65e5\u672c \U0001f600\n-----END PRIVATE KEY-----",
+        f"-----BEGIN RSA PRIVATE KEY-----\n\u00e9{SAMPLE_TOKEN}\n-----END RSA PRIVATE KEY-----",
+        "Bearer\u00a0abcdefghijklmnop",  # \s is Unicode White_Space: 2 bytes
+        "Bearer\u0085abcdefghijklmnop",  # White_Space that ECMAScript's \s lacks
+        "Bearer\u3000abcdefghijklmnop",  # 3 bytes
+        "Bearer\ufeffabcdefghijklmnop",  # not White_Space (ECMAScript's \s has it): kept
+        "password\u2003=\u3000abc123",
+        "to\u212aen=abc123",  # KELVIN SIGN in the keyword
+        "pa\u017f\u017fword=abc123",  # LONG S in the keyword
+        "\u017fecret: hidden",
+        "token=abc1\u212a\u017fxyz",  # folded into the value's class
+        "Bearer abcdefghijkl\u212a\u017f",
+        "BEARER abcdefghijklmnop",
+        "\u0131d_token=abc123",  # U+0131 is not i: kept
+        "\u0130D_TOKEN=abc123",  # U+0130 is not I: kept
+    ]
+
+
+# Longer than Harn's window (262,144 bytes, docs/redaction.md part 1 step 4), so the patterns
+# read windows of 262,144 bytes every 253,952 and every pattern reads the original text.
+_WINDOW, _STEP, _LONG_TEXT_BYTES = 262_144, 262_144 - 8_192, 300_000
+
+
+def _long_text() -> str:
+    """One text past the first window: a key block holding a token in the first window only
+    and one in the second window only (windows redact the token and keep the block's lines;
+    one pass redacts the whole block), and a bearer token from before the second window's
+    start to past the first window's end, longer than the overlap: no window holds it whole,
+    so Harn keeps it, where one pass redacts it."""
+    from session_contracts.redaction.vectors import SAMPLE_TOKEN
+
+    block = f"-----BEGIN RSA PRIVATE KEY-----\n{SAMPLE_TOKEN}\n-----END RSA PRIVATE KEY-----"
+    placed = (
+        (1_000, block),
+        (_STEP - 100, "Bearer " + "c" * 9_000),
+        (_WINDOW + 20_000, block),
+    )
+    pieces, position = [], 0
+    for offset, text in placed:
+        pieces += ["a " * ((offset - position) // 2), " " * ((offset - position) % 2), text]
+        position = offset + len(text)
+    pieces.append(" " * (_LONG_TEXT_BYTES - position))
+    return "".join(pieces)
+
+
+def redaction_rule_texts() -> dict[str, list[str]]:
+    """The texts of each rule, by what they decide."""
+    from session_contracts.redaction.vectors import LATER_UNICODE_LETTERS
+
+    return {
+        "word characters of Unicode 14.0 that are not ASCII beside a token (kept: \\b is "
+        "Unicode's)": _beside(_WORD_CHARACTERS_OF_UNICODE_14),
+        "letters assigned after Unicode 14.0 beside a token (redacted: \\b's table is "
+        "Unicode 14.0's)": _beside(LATER_UNICODE_LETTERS),
+        "matches holding multibyte characters (each placeholder's length in UTF-8 bytes) "
+        "and the case-folding specials under (?i)": _multibyte_matches(),
+    }
+
+
+def _recap_prompts(texts: list[str]) -> list[dict[str, Any]]:
+    from session_contracts.conformance.judge.cases.operations import recap_event
+
+    rows: list[tuple[str, dict[str, Any]]] = [
+        ("message", {"role": "user", "visibility": None, "text": text}) for text in texts
+    ]
+    rows.append(("tool_call", {"callId": "c1", "toolName": "search", "input": {"notes": texts}}))
+    return [
+        recap_event(index + 1, "sess-1", "run-1", "turn-1", None, kind, payload)
+        for index, (kind, payload) in enumerate(rows)
+    ]
+
+
+def recap_rule_cases() -> list[ExplicitCase]:
+    """``recap.semantics``: each rule's texts as prompts and in a tool call's input, and one
+    prompt past Harn's first 256 KiB window."""
+    cases = [
+        ExplicitCase(
+            "recap.project",
+            {"events": _recap_prompts(texts), "query": {"sessionId": "sess-1"}},
+            f"recap redaction (docs/redaction.md part 1): {what}",
+        )
+        for what, texts in redaction_rule_texts().items()
+    ]
+    cases.append(
+        ExplicitCase(
+            "recap.project",
+            {"events": _recap_prompts([_long_text()])[:1], "query": {"sessionId": "sess-1"}},
+            "recap redaction of a text over 256 KiB: Harn's windows (docs/redaction.md part 1 "
+            "step 4), secrets inside one window, in the overlap and across windows",
+        )
+    )
+    return cases
+
+
+def provider_rule_cases() -> list[ExplicitCase]:
+    """``runrecord.response-semantics``: each rule's texts in the response text and as a native
+    tool call's arguments, and a response text past Harn's first 256 KiB window."""
+    cases = []
+    for what, texts in [*redaction_rule_texts().items(), ("a text over 256 KiB", [_long_text()])]:
+        response = {
+            "call_id": "call-1",
+            "iteration": 1,
+            "span_id": None,
+            "text": "\n".join(texts),
+            "tool_calls": (
+                [{"id": "tc-1", "name": "search", "arguments": {"notes": texts}}]
+                if len(texts) > 1
+                else []
+            ),
+        }
+        cases.append(
+            ExplicitCase(
+                "runrecord.provider_call_response",
+                {"response": response, "execution_id": None},
+                f"provider_call_response redaction (docs/redaction.md part 1): {what}",
+            )
+        )
     return cases
