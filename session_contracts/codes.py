@@ -249,6 +249,7 @@ CODES_BY_AREA: Mapping[str, tuple[str, ...]] = MappingProxyType(
             "fixture_unreadable",
             "fixtures_not_found",
             "no_fixture_selected",
+            "recordings_unreadable",
             "reference_failed",
             "sentences_unreadable",
         ),

@@ -245,9 +245,12 @@ def test_every_object_schema_says_whether_it_is_closed() -> None:
 
 def test_schema_integers_are_js_safe() -> None:
     """Ids and unsigned integers are held to JavaScript's safe range."""
-    schema = _schema("session-event.schema.json")
-    for name in ("SafeUnsignedInteger", "EventId"):
-        definition = schema["$defs"][name]
+    # SafeUnsignedInteger is run-record's, which the event schema refers to.
+    for file, name in (
+        ("run-record.schema.json", "SafeUnsignedInteger"),
+        ("session-event.schema.json", "EventId"),
+    ):
+        definition = _schema(file)["$defs"][name]
         assert definition["type"] == "integer"
         assert (definition["minimum"], definition["maximum"]) == (0, MAX_SAFE)
         assert definition["x-jsSafeInteger"] is True
