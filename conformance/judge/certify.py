@@ -31,8 +31,9 @@ from session_contracts.conformance.judge.cases.explicit import ExplicitCase
 from session_contracts.conformance.judge.checks import CHECKS, Check
 from session_contracts.conformance.judge.expected import reference_answer, reference_outcome
 from session_contracts.conformance.judge.golden import answer_of
-from session_contracts.conformance.judge.judges import Errored, Failed, Runner, Skip, Trial
+from session_contracts.conformance.judge.judges import Errored, Failed, Runner, Skip
 from session_contracts.conformance.judge.runner import CaseOutcome, ProducerProcess
+from session_contracts.conformance.judge.trials import Trial
 from session_contracts.conformance.protocol import Handler
 from session_contracts.conformance.protocol.producer_loop import answer_request
 from session_contracts.contracts import CONTRACT_DOCTYPES

@@ -47,7 +47,6 @@ from session_contracts.conformance.judge.report import (
     read_baseline,
     report_body,
     report_json,
-    scrub,
     total_evidence,
     write_baseline,
 )
@@ -56,6 +55,7 @@ from session_contracts.conformance.judge.runner import ProducerProcess, require_
 from session_contracts.errors import EXIT_FINDINGS, EXIT_OK, Finding, InvalidDocument, UsageError
 from session_contracts.input_files import read_regular_file
 from session_contracts.json.strict import MAX_DOCUMENT_BYTES, loads_strict
+from session_contracts.redaction.scrub import scrub
 
 if TYPE_CHECKING:
     from session_contracts.conformance.judge.certify_http import HttpTarget

@@ -28,6 +28,7 @@ from session_contracts.conformance.judge.cases import (
 )
 from session_contracts.conformance.judge.cases import operations as strategies
 from session_contracts.conformance.judge.cases.explicit import ExplicitCase
+from session_contracts.conformance.judge.trials import Trial
 
 __all__ = ["CHECKS", "Check", "check_by_id"]
 
@@ -35,7 +36,7 @@ __all__ = ["CHECKS", "Check", "check_by_id"]
 # or one per operation (each then gets its own cases).
 TrialPlan = Callable[
     [tuple[str, ...], tuple[str, ...]],
-    "st.SearchStrategy[judges.Trial] | list[st.SearchStrategy[judges.Trial]]",
+    "st.SearchStrategy[Trial] | list[st.SearchStrategy[Trial]]",
 ]
 _BUILT: dict[str, tuple[ExplicitCase, ...]] = {}
 
@@ -48,7 +49,7 @@ class Check:
     operation: str
     title: str
     seed: str  # the normative sentence (or where it is)
-    judge: Callable[[judges.Runner, judges.Trial], None] = field(repr=False, compare=False)
+    judge: Callable[[judges.Runner, Trial], None] = field(repr=False, compare=False)
     trials: TrialPlan = field(repr=False, compare=False)
     explicit: Callable[[], list[ExplicitCase]] = field(repr=False, compare=False)
 
@@ -59,16 +60,16 @@ class Check:
         return _BUILT[self.id]
 
 
-def _trials(operation: str, strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[judges.Trial]:
-    return strategy.map(lambda case_input: judges.Trial(operation, case_input))
+def _trials(operation: str, strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Trial]:
+    return strategy.map(lambda case_input: Trial(operation, case_input))
 
 
 def _every_operation(
     claimed: tuple[str, ...], declared: tuple[str, ...]
-) -> list[st.SearchStrategy[judges.Trial]]:
+) -> list[st.SearchStrategy[Trial]]:
     """One strategy per supported operation: a cross-cutting check runs its cases
     on each operation in turn, so no operation is left to chance."""
-    options: list[st.SearchStrategy[judges.Trial]] = []
+    options: list[st.SearchStrategy[Trial]] = []
     if "document.roundtrip" in declared:
         options.append(_trials("document.roundtrip", strategies.roundtrip_inputs(claimed)))
     if "health.reduce" in declared:
@@ -97,18 +98,18 @@ def _with_canary(build: Callable[..., st.SearchStrategy[Any]]) -> st.SearchStrat
 
 
 def _canary_texts() -> list[str]:
-    from session_contracts.redaction.engine import canaries
+    from session_contracts.redaction.canaries import canaries
 
     return list(canaries().values())
 
 
 def _lookalike_texts() -> list[str]:
-    from session_contracts.redaction.engine import lookalikes
+    from session_contracts.redaction.canaries import lookalikes
 
     return list(lookalikes().values())
 
 
-def _redaction_vector_trials() -> list[st.SearchStrategy[judges.Trial]]:
+def _redaction_vector_trials() -> list[st.SearchStrategy[Trial]]:
     """One strategy per policy and detector group of the redaction vectors, so every
     detector is tried at any number of examples."""
     from session_contracts.redaction.vectors import vector_groups

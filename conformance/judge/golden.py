@@ -34,6 +34,7 @@ from session_contracts.errors import Finding, InvalidDocument, json_path
 from session_contracts.json.canonical import content_hash
 from session_contracts.json.strict import loads_strict
 from session_contracts.json.wire import dumps_wire
+from session_contracts.redaction.scrub import scrub
 from session_contracts.rejections import RejectionFinding, agreement, answered_findings
 from session_contracts.validation.xkeywords import json_equal
 
@@ -178,7 +179,7 @@ def _expand_secrets(
     """``{{secret:KIND}}`` in a case's strings becomes the built-in fake secret of
     that detector kind: the files hold no secret-shaped text for a repository's
     secret scanner to flag, and the values follow the redaction module's canaries."""
-    from session_contracts.redaction.engine import known_canary_secrets
+    from session_contracts.redaction.canaries import known_canary_secrets
 
     secrets = known_canary_secrets()
     problem: list[tuple[tuple[str | int, ...], str, str]] = []
@@ -244,7 +245,7 @@ def _normalize(operation: str, output: Any) -> Any:
         return output
     # Checkpoint ids are the producer's own, messages are for people: both
     # are compared as certify compares them.
-    from session_contracts.conformance.judge.judges import normalize_feedback
+    from session_contracts.conformance.judge.trials import normalize_feedback
 
     return normalize_feedback(output)
 
@@ -309,8 +310,6 @@ def _show(value: Any) -> str:
     if len(text) > 100:
         text = text[:97] + "..."
     # Fixtures plant fake secrets; a report still never repeats one.
-    from session_contracts.conformance.judge.report import scrub
-
     return scrub(text)
 
 
@@ -507,7 +506,7 @@ def _as_harn_reads_it(case: GoldenCase, actual: Mapping[str, Any]) -> bool:
     """Whether ``actual`` is the reference's answer to the case's input as a producer
     built like Harn reads it (serde_json without float_roundtrip: docs/recap.md section
     4, "Numbers as Harn reads them"); certify's judges accept the same two answers."""
-    from session_contracts.conformance.judge.judges import Trial, as_harn_reads
+    from session_contracts.conformance.judge.trials import Trial, as_harn_reads
 
     harn = as_harn_reads(Trial(case.operation, case.input))
     if harn is None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -18,6 +17,7 @@ from session_contracts.conformance.judge.cases import operations as strategies
 from session_contracts.conformance.judge.expected import reference_outcome
 from session_contracts.conformance.judge.json_diff import ABSENT, character_offset, mismatches
 from session_contracts.conformance.judge.runner import CaseOutcome
+from session_contracts.conformance.judge.trials import Trial, as_harn_reads, normalize_feedback
 from session_contracts.errors import InvalidDocument
 from session_contracts.json.canonical import canonical_bytes
 from session_contracts.json.serde_numbers import NumberOutOfRange, floats_as_harn_reads
@@ -32,8 +32,6 @@ __all__ = [
     "Failed",
     "Runner",
     "Skip",
-    "Trial",
-    "as_harn_reads",
     "judge_canaries",
     "judge_determinism",
     "judge_extensions",
@@ -50,17 +48,8 @@ __all__ = [
     "judge_semantics",
     "judge_unknown_field",
     "judge_usage_not_summed",
-    "normalize_feedback",
     "run_case",
 ]
-
-
-@dataclass(frozen=True)
-class Trial:
-    """One case as sent: the operation and its input."""
-
-    operation: str
-    input: Mapping[str, Any]
 
 
 class Failed(AssertionError):
@@ -130,21 +119,6 @@ def _reference(trial: Trial) -> tuple[str, Any]:
     )
 
 
-def as_harn_reads(trial: Trial) -> Trial | None:
-    """The trial as a producer built like Harn reads it (serde_json without
-    ``float_roundtrip``: docs/recap.md section 4, "Numbers as Harn reads them"), or None
-    when that reading changes no number (or refuses one). A judge that compares numbers
-    exactly, or hashes over them, accepts the reference's answer to either trial: the
-    exact reading and Harn's, never a mixture and never any other change."""
-    try:
-        harn = floats_as_harn_reads(trial.input)
-    except NumberOutOfRange:
-        return None
-    if canonical_bytes(harn) == canonical_bytes(trial.input):
-        return None
-    return Trial(trial.operation, harn)
-
-
 def judge_rejection(reference: Mapping[str, Any], outcome: CaseOutcome) -> None:
     """A producer's rejection agrees with the reference's when each finding it answers
     (its code and path, and each entry of its findings) names the path of one of the
@@ -168,28 +142,6 @@ def _numbers_close(a: Any, b: Any) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_numbers_close(x, y) for x, y in zip(a, b, strict=True))
     return json_equal(a, b)
-
-
-def normalize_feedback(output: Any) -> Any:
-    # Checkpoint ids are the implementation's own: compare them by first appearance.
-    names: dict[str, str] = {}
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, dict):
-            out = {}
-            for key, value in node.items():
-                if key == "checkpoint_id" and isinstance(value, str):
-                    out[key] = names.setdefault(value, f"checkpoint#{len(names) + 1}")
-                elif key == "message":
-                    out[key] = "<message>"  # people's text: not compared
-                else:
-                    out[key] = walk(value)
-            return out
-        if isinstance(node, list):
-            return [walk(item) for item in node]
-        return node
-
-    return walk(output)
 
 
 def _first_difference(expected: Any, actual: Any, where: str = "$") -> str:
@@ -507,7 +459,7 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def judge_canaries(runner: Runner, trial: Trial) -> None:
-    from session_contracts.redaction.engine import canary_secrets
+    from session_contracts.redaction.canaries import canary_secrets
 
     outcome = run_case(runner, trial)
     # Every string as decoded, not the JSON text: a secret with a newline (a

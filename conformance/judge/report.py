@@ -26,8 +26,7 @@ from session_contracts.conformance.judge.junit import (
 from session_contracts.errors import Finding, UsageError
 from session_contracts.input_files import read_regular_file
 from session_contracts.json.wire import dumps_wire
-from session_contracts.redaction.engine import redact_text
-from session_contracts.redaction.policy import default_policy, extended_policy
+from session_contracts.redaction.scrub import scrub, scrubbed_value
 
 __all__ = [
     "REPORT_VERSION",
@@ -42,8 +41,6 @@ __all__ = [
     "read_baseline",
     "report_body",
     "report_json",
-    "scrub",
-    "scrubbed_value",
     "write_baseline",
 ]
 
@@ -86,13 +83,6 @@ def check_report_paths(paths: Mapping[str, str | None]) -> None:
                 )
             ]
         )
-
-
-def scrub(text: str) -> str:
-    """The text with every secret that the default policy (Harn's) or our extended
-    detectors find replaced: a report never repeats a secret either one knows."""
-    # Ours first: its key-value detectors would read a Harn placeholder's ":LEN" as a value.
-    return redact_text(redact_text(text, extended_policy()).text, default_policy()).text
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,17 +185,6 @@ def report_json(body: Mapping[str, Any]) -> bytes:
     """The JSON report (schemas/certification-report.schema.json) of :func:`report_body`."""
     # Answers may hold integers beyond 64 bits: written exactly.
     return dumps_wire(body, option=orjson.OPT_INDENT_2) + b"\n"
-
-
-def scrubbed_value(value: Any) -> Any:
-    """A JSON value with every string (member names too) scrubbed of secrets."""
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, Mapping):
-        return {scrub(str(key)): scrubbed_value(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [scrubbed_value(item) for item in value]
-    return value
 
 
 def _answers_json(result: CheckResult) -> dict[str, Any]:

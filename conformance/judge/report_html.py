@@ -19,8 +19,8 @@ import orjson
 
 from session_contracts.conformance.judge.certify import CheckResult
 from session_contracts.conformance.judge.golden import Difference, FixtureResult, differences
-from session_contracts.conformance.judge.report import scrub, scrubbed_value
 from session_contracts.json.wire import dumps_wire
+from session_contracts.redaction.scrub import scrub, scrubbed_value
 
 __all__ = ["DIFFERENCES_SHOWN", "JSON_SHOWN", "certify_html", "golden_html"]
 

@@ -20,13 +20,11 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from session_contracts.redaction.canaries import known_canaries, known_canary_secrets, lookalikes
 from session_contracts.redaction.engine import (
     URL_KIND,
     RedactionPolicy,
     holds_secret,
-    known_canaries,
-    known_canary_secrets,
-    lookalikes,
     redact_text,
     redact_value,
 )

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from session_contracts.conformance.judge.captured import check_documents, detect_doctype
-from session_contracts.redaction.engine import (
+from session_contracts.redaction.canaries import (
     canaries,
     canary_secrets,
     known_canary_secrets,

@@ -317,7 +317,7 @@ def test_github_annotations_name_each_failed_check(
 
 
 def test_annotation_levels_and_scrubbing() -> None:
-    from session_contracts.redaction.engine import canary_secrets
+    from session_contracts.redaction.canaries import canary_secrets
 
     secret = next(iter(canary_secrets().values()))
     required, recommended = check_by_id("recap.hashes"), check_by_id("redaction.lookalikes-survive")

@@ -354,7 +354,7 @@ def test_feedback_answers_compare_checkpoint_ids_by_first_appearance() -> None:
 
 def test_secret_placeholders_expand_to_the_built_in_fake_secrets(tmp_path: Path) -> None:
     from session_contracts.conformance.judge.golden import load_corpus
-    from session_contracts.redaction.engine import canary_secrets
+    from session_contracts.redaction.canaries import canary_secrets
 
     root = tmp_path / "fixtures"
     text = {"doctype": "x", "document": {"note": "key {{secret:github_token}} here"}}

@@ -16,7 +16,7 @@ import pytest
 from session_contracts.conformance.judge.certify import run_check
 from session_contracts.conformance.judge.checks import check_by_id
 from session_contracts.conformance.judge.golden import default_fixtures_dir, judge, load_corpus
-from session_contracts.conformance.judge.judges import Trial
+from session_contracts.conformance.judge.trials import Trial
 from session_contracts.conformance.reference.producer import HANDLERS
 from session_contracts.json.serde_numbers import floats_as_harn_reads
 

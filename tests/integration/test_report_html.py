@@ -44,7 +44,7 @@ from session_contracts.conformance.judge.report import report_body, total_eviden
 from session_contracts.conformance.judge.report_html import certify_html, golden_html
 from session_contracts.conformance.protocol import Handler, Skipped
 from session_contracts.conformance.reference.producer import HANDLERS
-from session_contracts.redaction.engine import canary_secrets
+from session_contracts.redaction.canaries import canary_secrets
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "producers"))
 import defects

@@ -4,7 +4,7 @@ Fixtures (tests/fixtures/recap/): JSON Lines tapes of small sessions, and
 cases.json naming, for each case, a tape, a query and the expected envelope
 (indented JSON; compared by canonical bytes).  ``canaries.template.jsonl``
 holds ``{canary:KIND}`` placeholders, replaced at run time by
-``session_contracts.redaction.engine.canaries()``: no realistic fake secret is
+``session_contracts.redaction.canaries.canaries()``: no realistic fake secret is
 stored in the repository, only the redacted envelope it must become.
 """
 
@@ -62,16 +62,14 @@ from session_contracts.recap import (
     with_extensions,
 )
 from session_contracts.recap import projection as projection_module
-from session_contracts.redaction.engine import (
+from session_contracts.redaction.canaries import (
     canaries,
     canary_secrets,
     known_canaries,
     known_canary_secrets,
     lookalikes,
-    redact_text,
-    redact_value,
-    scan_value,
 )
+from session_contracts.redaction.engine import redact_text, redact_value, scan_value
 from session_contracts.redaction.gate import (
     CASE_TRAPS,
     TextScreen,

@@ -31,7 +31,8 @@ from session_contracts.journal import (
     journal_event_of,
 )
 from session_contracts.json.canonical import canonical_bytes
-from session_contracts.redaction.engine import canaries, canary_secrets, scan_value
+from session_contracts.redaction.canaries import canaries, canary_secrets
+from session_contracts.redaction.engine import scan_value
 from session_contracts.redaction.policy import default_policy
 from session_contracts.runrecord import (
     EXECUTION_ID_RELABELLED,

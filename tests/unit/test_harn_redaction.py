@@ -22,12 +22,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from session_contracts import UsageError
+from session_contracts.redaction.canaries import canaries, canary_secrets, lookalikes
 from session_contracts.redaction.engine import (
     Detection,
-    canaries,
-    canary_secrets,
     holds_secret,
-    lookalikes,
     redact_text,
     redact_value,
     scan_value,

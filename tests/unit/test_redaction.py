@@ -18,15 +18,13 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
 from session_contracts import Finding, UsageError
+from session_contracts.redaction.canaries import canaries, canary_secrets, lookalikes
 from session_contracts.redaction.engine import (
     Detection,
     EntropyThreshold,
     KeyEntropyDetector,
     RedactionPolicy,
     RegexDetector,
-    canaries,
-    canary_secrets,
-    lookalikes,
     policy_problems,
     redact_text,
     redact_value,

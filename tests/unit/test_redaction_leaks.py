@@ -21,13 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from session_contracts.redaction.engine import (
-    RedactionPolicy,
-    canaries,
-    canary_secrets,
-    redact_text,
-    redact_value,
-)
+from session_contracts.redaction.canaries import canaries, canary_secrets
+from session_contracts.redaction.engine import RedactionPolicy, redact_text, redact_value
 from session_contracts.redaction.policy import default_policy, extended_policy
 
 POLICIES = {"default": default_policy(), "extended": extended_policy()}

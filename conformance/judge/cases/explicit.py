@@ -636,7 +636,7 @@ def provider_responses() -> list[ExplicitCase]:
 
 
 def provider_canaries() -> list[ExplicitCase]:
-    from session_contracts.redaction.engine import canaries
+    from session_contracts.redaction.canaries import canaries
 
     cases = []
     for kind, canary in sorted(canaries().items()):
@@ -744,7 +744,7 @@ def recap_pages() -> list[ExplicitCase]:
 
 
 def recap_canaries() -> list[ExplicitCase]:
-    from session_contracts.redaction.engine import canaries
+    from session_contracts.redaction.canaries import canaries
 
     cases = []
     for kind, canary in sorted(canaries().items()):
@@ -1066,7 +1066,7 @@ def recap_aliases() -> list[ExplicitCase]:
 # Floats that serde_json without float_roundtrip (Harn's build) reads one unit in the
 # last place off (docs/vectors/serde-json-default-floats.json), beside one it reads
 # exactly: the judges accept the reference's answer to the exact input or to the input
-# as Harn reads it, never a mixture (judges.as_harn_reads).
+# as Harn reads it, never a mixture (trials.as_harn_reads).
 HARN_READS_OFF = (0.9202898550724637, 108.33333333333333, 3e23, 7e-300)
 
 

@@ -51,7 +51,8 @@ _PLACEMENTS: tuple[tuple[str, Callable[[str], str]], ...] = (
 def alone_canaries() -> dict[str, str]:
     """Per pattern of the default policy, its canary, when no other pattern catches it
     (each pattern is tried alone with every other one disabled)."""
-    from session_contracts.redaction.engine import canaries, canary_secrets, redact_text
+    from session_contracts.redaction.canaries import canaries, canary_secrets
+    from session_contracts.redaction.engine import redact_text
     from session_contracts.redaction.policy import default_policy
 
     policy = default_policy()
@@ -79,7 +80,7 @@ def _arguments(canary: str) -> dict[str, Any]:
 def _leaks(operation: str, case_input: dict[str, Any], kind: str) -> bool:
     from session_contracts.conformance.protocol import Rejected
     from session_contracts.conformance.reference.producer import HANDLERS
-    from session_contracts.redaction.engine import canary_secrets
+    from session_contracts.redaction.canaries import canary_secrets
 
     try:
         output = HANDLERS[operation](json.loads(json.dumps(case_input)))
