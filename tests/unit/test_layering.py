@@ -15,11 +15,13 @@ Modules are public: no module name starts with ``_`` (the C modules behind
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from package_modules import module_files
 
 REPO = Path(__file__).resolve().parents[2]
@@ -122,6 +124,9 @@ def test_the_oracle_never_imports_the_judge() -> None:
             sys.executable,
             "-c",
             "import sys, session_contracts.conformance.reference.producer\n"
+            "import session_contracts.feedback, session_contracts.health\n"
+            "import session_contracts.journal, session_contracts.recap\n"
+            "import session_contracts.runrecord\n"
             "print('\\n'.join(sorted(sys.modules)))",
         ],
         capture_output=True,
@@ -231,14 +236,12 @@ def test_the_oracle_folder_holds_only_the_reference_producer() -> None:
     assert oracle == ["__init__.py", "producer.py"]
 
 
-def test_the_semantics_old_import_paths_name_the_same_packages() -> None:
-    import session_contracts.conformance.reference.journal as old_journal
-    import session_contracts.journal as journal
-    from session_contracts.conformance.reference.recap import RecapService
-    from session_contracts.recap import RecapService as recap_service
-
-    assert old_journal is journal
-    assert RecapService is recap_service
+@pytest.mark.parametrize("semantics", ["feedback", "health", "journal", "recap", "runrecord"])
+def test_the_semantics_have_one_import_name(semantics: str) -> None:
+    # session_contracts.<semantics>, not also under the oracle (no sys.modules aliases).
+    importlib.import_module(f"session_contracts.{semantics}")
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(f"session_contracts.conformance.reference.{semantics}")
 
 
 def test_no_module_is_left_in_the_flat_conformance_folder() -> None:

@@ -1,14 +1,19 @@
 """pyproject.toml's dependency ranges, constraints.txt's pins and the generator's pinned
-version agree, and each extra holds what the commands guarded by it import."""
+version agree, and each extra holds what the commands guarded by it import; the build maps
+every package folder, the top-level ones included, and the checkout holds no symlink."""
 
 from __future__ import annotations
 
+import importlib
+import os
 import re
+import subprocess
 import tomllib
 from importlib import metadata
 from pathlib import Path
 
 import pytest
+from package_modules import package_folders
 
 from session_contracts.extras import EXTRA_MODULES
 from session_contracts.generator.codegen import CODEGEN_VERSION
@@ -94,3 +99,47 @@ def test_dev_holds_every_extra() -> None:
     dev = _project()["optional-dependencies"]["dev"]  # type: ignore[index]
     extras = sorted(set(EXTRA_MODULES))
     assert f"session-contracts[{','.join(extras)}]" in dev
+
+
+PACKAGES = package_folders()
+
+
+def test_every_package_folder_is_listed() -> None:
+    # setuptools finds no subpackage of a mapped folder by itself: one left out of
+    # pyproject.toml's list would be missing from the wheel (and from mypy and these tests).
+    roots = [REPO / "session_contracts"] + [
+        REPO / folder for folder in _pyproject_setuptools()["package-dir"].values()
+    ]
+    on_disk = {
+        Path(folder)
+        for root in roots
+        for folder, _, names in os.walk(root)
+        if "__init__.py" in names
+    }
+    listed = set(PACKAGES.values())
+    assert sorted(on_disk - listed) == [], "package folders pyproject.toml does not list"
+    assert sorted(listed - on_disk) == [], "listed packages without a folder and __init__.py"
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_each_package_is_imported_from_its_folder(package: str) -> None:
+    # The installed package (editable here) follows pyproject.toml's map.
+    module_file = importlib.import_module(package).__file__
+    assert module_file is not None
+    assert Path(module_file) == PACKAGES[package] / "__init__.py"
+
+
+def test_the_checkout_holds_no_symlink() -> None:
+    # The top-level folders are mapped by the build, not linked (a Windows checkout has no
+    # symlinks by default): no file git tracks is a link (mode 120000).
+    staged = subprocess.run(
+        ["git", "ls-files", "--stage"], capture_output=True, text=True, check=True, cwd=REPO
+    ).stdout.splitlines()
+    assert len(staged) > 100
+    assert [line for line in staged if line.startswith("120000 ")] == []
+
+
+def _pyproject_setuptools() -> dict[str, object]:
+    with (REPO / "pyproject.toml").open("rb") as handle:
+        found: dict[str, object] = tomllib.load(handle)["tool"]["setuptools"]
+    return found
