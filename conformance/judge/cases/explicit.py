@@ -22,11 +22,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from session_contracts.conformance.judge.cases.operations import (
+    EXPLICIT_EPOCH_MS,
+    attribute_event,
+    usage_sample,
+)
+
 __all__ = [
     "BUILTIN_MEMBER_NAMES",
     "HARN_READS_OFF",
     "ExplicitCase",
-    "attribute_event",
     "builtin_members",
     "completed_call",
     "extension_values",
@@ -50,7 +55,6 @@ __all__ = [
     "run_projections",
     "unknown_members",
     "usage_runs",
-    "usage_sample",
 ]
 
 
@@ -369,7 +373,7 @@ def rate_streams() -> list[ExplicitCase]:
 
 
 # -- feedback -------------------------------------------------------------------------------------
-_T = 1_700_000_000_000
+_T = EXPLICIT_EPOCH_MS
 
 
 def _start(at: int, session: str = "sess-a", usage: str = "supported") -> dict[str, Any]:
@@ -406,29 +410,6 @@ def _observe(at: int, session: str = "sess-a", reader_version: int | None = None
     if reader_version is not None:
         step["reader_contract_version"] = reader_version
     return step
-
-
-def usage_sample(
-    at: int,
-    tokens: int,
-    output: int = 10,
-    *,
-    counter: str = "c1",
-    source: str = "native_host_event",
-    cached: int | None = None,
-) -> dict[str, Any]:
-    usage = {
-        "source": source,
-        "counter_id": counter,
-        "scope": "host_session",
-        "coverage": "partial",
-        "observed_at_unix_ms": at,
-        "input_tokens": tokens,
-        "output_tokens": output,
-    }
-    if cached is not None:
-        usage["cached_input_tokens"] = cached
-    return usage
 
 
 def _feedback(why: str, *steps: dict[str, Any]) -> ExplicitCase:
@@ -525,20 +506,6 @@ def usage_runs() -> list[ExplicitCase]:
 
 
 # -- run records ----------------------------------------------------------------------------------
-def attribute_event(event_id: int, name: str, value: Any) -> dict[str, Any]:
-    """A stored session_attribute event of run ``run-r`` (receipts, for run records)."""
-    return {
-        "id": event_id,
-        "sessionId": "sess-r",
-        "runId": "run-r",
-        "turnId": None,
-        "iteration": None,
-        "executionId": None,
-        "topic": "session",
-        "kind": "session_attribute",
-        "recordedAtUnixMs": _T + event_id,
-        "payload": {"name": name, "value": value},
-    }
 
 
 def _span(span_id: int, parent: int | None, start: int = 0) -> dict[str, Any]:

@@ -20,11 +20,12 @@ from hypothesis import strategies as st
 
 from session_contracts.conformance.judge.cases import draws
 from session_contracts.conformance.judge.cases.documents import documents, object_paths
-from session_contracts.conformance.judge.cases.explicit import attribute_event, usage_sample
 from session_contracts.contracts import CONTRACT_DOCTYPES
 from session_contracts.validation.schema_set import default_schema_set
 
 __all__ = [
+    "EXPLICIT_EPOCH_MS",
+    "attribute_event",
     "bundled_examples",
     "extension_values",
     "feedback_steps",
@@ -38,7 +39,51 @@ __all__ = [
     "run_projections",
     "snake_case_query",
     "unknown_field_inputs",
+    "usage_sample",
 ]
+
+#: The epoch of the explicit cases' clocks (explicit.py keeps its cases' times after it).
+EXPLICIT_EPOCH_MS = 1_700_000_000_000
+
+
+def usage_sample(
+    at: int,
+    tokens: int,
+    output: int = 10,
+    *,
+    counter: str = "c1",
+    source: str = "native_host_event",
+    cached: int | None = None,
+) -> dict[str, Any]:
+    usage = {
+        "source": source,
+        "counter_id": counter,
+        "scope": "host_session",
+        "coverage": "partial",
+        "observed_at_unix_ms": at,
+        "input_tokens": tokens,
+        "output_tokens": output,
+    }
+    if cached is not None:
+        usage["cached_input_tokens"] = cached
+    return usage
+
+
+def attribute_event(event_id: int, name: str, value: Any) -> dict[str, Any]:
+    """A stored session_attribute event of run ``run-r`` (receipts, for run records)."""
+    return {
+        "id": event_id,
+        "sessionId": "sess-r",
+        "runId": "run-r",
+        "turnId": None,
+        "iteration": None,
+        "executionId": None,
+        "topic": "session",
+        "kind": "session_attribute",
+        "recordedAtUnixMs": EXPLICIT_EPOCH_MS + event_id,
+        "payload": {"name": name, "value": value},
+    }
+
 
 UNKNOWN_KEY = "zz_not_in_the_contract"
 

@@ -19,7 +19,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from session_contracts.conformance.judge.cases.explicit import ExplicitCase, attribute_event
+from session_contracts.conformance.judge.cases.explicit import ExplicitCase
+from session_contracts.conformance.judge.cases.operations import attribute_event
 
 __all__ = [
     "document_cases",
