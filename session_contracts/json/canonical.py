@@ -132,8 +132,11 @@ def canonical_bytes_from_text(data: bytes | str) -> bytes:
 def is_plain_json(value: Any) -> bool:
     """Whether ``value`` is built only of plain ``dict`` (str keys), ``list``, ``str``,
     ``int``, finite ``float``, ``bool`` and ``None``, fewer than 200 levels deep
-    (False when the C census is not built: callers then take their general path)."""
-    return speedups is not None and speedups.scan(value, False, FAST_MAX_LEVELS) is not None
+    (the census of the fast path)."""
+    if speedups is not None:
+        return speedups.scan(value, False, FAST_MAX_LEVELS) is not None
+    floats = type_census(value)
+    return floats is not None and (not floats or all(map(isfinite, floats)))
 
 
 # ------------------------------------------------------------------------ fast path

@@ -53,6 +53,7 @@ from session_contracts.json.canonical import (
 __all__ = [
     "HARN_MAX_DEPTH",
     "harn_canonical_bytes",
+    "harn_canonical_bytes_of_parsed",
     "harn_sha256",
     "harn_sha256_of_parsed",
     "serde_float_format",
@@ -104,11 +105,18 @@ def harn_sha256_of_parsed(value: Any) -> str:
     beyond 64 bits, nesting past its limit) takes the exact path, as it does after
     the census.
     """
+    return _HASH_PREFIX + hashlib.sha256(harn_canonical_bytes_of_parsed(value)).hexdigest()
+
+
+def harn_canonical_bytes_of_parsed(value: Any) -> bytes:
+    """``harn_canonical_bytes`` of a value as ``loads_strict`` or ``orjson.loads``
+    returned it, unchanged since (or built of such values with dicts and lists),
+    without the census (see ``harn_sha256_of_parsed``; ``orjson.loads`` too returns
+    only JSON's own types, refusing NaN, infinities and lone surrogates)."""
     try:
-        written = orjson.dumps(value, option=_FAST_OPTIONS)
+        return orjson.dumps(value, option=_FAST_OPTIONS)
     except orjson.JSONEncodeError:
-        written = exact_bytes(value)
-    return _HASH_PREFIX + hashlib.sha256(written).hexdigest()
+        return exact_bytes(value)
 
 
 def serde_float_format(number: float) -> str:

@@ -39,11 +39,13 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain, product
 from typing import Any, Protocol, TypeVar
+
+import re2  # type: ignore[import-untyped, unused-ignore]
 
 from session_contracts.accel import linescan
 from session_contracts.redaction.engine import (
@@ -64,6 +66,7 @@ __all__ = [
     "LiteralLike",
     "TextScreen",
     "detector_gates",
+    "needle_finder",
     "redact_texts",
     "redact_values",
     "text_screen",
@@ -538,8 +541,6 @@ class TextScreen:
         self._keys: dict[Any, bool] = {}
         self._plan: tuple[tuple[frozenset[int], ...], ...] = ()
         self._find: Any = None
-        if linescan is None:
-            return
         members: dict[tuple[bytes, bool], int] = {}
         plan = []
         for gate in gates:
@@ -556,7 +557,10 @@ class TextScreen:
                 clauses.append(frozenset(numbers))
             plan.append(tuple(clauses))
         self._plan = tuple(plan)
-        self._find = linescan.NeedleSet(list(members)).found
+        if linescan is not None:
+            self._find = linescan.NeedleSet(list(members)).found
+        else:
+            self._find = needle_finder(list(members))
 
     def may_change(self, text: str) -> bool:
         if self._find is None or not text.isascii():
@@ -615,6 +619,47 @@ class TextScreen:
 # Distinct sets of literals found whose verdicts a screen remembers (texts of one
 # session find a handful).
 _MAX_VERDICTS = 4_096
+
+
+# An RE2 set fails (and answers "nothing found") only when its DFA outgrows its
+# memory.  The DFA of a set of literals has at most one state per byte of the
+# literals, plus one: far below this memory for at most this many bytes.
+NEEDLE_SET_MAX_BYTES = 20_000
+_NEEDLE_SET_MEMORY = 64 << 20
+_ASCII_LOWERCASE = frozenset(range(ord("a"), ord("z") + 1))
+
+
+def _byte_pattern(byte: int, folded: bool) -> str:
+    """One byte of a needle as RE2 (Latin-1: a byte is a character).  A folded needle
+    is searched in the ASCII-lowered line: its lowercase ASCII letters match either
+    case, exactly as ``needle in line.lower()`` would."""
+    if folded and byte in _ASCII_LOWERCASE:
+        return f"[\\x{byte:02x}\\x{byte - 32:02x}]"
+    return f"\\x{byte:02x}"
+
+
+def needle_finder(
+    needles: Sequence[tuple[bytes, bool]],
+) -> Callable[[bytes], tuple[int, ...]] | None:
+    """Every needle searched for at once, in one RE2 set: for a line of bytes, the
+    indices of the needles it holds, ascending.  A needle ``(text, folded)`` with
+    ``folded`` is compared with the line's ASCII letters lowered (so it never holds an
+    uppercase ASCII letter).  None when the needles are too many bytes for one set."""
+    if sum(len(text) for text, _ in needles) > NEEDLE_SET_MAX_BYTES:
+        return None
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1
+    options.max_mem = _NEEDLE_SET_MEMORY
+    options.log_errors = False
+    literals = re2.Set.SearchSet(options)
+    for text, folded in needles:
+        literals.Add("".join(_byte_pattern(byte, folded) for byte in text).encode("ascii"))
+    literals.Compile()
+
+    def find(line: bytes) -> tuple[int, ...]:
+        return tuple(sorted(literals.Match(line) or ()))
+
+    return find
 
 
 @lru_cache(maxsize=32)
