@@ -41,7 +41,6 @@ from typing import Any
 
 import orjson
 
-from session_contracts.accel import linescan
 from session_contracts.closing import ClosedOnExit
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.journal.harn_stored import (
@@ -74,11 +73,8 @@ from session_contracts.json.strict import MAX_DEPTH, MAX_DOCUMENT_BYTES, loads_s
 from session_contracts.validation.validator import default_validator
 
 
-def _opening_count_in_python(raw: bytes, /) -> int:
+def _opening_count(raw: bytes, /) -> int:
     return raw.count(b"{") + raw.count(b"[")
-
-
-_opening_count = _opening_count_in_python if linescan is None else linescan.opening_count
 
 
 __all__ = [

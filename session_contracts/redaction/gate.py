@@ -47,7 +47,6 @@ from typing import Any, Protocol, TypeVar
 
 import re2  # type: ignore[import-untyped, unused-ignore]
 
-from session_contracts.accel import linescan
 from session_contracts.redaction.engine import (
     ASSIGNMENT,
     URL_KIND,
@@ -521,12 +520,12 @@ class TextScreen:
     ``may_change(text)`` is False only when no detector of the policy (no pattern,
     nor the URL step, for a pattern policy) has every clause in the text: the gate
     :func:`redact_texts` applies, so the text is then its own redaction.  An ASCII
-    text is searched for every literal at once in C (``linescan.NeedleSet``:
+    text is searched for every literal at once (:func:`needle_finder`, one RE2 set:
     folded literals compared with the text's ASCII letters lowered, as
     ``text.lower()`` does on ASCII), and the verdict, which depends only on the
     literals found, is remembered per such set (at most ``_MAX_VERDICTS``, then it
     starts afresh).  Other texts (they may hold a character that folds to an ASCII
-    letter) and a machine without the C module use :func:`holding`.
+    letter), and literals too many for one set, use :func:`holding`.
     """
 
     __slots__ = ("_checks", "_find", "_keys", "_plan", "_policy", "_verdicts")
@@ -557,10 +556,7 @@ class TextScreen:
                 clauses.append(frozenset(numbers))
             plan.append(tuple(clauses))
         self._plan = tuple(plan)
-        if linescan is not None:
-            self._find = linescan.NeedleSet(list(members)).found
-        else:
-            self._find = needle_finder(list(members))
+        self._find = needle_finder(list(members))
 
     def may_change(self, text: str) -> bool:
         if self._find is None or not text.isascii():

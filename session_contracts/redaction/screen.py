@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from session_contracts.accel import linescan
 from session_contracts.errors import Finding
 from session_contracts.redaction.engine import (
     KeyEntropyDetector,
@@ -102,8 +101,7 @@ _TRAP = -2  # a character that folds to an ASCII letter
 
 @dataclass(frozen=True, slots=True, eq=False)
 class _LineSets:
-    # The indices of the members a line holds, ascending (a NeedleSet's found,
-    # or an RE2 set's where the C module is not built).
+    # The indices of the members a line holds, ascending (gate.needle_finder).
     find: Callable[[bytes], tuple[int, ...]]
     meanings: tuple[int, ...]  # per member: a needle number, _ESCAPE or _TRAP
     folded_numbers: tuple[int, ...]
@@ -132,9 +130,6 @@ def _line_sets(
     kept = [m for m in members if not (m[1] and any(byte in _ASCII_UPPER for byte in m[0]))]
     meanings = tuple(meaning for _, _, meaning in kept)
     folded_numbers = tuple(number for number, (_, folded) in needles.items() if folded)
-    if linescan is not None:
-        found = linescan.NeedleSet([(text, folded) for text, folded, _ in kept]).found
-        return _LineSets(found, meanings, folded_numbers)
     find = needle_finder([(text, folded) for text, folded, _ in kept])
     return None if find is None else _LineSets(find, meanings, folded_numbers)
 
