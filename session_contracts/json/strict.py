@@ -134,13 +134,17 @@ def depth_exceeds(value: Any, limit: int) -> bool:
 #   written text has one per member left and the same in the strings: a duplicate
 #   key shows as a colon fewer;
 # - a member of a container 64 levels down is indented by 128 spaces;
-# - a double of 2**63 or more is written with an exponent of at least ``e+18``.
+# - a double of 2**63 or more is written with an exponent of at least ``e+18``;
+# - an integral float is written ``5.0`` (then ``,`` or a line break) below 1e16 and
+#   with ``e+`` from there on, where every double is integral; no other float is
+#   (text in a string may look alike: then the answer is "may hold", which is safe).
 # Anything else, errors included, goes to the decoder below, which names the problem.
 
 
 _SLOW = object()
 _TWO_TO_THE_63 = float(2**63)
 _LARGE_DOUBLE = re.compile(rb"[0-9]e\+(?:1[89]|[2-9][0-9]|[0-9]{3})")
+_INTEGRAL_FLOAT = re.compile(rb"\.0[,\n]|e\+")
 
 
 def _loads_fast(raw: bytes, max_depth: int) -> tuple[Any, bool] | object:
@@ -166,7 +170,7 @@ def _loads_fast(raw: bytes, max_depth: int) -> tuple[Any, bool] | object:
         return _SLOW
     if b"e+" in written and _LARGE_DOUBLE.search(written):
         return _SLOW
-    return value, True
+    return value, _INTEGRAL_FLOAT.search(written) is not None
 
 
 def loads_strict(
@@ -192,8 +196,8 @@ def loads_strict_noting_floats(
     max_depth: int = MAX_DEPTH,
 ) -> tuple[Any, bool]:
     """``loads_strict``, and whether the value may hold an integral float such as
-    ``5.0``: False only for a value that is not a container and not such a float (a
-    caller may then skip its own census, as ``check`` does for ``validate``)."""
+    ``5.0``: False only when the fast reader saw every float and none is (so a caller
+    may skip its own census, as ``check`` does for ``validate``)."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if len(raw) > max_bytes:
         raise _error(
