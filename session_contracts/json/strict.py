@@ -144,7 +144,6 @@ def depth_exceeds(value: Any, limit: int) -> bool:
 _SLOW = object()
 _TWO_TO_THE_63 = float(2**63)
 _LARGE_DOUBLE = re.compile(rb"[0-9]e\+(?:1[89]|[2-9][0-9]|[0-9]{3})")
-_INTEGRAL_FLOAT = re.compile(rb"\.0[,\n]|e\+")
 
 
 def _loads_fast(raw: bytes, max_depth: int) -> tuple[Any, bool] | object:
@@ -170,7 +169,7 @@ def _loads_fast(raw: bytes, max_depth: int) -> tuple[Any, bool] | object:
         return _SLOW
     if b"e+" in written and _LARGE_DOUBLE.search(written):
         return _SLOW
-    return value, _INTEGRAL_FLOAT.search(written) is not None
+    return value, b".0," in written or b".0\n" in written or b"e+" in written
 
 
 def loads_strict(
