@@ -42,7 +42,6 @@ from typing import Any
 
 import orjson
 
-from session_contracts.accel import linescan
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.journal.harn_stored import (
     chained_stored_events,
@@ -67,16 +66,16 @@ from session_contracts.journal.model import (
     validate_event,
 )
 from session_contracts.json.canonical import canonical_bytes, hash_bytes
-from session_contracts.json.harn_canonical import harn_canonical_bytes
+from session_contracts.json.harn_canonical import (
+    harn_canonical_bytes,
+    harn_canonical_bytes_of_parsed,
+)
 from session_contracts.json.strict import MAX_DEPTH, MAX_DOCUMENT_BYTES, loads_strict
 from session_contracts.validation.validator import default_validator
 
 
-def _opening_count_in_python(raw: bytes, /) -> int:
+def _opening_count(raw: bytes, /) -> int:
     return raw.count(b"{") + raw.count(b"[")
-
-
-_opening_count = _opening_count_in_python if linescan is None else linescan.opening_count
 
 
 __all__ = [
@@ -646,14 +645,14 @@ def _canonical_rows(raws: list[Any], datas: list[bytes]) -> list[bool]:
     Only when that fails is each row canonicalized on its own.
     """
     try:
-        if harn_canonical_bytes(raws) == b"[" + b",".join(datas) + b"]":
+        if harn_canonical_bytes_of_parsed(raws) == b"[" + b",".join(datas) + b"]":
             return [True] * len(raws)
     except InvalidDocument:
         pass
     out = []
     for raw, data in zip(raws, datas, strict=True):
         try:
-            out.append(harn_canonical_bytes(raw) == data)
+            out.append(harn_canonical_bytes_of_parsed(raw) == data)
         except InvalidDocument:
             out.append(False)
     return out

@@ -22,12 +22,11 @@ Fast and exact: orjson with ``OPT_SORT_KEYS`` writes exactly these bytes for
 plain values: it sorts keys by code point, formats floats with the same rules
 and escapes as serde_json does (measured against serde_json 1.0.154 on 200,000
 random doubles, and held by property tests against ``serde_float_format``).
-With the C extension, ``speedups.harn_dumps`` writes those bytes in the one walk
-that checks the types (plain ``dict``/``list``/``str``/``int``/``float``/``bool``/
-``None``, every float finite), leaving the floats to orjson; without it a type
-census decides whether orjson may be used.  Everything else takes the exact
-path below, which reports the first problem with its JSON path; property tests
-hold the paths equal.
+A type census (plain ``dict``/``list``/``str``/``int``/``float``/``bool``/``None``,
+every float finite: the RFC 8785 module's) decides whether orjson may be used; a
+value a JSON parser returned needs none (``harn_canonical_bytes_of_parsed``).
+Everything else takes the exact path below, which reports the first problem with
+its JSON path; property tests hold the paths equal.
 """
 
 from __future__ import annotations
@@ -38,10 +37,8 @@ from typing import Any
 
 import orjson
 
-from session_contracts.accel import speedups
 from session_contracts.errors import InvalidDocument
 from session_contracts.json.canonical import (
-    FAST_MAX_LEVELS,
     depth_refusal,
     has_lone_surrogate,
     key_refusal,
@@ -53,6 +50,7 @@ from session_contracts.json.canonical import (
 __all__ = [
     "HARN_MAX_DEPTH",
     "harn_canonical_bytes",
+    "harn_canonical_bytes_of_parsed",
     "harn_sha256",
     "harn_sha256_of_parsed",
     "serde_float_format",
@@ -77,10 +75,6 @@ def harn_canonical_bytes(value: Any) -> bytes:
     Raises :class:`InvalidDocument` with one finding (code ``canonical_*``, the
     JSON path of the offending value) for what has no such form.
     """
-    if speedups is not None and hasattr(speedups, "harn_dumps"):
-        written = speedups.harn_dumps(value, FAST_MAX_LEVELS, orjson.dumps)
-        # None: something is not plain JSON (or too deep); the exact path names it.
-        return written if written is not None else exact_bytes(value)
     if _fast_path_applies(value):
         try:
             return orjson.dumps(value, option=_FAST_OPTIONS)
@@ -104,11 +98,18 @@ def harn_sha256_of_parsed(value: Any) -> str:
     beyond 64 bits, nesting past its limit) takes the exact path, as it does after
     the census.
     """
+    return _HASH_PREFIX + hashlib.sha256(harn_canonical_bytes_of_parsed(value)).hexdigest()
+
+
+def harn_canonical_bytes_of_parsed(value: Any) -> bytes:
+    """``harn_canonical_bytes`` of a value as ``loads_strict`` or ``orjson.loads``
+    returned it, unchanged since (or built of such values with dicts and lists),
+    without the census (see ``harn_sha256_of_parsed``; ``orjson.loads`` too returns
+    only JSON's own types, refusing NaN, infinities and lone surrogates)."""
     try:
-        written = orjson.dumps(value, option=_FAST_OPTIONS)
+        return orjson.dumps(value, option=_FAST_OPTIONS)
     except orjson.JSONEncodeError:
-        written = exact_bytes(value)
-    return _HASH_PREFIX + hashlib.sha256(written).hexdigest()
+        return exact_bytes(value)
 
 
 def serde_float_format(number: float) -> str:
@@ -153,8 +154,6 @@ def _fast_path_applies(value: Any) -> bool:
     """Whether every value is of a plain type, every float finite, and nesting is shallow
     (the RFC 8785 module's census).  Keys are left to orjson, which refuses keys that
     are not exactly ``str``."""
-    if speedups is not None:
-        return speedups.scan(value, False, FAST_MAX_LEVELS) is not None
     floats = type_census(value)
     if floats is None:
         return False

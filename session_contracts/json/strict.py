@@ -20,7 +20,6 @@ from typing import Any
 
 import orjson
 
-from session_contracts.accel import linescan, speedups
 from session_contracts.errors import Finding, InvalidDocument, json_path
 
 __all__ = [
@@ -135,11 +134,13 @@ def depth_exceeds(value: Any, limit: int) -> bool:
 #   written text has one per member left and the same in the strings: a duplicate
 #   key shows as a colon fewer;
 # - a member of a container 64 levels down is indented by 128 spaces;
-# - a double of 2**63 or more is written with an exponent of at least ``e+18``.
+# - a double of 2**63 or more is written with an exponent of at least ``e+18``;
+# - an integral float is written ``5.0`` (then ``,`` or a line break) below 1e16 and
+#   with ``e+`` from there on, where every double is integral; no other float is
+#   (text in a string may look alike: then the answer is "may hold", which is safe).
 # Anything else, errors included, goes to the decoder below, which names the problem.
 
 
-_READING_CENSUS_MAX_DEPTH = 1000
 _SLOW = object()
 _TWO_TO_THE_63 = float(2**63)
 _LARGE_DOUBLE = re.compile(rb"[0-9]e\+(?:1[89]|[2-9][0-9]|[0-9]{3})")
@@ -157,20 +158,6 @@ def _loads_fast(raw: bytes, max_depth: int) -> tuple[Any, bool] | object:
         if kind is float:
             return _SLOW if abs(value) >= _TWO_TO_THE_63 else (value, value.is_integer())
         return value, False
-    if speedups is not None and max_depth <= _READING_CENSUS_MAX_DEPTH:
-        # The same three facts, read off the value in C instead of off its
-        # indented text (tests/unit/test_speedups.py holds the two ways equal).
-        census = speedups.reading_census(value, max_depth)
-        if census is None:
-            return _SLOW
-        colons, big_float, integral_float = census
-        if linescan is not None:
-            raw_colons, escaped_colon = linescan.colon_facts(raw)
-        else:
-            raw_colons, escaped_colon = raw.count(b":"), b"\\u003" in raw
-        if raw_colons != colons or (raw_colons and escaped_colon) or big_float:
-            return _SLOW
-        return value, integral_float
     try:
         written = orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except orjson.JSONEncodeError:  # nested past orjson's writing limit
@@ -182,7 +169,7 @@ def _loads_fast(raw: bytes, max_depth: int) -> tuple[Any, bool] | object:
         return _SLOW
     if b"e+" in written and _LARGE_DOUBLE.search(written):
         return _SLOW
-    return value, True
+    return value, b".0," in written or b".0\n" in written or b"e+" in written
 
 
 def loads_strict(
@@ -208,8 +195,8 @@ def loads_strict_noting_floats(
     max_depth: int = MAX_DEPTH,
 ) -> tuple[Any, bool]:
     """``loads_strict``, and whether the value may hold an integral float such as
-    ``5.0``: False only when the C census read every float and found none (so a
-    caller may skip its own census, as ``check`` does for ``validate``)."""
+    ``5.0``: False only when the fast reader saw every float and none is (so a caller
+    may skip its own census, as ``check`` does for ``validate``)."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if len(raw) > max_bytes:
         raise _error(

@@ -39,13 +39,14 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain, product
 from typing import Any, Protocol, TypeVar
 
-from session_contracts.accel import linescan
+import re2  # type: ignore[import-untyped, unused-ignore]
+
 from session_contracts.redaction.engine import (
     ASSIGNMENT,
     URL_KIND,
@@ -64,6 +65,7 @@ __all__ = [
     "LiteralLike",
     "TextScreen",
     "detector_gates",
+    "needle_finder",
     "redact_texts",
     "redact_values",
     "text_screen",
@@ -518,12 +520,12 @@ class TextScreen:
     ``may_change(text)`` is False only when no detector of the policy (no pattern,
     nor the URL step, for a pattern policy) has every clause in the text: the gate
     :func:`redact_texts` applies, so the text is then its own redaction.  An ASCII
-    text is searched for every literal at once in C (``linescan.NeedleSet``:
+    text is searched for every literal at once (:func:`needle_finder`, one RE2 set:
     folded literals compared with the text's ASCII letters lowered, as
     ``text.lower()`` does on ASCII), and the verdict, which depends only on the
     literals found, is remembered per such set (at most ``_MAX_VERDICTS``, then it
     starts afresh).  Other texts (they may hold a character that folds to an ASCII
-    letter) and a machine without the C module use :func:`holding`.
+    letter), and literals too many for one set, use :func:`holding`.
     """
 
     __slots__ = ("_checks", "_find", "_keys", "_plan", "_policy", "_verdicts")
@@ -538,8 +540,6 @@ class TextScreen:
         self._keys: dict[Any, bool] = {}
         self._plan: tuple[tuple[frozenset[int], ...], ...] = ()
         self._find: Any = None
-        if linescan is None:
-            return
         members: dict[tuple[bytes, bool], int] = {}
         plan = []
         for gate in gates:
@@ -556,7 +556,7 @@ class TextScreen:
                 clauses.append(frozenset(numbers))
             plan.append(tuple(clauses))
         self._plan = tuple(plan)
-        self._find = linescan.NeedleSet(list(members)).found
+        self._find = needle_finder(list(members))
 
     def may_change(self, text: str) -> bool:
         if self._find is None or not text.isascii():
@@ -615,6 +615,47 @@ class TextScreen:
 # Distinct sets of literals found whose verdicts a screen remembers (texts of one
 # session find a handful).
 _MAX_VERDICTS = 4_096
+
+
+# An RE2 set fails (and answers "nothing found") only when its DFA outgrows its
+# memory.  The DFA of a set of literals has at most one state per byte of the
+# literals, plus one: far below this memory for at most this many bytes.
+NEEDLE_SET_MAX_BYTES = 20_000
+_NEEDLE_SET_MEMORY = 64 << 20
+_ASCII_LOWERCASE = frozenset(range(ord("a"), ord("z") + 1))
+
+
+def _byte_pattern(byte: int, folded: bool) -> str:
+    """One byte of a needle as RE2 (Latin-1: a byte is a character).  A folded needle
+    is searched in the ASCII-lowered line: its lowercase ASCII letters match either
+    case, exactly as ``needle in line.lower()`` would."""
+    if folded and byte in _ASCII_LOWERCASE:
+        return f"[\\x{byte:02x}\\x{byte - 32:02x}]"
+    return f"\\x{byte:02x}"
+
+
+def needle_finder(
+    needles: Sequence[tuple[bytes, bool]],
+) -> Callable[[bytes], tuple[int, ...]] | None:
+    """Every needle searched for at once, in one RE2 set: for a line of bytes, the
+    indices of the needles it holds, ascending.  A needle ``(text, folded)`` with
+    ``folded`` is compared with the line's ASCII letters lowered (so it never holds an
+    uppercase ASCII letter).  None when the needles are too many bytes for one set."""
+    if sum(len(text) for text, _ in needles) > NEEDLE_SET_MAX_BYTES:
+        return None
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1
+    options.max_mem = _NEEDLE_SET_MEMORY
+    options.log_errors = False
+    literals = re2.Set.SearchSet(options)
+    for text, folded in needles:
+        literals.Add("".join(_byte_pattern(byte, folded) for byte in text).encode("ascii"))
+    literals.Compile()
+
+    def find(line: bytes) -> tuple[int, ...]:
+        return tuple(sorted(literals.Match(line) or ()))
+
+    return find
 
 
 @lru_cache(maxsize=32)

@@ -15,9 +15,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-import re2  # type: ignore[import-untyped, unused-ignore]
-
-from session_contracts.accel import linescan
 from session_contracts.errors import Finding
 from session_contracts.redaction.engine import (
     KeyEntropyDetector,
@@ -25,7 +22,7 @@ from session_contracts.redaction.engine import (
     holds_secret,
     scan_value,
 )
-from session_contracts.redaction.gate import holding
+from session_contracts.redaction.gate import holding, needle_finder
 
 __all__ = [
     "ScreenMemo",
@@ -104,8 +101,7 @@ _TRAP = -2  # a character that folds to an ASCII letter
 
 @dataclass(frozen=True, slots=True, eq=False)
 class _LineSets:
-    # The indices of the members a line holds, ascending (a NeedleSet's found,
-    # or an RE2 set's where the C module is not built).
+    # The indices of the members a line holds, ascending (gate.needle_finder).
     find: Callable[[bytes], tuple[int, ...]]
     meanings: tuple[int, ...]  # per member: a needle number, _ESCAPE or _TRAP
     folded_numbers: tuple[int, ...]
@@ -114,23 +110,8 @@ class _LineSets:
     verdicts: dict[tuple[int, ...], bool] = field(default_factory=dict)
 
 
-# An RE2 set fails (and answers "nothing found") only when its DFA outgrows its
-# memory.  The DFA of a set of literals has at most one state per byte of the
-# literals, plus one: far below this memory for at most this many bytes.
-_LINE_SET_MAX_NEEDLE_BYTES = 20_000
-_LINE_SET_MEMORY = 64 << 20
 _MAX_VERDICTS = 4_096
-_ASCII_LOWER = frozenset(range(ord("a"), ord("z") + 1))
 _ASCII_UPPER = frozenset(range(ord("A"), ord("Z") + 1))
-
-
-def _byte_pattern(byte: int, folded: bool) -> str:
-    """One byte of a needle as RE2 (Latin-1: a byte is a character).  A folded needle
-    is searched in the ASCII-lowered line: its lowercase ASCII letters match either
-    case, exactly as ``needle in line.lower()`` would."""
-    if folded and byte in _ASCII_LOWER:
-        return f"[\\x{byte:02x}\\x{byte - 32:02x}]"
-    return f"\\x{byte:02x}"
 
 
 def _line_sets(
@@ -142,8 +123,6 @@ def _line_sets(
         for clause in gate:
             for number, needle, is_folded in clause:
                 needles[number] = (needle, is_folded)
-    if sum(len(needle) for needle, _ in needles.values()) > _LINE_SET_MAX_NEEDLE_BYTES:
-        return None
     members = [(b"\\u", False, _ESCAPE), (b"\\/", False, _ESCAPE)]
     members += [(trap, False, _TRAP) for trap in trap_bytes]
     members += [(needle, folded, number) for number, (needle, folded) in needles.items()]
@@ -151,27 +130,8 @@ def _line_sets(
     kept = [m for m in members if not (m[1] and any(byte in _ASCII_UPPER for byte in m[0]))]
     meanings = tuple(meaning for _, _, meaning in kept)
     folded_numbers = tuple(number for number, (_, folded) in needles.items() if folded)
-    if linescan is not None:
-        found = linescan.NeedleSet([(text, folded) for text, folded, _ in kept]).found
-        return _LineSets(found, meanings, folded_numbers)
-    return _LineSets(_re2_finder(kept), meanings, folded_numbers)
-
-
-def _re2_finder(members: list[tuple[bytes, bool, int]]) -> Callable[[bytes], tuple[int, ...]]:
-    """NeedleSet.found as an RE2 set (Latin-1: a byte is a character)."""
-    options = re2.Options()
-    options.encoding = re2.Options.Encoding.LATIN1
-    options.max_mem = _LINE_SET_MEMORY
-    options.log_errors = False
-    literals = re2.Set.SearchSet(options)
-    for text, folded, _ in members:
-        literals.Add("".join(_byte_pattern(byte, folded) for byte in text).encode("ascii"))
-    literals.Compile()
-
-    def find(line: bytes) -> tuple[int, ...]:
-        return tuple(sorted(literals.Match(line) or ()))
-
-    return find
+    find = needle_finder([(text, folded) for text, folded, _ in kept])
+    return None if find is None else _LineSets(find, meanings, folded_numbers)
 
 
 def _escaped(text: str) -> bytes:

@@ -18,7 +18,6 @@ from urllib.parse import urljoin
 import jsonschema_rs
 import orjson
 
-from session_contracts.accel import speedups
 from session_contracts.errors import Finding, json_path
 from session_contracts.validation.schema_set import DocumentType, SchemaSet, default_schema_set
 from session_contracts.validation.xkeywords import (
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
     import jsonschema
     import referencing
 
-_SCAN_LEVELS = 200
 # Documents checked per call into the engine by ``all_valid``: one crossing per batch,
 # and a bounded copy of them on the engine's side.
 VALIDATION_BATCH = 1024
@@ -256,21 +254,13 @@ def _ints_only_variant(schema: Any) -> Any:
 
 def holds_integral_float(instance: Any) -> bool:
     """Whether ``instance`` holds a float with an integral value (``5.0``, ``-0.0``,
-    ``1e20``): the C census where it is built and the value plain, else its Python twin."""
-    if speedups is not None:
-        scanned = speedups.scan(instance, True, _SCAN_LEVELS)
-        if scanned is not None:
-            return bool(scanned[5] > 0)
-    return holds_integral_float_in_python(instance)
-
-
-def holds_integral_float_in_python(instance: Any) -> bool:
+    ``1e20``)."""
     if isinstance(instance, float):
         return instance.is_integer()
     if isinstance(instance, Mapping):
-        return any(holds_integral_float_in_python(item) for item in instance.values())
+        return any(holds_integral_float(item) for item in instance.values())
     if isinstance(instance, list | tuple):
-        return any(holds_integral_float_in_python(item) for item in instance)
+        return any(holds_integral_float(item) for item in instance)
     return False
 
 

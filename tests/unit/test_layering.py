@@ -8,8 +8,10 @@ points (the public API, the CLI, quickstart). A module imports only
 from its own layer or below, so the oracle never imports the judge and a certifier bug
 can never change what the reference answers.
 
-Modules are public: no module name starts with ``_`` (the C modules behind
-``session_contracts.accel`` aside), and across modules only public names are imported.
+Modules are public: no module name starts with ``_``, and across modules only public
+names are imported.  The package is Python only: no compiled module, so nothing reads
+an interpreter's private layouts, and the one piece of speed machinery (the collector
+pause) sits behind ``session_contracts.accel``.
 """
 
 from __future__ import annotations
@@ -56,7 +58,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 # The package's __init__ exports the public API, so it sits with the entry points.
 TOP = "session_contracts"
-C_MODULES = ("session_contracts._speedups", "session_contracts._linescan")
 ACCEL = "session_contracts.accel"
 
 
@@ -76,7 +77,7 @@ MODULES = dict(module_files())
 
 
 def _is_module(name: str) -> bool:
-    return name in MODULES or name in C_MODULES
+    return name in MODULES
 
 
 def _imports(module: str, path: Path) -> Iterator[tuple[str, str | None]]:
@@ -211,14 +212,18 @@ def test_no_module_imports_another_modules_private_name() -> None:
     assert offenders == []
 
 
-def test_only_the_accel_module_imports_the_c_modules() -> None:
-    offenders = [
-        f"{module} imports {target}"
-        for module, path in MODULES.items()
-        for target, _ in _imports(module, path)
-        if target in C_MODULES and module != ACCEL
+def test_the_package_builds_no_compiled_module() -> None:
+    # docs/hashing.md section 5: C earned too little to keep, and a module reading
+    # CPython's private layouts is the first to break on a new interpreter.
+    sources = [
+        str(path.relative_to(REPO))
+        for suffix in ("*.c", "*.cc", "*.cpp", "*.pyx", "*.rs")
+        for path in (REPO / "session_contracts").rglob(suffix)
     ]
-    assert offenders == []
+    assert sources == []
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert "ext-modules" not in pyproject
+    assert "ext_modules" not in pyproject
 
 
 def test_only_the_accel_module_touches_the_collector() -> None:
@@ -255,13 +260,13 @@ def test_the_checks_see_an_offending_module(tmp_path: Path) -> None:
     offending.write_text(
         "from session_contracts.conformance.judge.certify import certify\n"
         "from session_contracts.json.canonical import _fast_bytes\n"
-        "from session_contracts import _speedups\n",
+        "from session_contracts import _private\n",
         encoding="utf-8",
     )
     found = list(_imports("session_contracts.conformance.reference.bad", offending))
     assert ("session_contracts.conformance.judge.certify", "certify") in found
     assert ("session_contracts.json.canonical", "_fast_bytes") in found
-    assert ("session_contracts._speedups", None) in found
+    assert ("session_contracts", "_private") in found  # a private name, refused
     oracle = _layer("session_contracts.conformance.reference.bad")
     assert _layer("session_contracts.conformance.judge.certify") > oracle
 
