@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from session_contracts.conformance.judge.captured import CheckStats, check_documents
+from session_contracts.conformance.judge.check_cli import CheckStats, check_documents
 
 EXAMPLE = (
     Path(__file__).resolve().parents[1] / "schemas" / "examples" / "session-recap.envelope.json"

@@ -38,7 +38,7 @@ from typing import Any
 import jsonschema
 import referencing
 
-from session_contracts.conformance.judge.captured import check_documents
+from session_contracts.conformance.judge.check_cli import check_documents
 from session_contracts.journal import SqliteJournal
 from session_contracts.recap import RecapService, envelope_bytes, query_echo
 from session_contracts.validation.validator import default_validator

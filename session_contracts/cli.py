@@ -568,7 +568,7 @@ def _cmd_journal_stats(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.conformance.judge.captured import CheckStats, check_documents
+    from session_contracts.conformance.judge.check_cli import CheckStats, check_documents
 
     for path in args.paths:
         if path != "-" and not Path(path).exists():
@@ -577,7 +577,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         from session_contracts.validation.validator import default_validator
 
         default_validator().schema_set.document_type(args.doctype)
-    from session_contracts.conformance.judge.captured_report import CheckJunit
+    from session_contracts.conformance.judge.check_report import CheckJunit
 
     # Bounded statistics: memory does not grow with the input (docs/check.md).
     stats, junit = CheckStats(), CheckJunit()

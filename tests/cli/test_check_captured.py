@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from session_contracts.conformance.judge.captured import check_documents, detect_doctype
+from session_contracts.conformance.judge.check_cli import check_documents, detect_doctype
 from session_contracts.redaction.canaries import (
     canaries,
     canary_secrets,
@@ -390,7 +390,7 @@ def test_the_screen_sees_keys_that_fold_to_sensitive_ones(policy_name: str, key:
 
 
 def test_statistics_are_bounded_whatever_the_input() -> None:
-    from session_contracts.conformance.judge.captured import (
+    from session_contracts.conformance.judge.check_cli import (
         OTHER_UNKNOWN_FIELDS,
         UNKNOWN_FIELDS_CAP,
         CheckStats,
@@ -416,7 +416,7 @@ def test_statistics_are_bounded_whatever_the_input() -> None:
 
 
 def test_a_tie_settled_by_validity_is_not_validated_again() -> None:
-    from session_contracts.conformance.judge.captured import detected_type
+    from session_contracts.conformance.judge.check_cli import detected_type
     from session_contracts.validation.validator import default_validator
 
     validator = default_validator()
