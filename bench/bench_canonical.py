@@ -4,10 +4,10 @@
 
 Per document, four methods, each canonical bytes + SHA-256:
 
-- ``jcs``: ours, ``session_contracts.json.canonical.content_hash`` (RFC 8785);
+- ``jcs``: ours, ``session_contracts.jsontext.canonical.content_hash`` (RFC 8785);
 - ``rfc8785``: the ``rfc8785`` package (the exact reference);
 - ``floor``: ``orjson.dumps(OPT_SORT_KEYS)`` (the speed floor; not JCS in general);
-- ``harn``: ours, ``session_contracts.json.harn_canonical.harn_sha256`` (Harn's form).
+- ``harn``: ours, ``session_contracts.jsontext.harn_canonical.harn_sha256`` (Harn's form).
 
 After an untimed warm-up, each round runs the four once, one after the other
 (who goes first rotates), with the garbage collector paused as ``timeit`` does;
@@ -40,9 +40,9 @@ from typing import Any
 import orjson
 import rfc8785
 
-from session_contracts.json.canonical import canonical_bytes, content_hash
-from session_contracts.json.harn_canonical import exact_bytes as harn_exact_bytes
-from session_contracts.json.harn_canonical import harn_canonical_bytes, harn_sha256
+from session_contracts.jsontext.canonical import canonical_bytes, content_hash
+from session_contracts.jsontext.harn_canonical import exact_bytes as harn_exact_bytes
+from session_contracts.jsontext.harn_canonical import harn_canonical_bytes, harn_sha256
 
 EVENTS = 32_768
 MIN_RATIO_VS_RFC8785 = 10.0

@@ -19,7 +19,7 @@ import referencing
 
 from bench._engine import engine_validators
 from bench._timing import median_seconds
-from session_contracts.json.strict import loads_strict
+from session_contracts.jsontext.strict import loads_strict
 from session_contracts.validation.validator import DocumentValidator
 
 REPO = Path(__file__).resolve().parents[1]

@@ -41,7 +41,7 @@ import orjson
 
 from session_contracts.accel import paused_gc
 from session_contracts.journal import SqliteJournal
-from session_contracts.json.canonical import content_hash
+from session_contracts.jsontext.canonical import content_hash
 from session_contracts.recap import RecapService, envelope_bytes, query_echo
 
 if not __package__:  # run as a script (python bench/bench_recap.py): find the bench package

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from session_contracts.errors import Finding, UsageError
 from session_contracts.hashes.verify import verify_document
-from session_contracts.json.canonical import canonical_bytes, content_hash
-from session_contracts.json.harn_canonical import harn_canonical_bytes, harn_sha256
+from session_contracts.jsontext.canonical import canonical_bytes, content_hash
+from session_contracts.jsontext.harn_canonical import harn_canonical_bytes, harn_sha256
 from session_contracts.redaction.engine import RedactionPolicy, redact_text, redact_value
 from session_contracts.redaction.policy import default_policy, extended_policy, load_policy
 from session_contracts.validation.validator import default_validator

@@ -14,8 +14,8 @@ from typing import Any
 import pydantic
 
 from session_contracts.errors import Finding, InvalidDocument, json_path, json_path_steps
-from session_contracts.json.strict import loads_strict
-from session_contracts.json.wire import dumps_wire
+from session_contracts.jsontext.strict import loads_strict
+from session_contracts.jsontext.wire import dumps_wire
 from session_contracts.validation.validator import (
     DocumentValidator,
     apply_historical_aliases,

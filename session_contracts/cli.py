@@ -26,8 +26,8 @@ from session_contracts.errors import (
     SessionContractsError,
     UsageError,
 )
-from session_contracts.json.strict import MAX_DOCUMENT_BYTES, JsonDocument
-from session_contracts.json.wire import dumps_wire
+from session_contracts.jsontext.strict import MAX_DOCUMENT_BYTES, JsonDocument
+from session_contracts.jsontext.wire import dumps_wire
 
 __all__ = ["main"]
 
@@ -311,8 +311,8 @@ def _cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_canonicalize(args: argparse.Namespace, out: TextIO) -> int:
-    from session_contracts.json.canonical import canonical_bytes, hash_bytes
-    from session_contracts.json.harn_canonical import harn_canonical_bytes
+    from session_contracts.jsontext.canonical import canonical_bytes, hash_bytes
+    from session_contracts.jsontext.harn_canonical import harn_canonical_bytes
 
     to_bytes = harn_canonical_bytes if args.form == "harn" else canonical_bytes
     failed = False

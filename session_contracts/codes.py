@@ -17,7 +17,7 @@ __all__ = ["AREAS", "CODES_BY_AREA", "FINDING_CODES", "codes_page"]
 # The areas, each with what it covers.
 AREAS: Mapping[str, str] = MappingProxyType(
     {
-        "json": "strict JSON reading (session_contracts/json/strict.py)",
+        "json": "strict JSON reading (session_contracts/jsontext/strict.py)",
         "canonical": "RFC 8785 and Harn's canonical forms (docs/hashing.md)",
         "validation": "the schemas and their x- rules (docs/x-keywords.md)",
         "hashes": "the hashes a document carries (`verify`)",

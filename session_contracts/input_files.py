@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from session_contracts.errors import Finding, InvalidDocument, UsageError
-from session_contracts.json.strict import (
+from session_contracts.jsontext.strict import (
     MAX_DOCUMENT_BYTES,
     JsonDocument,
     iter_documents,

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from session_contracts.errors import EXIT_FINDINGS, EXIT_OK, SessionContractsError
-from session_contracts.json.strict import loads_strict
+from session_contracts.jsontext.strict import loads_strict
 from session_contracts.validation.xkeywords import json_equal
 
 __all__ = ["run"]

@@ -3,7 +3,7 @@ read the source (layering, finding codes) and for mypy (tests/typecheck.py).
 
 pyproject.toml's ``[tool.setuptools]`` lists every package, and ``package-dir`` maps the
 design's top-level folders into the package: ``session_contracts.conformance.judge`` is
-conformance/judge/, ``session_contracts.json`` is session_contracts/json/.
+conformance/judge/, ``session_contracts.jsontext`` is session_contracts/jsontext/.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ from session_contracts.conformance.judge.trials import Trial
 from session_contracts.conformance.protocol import Handler
 from session_contracts.conformance.protocol.producer_loop import answer_request
 from session_contracts.contracts import CONTRACT_DOCTYPES
-from session_contracts.json.wire import dumps_wire, loads_wire
+from session_contracts.jsontext.wire import dumps_wire, loads_wire
 
 __all__ = [
     "DEFAULT_EXAMPLES",
@@ -682,7 +682,7 @@ def in_process_runner(handlers: Mapping[str, Handler]) -> Runner:
     """
 
     def runner(trial: Trial) -> CaseOutcome:
-        # As on the wire (session_contracts/json/wire.py): integers of any size exact.
+        # As on the wire (session_contracts/jsontext/wire.py): integers of any size exact.
         case_input = loads_wire(dumps_wire(dict(trial.input)))
         answer = loads_wire(
             dumps_wire(

@@ -54,7 +54,7 @@ from session_contracts.conformance.judge.report_html import certify_html
 from session_contracts.conformance.judge.runner import ProducerProcess, require_producer_command
 from session_contracts.errors import EXIT_FINDINGS, EXIT_OK, Finding, InvalidDocument, UsageError
 from session_contracts.input_files import read_regular_file
-from session_contracts.json.strict import MAX_DOCUMENT_BYTES, loads_strict
+from session_contracts.jsontext.strict import MAX_DOCUMENT_BYTES, loads_strict
 from session_contracts.redaction.scrub import scrub
 
 if TYPE_CHECKING:

@@ -49,9 +49,9 @@ from session_contracts.journal import (
     SqliteJournal,
     unheld_integer,
 )
-from session_contracts.json.canonical import canonical_bytes
-from session_contracts.json.harn_canonical import harn_canonical_bytes
-from session_contracts.json.strict import loads_strict
+from session_contracts.jsontext.canonical import canonical_bytes
+from session_contracts.jsontext.harn_canonical import harn_canonical_bytes
+from session_contracts.jsontext.strict import loads_strict
 from session_contracts.recap import StoredEventOrder
 
 __all__ = [

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.hashes.verify import verify_document
 from session_contracts.input_files import open_regular_file
-from session_contracts.json.strict import (
+from session_contracts.jsontext.strict import (
     MAX_DOCUMENT_BYTES,
     loads_strict,
     loads_strict_noting_floats,

@@ -22,7 +22,7 @@ from typing import Any
 
 from session_contracts.conformance.judge.runner import CaseOutcome
 from session_contracts.conformance.protocol import Rejected, Skipped
-from session_contracts.json.wire import dumps_wire, loads_wire
+from session_contracts.jsontext.wire import dumps_wire, loads_wire
 
 __all__ = ["ReferenceAnswer", "reference_answer", "reference_outcome"]
 

@@ -31,9 +31,9 @@ from session_contracts.contracts import (
     contracts_of_operation,
 )
 from session_contracts.errors import Finding, InvalidDocument, json_path
-from session_contracts.json.canonical import content_hash
-from session_contracts.json.strict import loads_strict
-from session_contracts.json.wire import dumps_wire
+from session_contracts.jsontext.canonical import content_hash
+from session_contracts.jsontext.strict import loads_strict
+from session_contracts.jsontext.wire import dumps_wire
 from session_contracts.redaction.scrub import scrub
 from session_contracts.rejections import RejectionFinding, agreement, answered_findings
 from session_contracts.validation.xkeywords import json_equal

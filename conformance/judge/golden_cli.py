@@ -63,7 +63,7 @@ from session_contracts.errors import (
     ToolError,
     UsageError,
 )
-from session_contracts.json.strict import loads_strict
+from session_contracts.jsontext.strict import loads_strict
 
 __all__ = ["add_arguments", "run"]
 

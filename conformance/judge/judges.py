@@ -19,9 +19,9 @@ from session_contracts.conformance.judge.json_diff import ABSENT, character_offs
 from session_contracts.conformance.judge.runner import CaseOutcome
 from session_contracts.conformance.judge.trials import Trial, as_harn_reads, normalize_feedback
 from session_contracts.errors import InvalidDocument
-from session_contracts.json.canonical import canonical_bytes
-from session_contracts.json.serde_numbers import NumberOutOfRange, floats_as_harn_reads
-from session_contracts.json.wire import dumps_wire
+from session_contracts.jsontext.canonical import canonical_bytes
+from session_contracts.jsontext.serde_numbers import NumberOutOfRange, floats_as_harn_reads
+from session_contracts.jsontext.wire import dumps_wire
 from session_contracts.recap.query import clamp_limit
 from session_contracts.rejections import agreement, answered_findings
 from session_contracts.validation.validator import default_validator

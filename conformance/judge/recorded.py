@@ -22,7 +22,7 @@ from typing import Any
 from session_contracts.conformance.judge.golden import FixtureResult, GoldenCase, differences
 from session_contracts.conformance.judge.runner import CaseOutcome
 from session_contracts.errors import Finding, InvalidDocument, UsageError
-from session_contracts.json.harn_canonical import harn_canonical_bytes
+from session_contracts.jsontext.harn_canonical import harn_canonical_bytes
 
 __all__ = [
     "RECORDINGS",

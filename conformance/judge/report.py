@@ -25,7 +25,7 @@ from session_contracts.conformance.judge.junit import (
 )
 from session_contracts.errors import Finding, UsageError
 from session_contracts.input_files import read_regular_file
-from session_contracts.json.wire import dumps_wire
+from session_contracts.jsontext.wire import dumps_wire
 from session_contracts.redaction.scrub import scrub, scrubbed_value
 
 __all__ = [

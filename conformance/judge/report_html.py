@@ -19,7 +19,7 @@ import orjson
 
 from session_contracts.conformance.judge.certify import CheckResult
 from session_contracts.conformance.judge.golden import Difference, FixtureResult, differences
-from session_contracts.json.wire import dumps_wire
+from session_contracts.jsontext.wire import dumps_wire
 from session_contracts.redaction.scrub import scrub, scrubbed_value
 
 __all__ = ["DIFFERENCES_SHOWN", "JSON_SHOWN", "certify_html", "golden_html"]

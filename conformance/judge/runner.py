@@ -36,8 +36,8 @@ from session_contracts.errors import (
     SessionContractsError,
     UsageError,
 )
-from session_contracts.json.strict import depth_exceeds, loads_strict
-from session_contracts.json.wire import dumps_wire, loads_wire
+from session_contracts.jsontext.strict import depth_exceeds, loads_strict
+from session_contracts.jsontext.wire import dumps_wire, loads_wire
 from session_contracts.validation.validator import default_validator
 
 __all__ = [
@@ -539,7 +539,7 @@ class ProducerProcess:
         if isinstance(line, str):
             return line
         try:
-            # Integers of any size stay exact (session_contracts/json/wire.py).
+            # Integers of any size stay exact (session_contracts/jsontext/wire.py).
             value = loads_wire(line)  # type: ignore[arg-type]
         except ValueError:
             pass

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from session_contracts.json.canonical import canonical_bytes
-from session_contracts.json.serde_numbers import NumberOutOfRange, floats_as_harn_reads
+from session_contracts.jsontext.canonical import canonical_bytes
+from session_contracts.jsontext.serde_numbers import NumberOutOfRange, floats_as_harn_reads
 
 __all__ = ["Trial", "as_harn_reads", "normalize_feedback"]
 

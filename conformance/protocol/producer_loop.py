@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from session_contracts.json.wire import dumps_wire, loads_wire
+from session_contracts.jsontext.wire import dumps_wire, loads_wire
 
 __all__ = ["PROTOCOL_VERSION", "Handler", "Rejected", "Skipped", "serve"]
 

@@ -258,7 +258,7 @@ def _events(case: Mapping[str, Any]) -> tuple[list[Any], list[Finding]]:
     each id that does not increase on the one before (the protocol's events are one list
     in journal order: such a list is a rejected input, not an error of ours)."""
     from session_contracts.journal import SessionEvent, all_events_valid
-    from session_contracts.json.canonical import canonical_bytes
+    from session_contracts.jsontext.canonical import canonical_bytes
 
     raw = case.get("events")
     # The usual case is decided for all the events at once: every one valid (checked in
@@ -297,7 +297,7 @@ def _events(case: Mapping[str, Any]) -> tuple[list[Any], list[Finding]]:
 
 
 def _has_canonical_form(value: Any) -> bool:
-    from session_contracts.json.canonical import canonical_bytes
+    from session_contracts.jsontext.canonical import canonical_bytes
 
     try:
         canonical_bytes(value)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias, get_args
 
 from session_contracts.errors import Finding, InvalidDocument
-from session_contracts.json.canonical import canonical_bytes
+from session_contracts.jsontext.canonical import canonical_bytes
 from session_contracts.validation.validator import DocumentValidator, default_validator
 
 __all__ = [

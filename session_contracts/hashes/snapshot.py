@@ -25,8 +25,8 @@ from itertools import islice, repeat
 from typing import Any
 
 from session_contracts.errors import Finding, InvalidDocument, json_path
-from session_contracts.json.canonical import content_hash
-from session_contracts.json.harn_canonical import (
+from session_contracts.jsontext.canonical import content_hash
+from session_contracts.jsontext.harn_canonical import (
     harn_canonical_bytes,
     harn_sha256,
     harn_sha256_of_parsed,

@@ -19,8 +19,8 @@ from typing import Any
 import orjson
 
 from session_contracts.errors import json_path
-from session_contracts.json.canonical import canonical_bytes, hash_bytes
-from session_contracts.json.harn_canonical import harn_sha256
+from session_contracts.jsontext.canonical import canonical_bytes, hash_bytes
+from session_contracts.jsontext.harn_canonical import harn_sha256
 
 __all__ = [
     "HARN_EVENT_SCHEMA",

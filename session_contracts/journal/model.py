@@ -29,8 +29,8 @@ from session_contracts.errors import (
     InvalidDocument,
     SessionContractsError,
 )
-from session_contracts.json.frozen import freeze_json, thaw_json
-from session_contracts.json.strict import loads_strict
+from session_contracts.jsontext.frozen import freeze_json, thaw_json
+from session_contracts.jsontext.strict import loads_strict
 from session_contracts.validation.validator import default_validator
 
 __all__ = [

@@ -65,12 +65,12 @@ from session_contracts.journal.model import (
     stored_findings,
     validate_event,
 )
-from session_contracts.json.canonical import canonical_bytes, hash_bytes
-from session_contracts.json.harn_canonical import (
+from session_contracts.jsontext.canonical import canonical_bytes, hash_bytes
+from session_contracts.jsontext.harn_canonical import (
     harn_canonical_bytes,
     harn_canonical_bytes_of_parsed,
 )
-from session_contracts.json.strict import MAX_DEPTH, MAX_DOCUMENT_BYTES, loads_strict
+from session_contracts.jsontext.strict import MAX_DEPTH, MAX_DOCUMENT_BYTES, loads_strict
 from session_contracts.validation.validator import default_validator
 
 

@@ -33,7 +33,7 @@ from session_contracts.journal.model import (
     stored_findings,
     validate_event,
 )
-from session_contracts.json.harn_canonical import harn_canonical_bytes
+from session_contracts.jsontext.harn_canonical import harn_canonical_bytes
 
 __all__ = ["JsonlTape"]
 

@@ -31,7 +31,7 @@ from session_contracts.journal.sqlite import (
     journal_file_items,
 )
 from session_contracts.journal.tape import JsonlTape
-from session_contracts.json.strict import MAX_DOCUMENT_BYTES, loads_strict
+from session_contracts.jsontext.strict import MAX_DOCUMENT_BYTES, loads_strict
 
 __all__ = ["FileImport", "export_tape", "import_files", "import_tape", "journal_stats"]
 

@@ -31,7 +31,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from session_contracts.errors import Finding, InvalidDocument
-from session_contracts.json.strict import loads_strict
+from session_contracts.jsontext.strict import loads_strict
 from session_contracts.recap.query import query_echo
 from session_contracts.recap.service import RecapService, envelope_bytes
 

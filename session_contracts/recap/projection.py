@@ -35,7 +35,7 @@ from session_contracts.hashes.snapshot import (
     harn_canonical_bytes,
     projection_hash,
 )
-from session_contracts.json.canonical import is_plain_json
+from session_contracts.jsontext.canonical import is_plain_json
 from session_contracts.recap.event_facts import ABSENT, StoredFacts
 from session_contracts.redaction.engine import RedactionPolicy, redact_text, redact_value
 from session_contracts.redaction.gate import text_screen

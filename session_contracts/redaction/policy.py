@@ -18,7 +18,7 @@ from typing import Any
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
 from session_contracts.errors import Finding, InvalidDocument, UsageError, json_path
-from session_contracts.json.strict import loads_strict
+from session_contracts.jsontext.strict import loads_strict
 from session_contracts.redaction.engine import (
     DEFAULT_MARKER,
     POLICY_INVALID,
@@ -180,7 +180,7 @@ def parse_policy(data: bytes | str, *, source: str = "") -> RedactionPolicy:
 def load_policy(path: str | os.PathLike[str]) -> RedactionPolicy:
     """Read and check a policy file; every problem is a finding with a JSON path."""
     from session_contracts.input_files import read_regular_file
-    from session_contracts.json.strict import MAX_DOCUMENT_BYTES
+    from session_contracts.jsontext.strict import MAX_DOCUMENT_BYTES
 
     try:
         # A FIFO or device is refused at once, never waited on.

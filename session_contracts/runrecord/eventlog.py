@@ -23,7 +23,7 @@ from session_contracts.journal import (
     journal_event_of,
 )
 from session_contracts.journal.model import corrupt
-from session_contracts.json.canonical import canonical_bytes
+from session_contracts.jsontext.canonical import canonical_bytes
 from session_contracts.redaction.engine import RedactionPolicy, scan_value
 from session_contracts.runrecord.record import EXECUTION_ID_RELABELLED
 from session_contracts.runrecord.responses import provider_call_response

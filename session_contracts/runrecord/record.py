@@ -22,7 +22,7 @@ from typing import Any, Final, Literal, get_args
 
 from session_contracts.errors import Finding, InvalidDocument, json_path
 from session_contracts.journal import SessionEvent
-from session_contracts.json.frozen import thaw_json
+from session_contracts.jsontext.frozen import thaw_json
 from session_contracts.runrecord.spans import (
     EXECUTION_ATTRIBUTE,
     RECORD_DOCUMENT_TYPE,

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from session_contracts.errors import Finding, InvalidDocument, json_path
-from session_contracts.json.canonical import canonical_bytes
-from session_contracts.json.frozen import thaw_json
-from session_contracts.json.strict import loads_strict
+from session_contracts.jsontext.canonical import canonical_bytes
+from session_contracts.jsontext.frozen import thaw_json
+from session_contracts.jsontext.strict import loads_strict
 from session_contracts.redaction.engine import Detection, RedactionPolicy, redact_text, redact_value
 from session_contracts.validation.validator import default_validator
 from session_contracts.validation.xkeywords import json_equal

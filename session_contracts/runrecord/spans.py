@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from session_contracts.bindings import decode, encode
 from session_contracts.errors import Finding, InvalidDocument, json_path
-from session_contracts.json.frozen import freeze_json, thaw_json
+from session_contracts.jsontext.frozen import freeze_json, thaw_json
 from session_contracts.validation.validator import default_validator
 
 __all__ = [

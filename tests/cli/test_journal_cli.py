@@ -181,7 +181,7 @@ def _layout_one_journal(path: Path, events: list[SessionEvent]) -> None:
     journal-model events, RFC 8785 text, one row each."""
     import sqlite3
 
-    from session_contracts.json.canonical import canonical_bytes
+    from session_contracts.jsontext.canonical import canonical_bytes
 
     connection = sqlite3.connect(path)
     try:

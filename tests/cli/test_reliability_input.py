@@ -15,7 +15,7 @@ import pytest
 from cli_process import run_cli as cli
 
 from session_contracts.input_files import iter_input_documents
-from session_contracts.json.strict import MAX_DOCUMENT_BYTES
+from session_contracts.jsontext.strict import MAX_DOCUMENT_BYTES
 
 COMMANDS = [
     ["validate", "session-recap.query"],

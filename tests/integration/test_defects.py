@@ -24,7 +24,7 @@ from session_contracts.conformance.judge.golden import default_fixtures_dir, jud
 from session_contracts.conformance.judge.runner import CaseOutcome, ProducerProcess
 from session_contracts.conformance.protocol import Rejected, Skipped
 from session_contracts.conformance.reference.producer import HANDLERS
-from session_contracts.json.wire import dumps_wire, loads_wire
+from session_contracts.jsontext.wire import dumps_wire, loads_wire
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "producers"))
 import defects

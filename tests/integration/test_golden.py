@@ -401,7 +401,7 @@ def test_an_expected_rejection_without_findings_is_outdated(corpus: Path) -> Non
     # (no findings) cannot judge one: it fails and says to update, never passes.
     from session_contracts.conformance.judge.expected import reference_outcome
     from session_contracts.conformance.judge.golden import judge, load_corpus
-    from session_contracts.json.canonical import content_hash
+    from session_contracts.jsontext.canonical import content_hash
 
     assert golden("update", "--fixtures", str(corpus)).returncode == 0
     (case,) = [c for c in load_corpus(corpus).cases if c.name == "documents/span-without-trace"]

@@ -18,7 +18,7 @@ from session_contracts.conformance.judge.checks import check_by_id
 from session_contracts.conformance.judge.golden import default_fixtures_dir, judge, load_corpus
 from session_contracts.conformance.judge.trials import Trial
 from session_contracts.conformance.reference.producer import HANDLERS
-from session_contracts.json.serde_numbers import floats_as_harn_reads
+from session_contracts.jsontext.serde_numbers import floats_as_harn_reads
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_defects import CONTRACTS, DEFAULT_EXAMPLES, DEFAULT_SEED, OPERATIONS, in_process

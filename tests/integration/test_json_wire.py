@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from session_contracts.json.wire import dumps_wire, loads_wire
+from session_contracts.jsontext.wire import dumps_wire, loads_wire
 
 REPO = Path(__file__).resolve().parents[2]
 BIG = 900719925474099312345678901234567890

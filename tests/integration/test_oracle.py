@@ -37,7 +37,7 @@ from session_contracts.conformance.judge.certify import (
 )
 from session_contracts.conformance.judge.checks import CHECKS, check_by_id
 from session_contracts.conformance.reference.producer import HANDLERS
-from session_contracts.json.wire import dumps_wire
+from session_contracts.jsontext.wire import dumps_wire
 
 pytestmark = pytest.mark.integration  # certifies the reference and faulty producers many times over
 

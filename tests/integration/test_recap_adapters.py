@@ -39,7 +39,7 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from session_contracts.cli import main
-from session_contracts.json.strict import loads_strict
+from session_contracts.jsontext.strict import loads_strict
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "recap"
 SESSION = "sess-basic"

@@ -1642,13 +1642,13 @@ def _encode(value: Any, order: Callable[[str], Any], scalar: Callable[[Any], byt
 
 
 def _harn_scalar(value: Any) -> bytes:
-    from session_contracts.json.harn_canonical import harn_canonical_bytes
+    from session_contracts.jsontext.harn_canonical import harn_canonical_bytes
 
     return harn_canonical_bytes(value)
 
 
 def _rfc8785_scalar(value: Any) -> bytes:
-    from session_contracts.json.canonical import canonical_bytes
+    from session_contracts.jsontext.canonical import canonical_bytes
 
     return canonical_bytes(value)
 
@@ -1702,7 +1702,7 @@ def projection_hash_rfc8785(case: Mapping[str, Any]) -> Any:
     # Hashes the projection in RFC 8785 (UTF-16 key order, ECMAScript numbers).
     from session_contracts.errors import InvalidDocument
     from session_contracts.hashes.snapshot import projection_hash_input
-    from session_contracts.json.canonical import content_hash
+    from session_contracts.jsontext.canonical import content_hash
 
     output = HANDLERS["recap.project"](case)
     snapshot = _snapshot(output)

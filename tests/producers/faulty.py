@@ -203,7 +203,7 @@ def hashes_with_extensions(case: Mapping[str, Any]) -> Any:
 def rfc8785_hashing(case: Mapping[str, Any]) -> Any:
     # Hashes the source event list in RFC 8785, not the source object in Harn's form.
     from session_contracts.hashes.snapshot import projection_hash
-    from session_contracts.json.canonical import content_hash
+    from session_contracts.jsontext.canonical import content_hash
 
     output = _recap(case)
     snapshot = output.get("snapshot")

@@ -35,7 +35,7 @@ from hypothesis_jsonschema import from_schema
 from session_contracts.bindings import decode, encode
 from session_contracts.conformance.judge.cases.operations import recap_cases
 from session_contracts.journal import SessionEvent, SqliteJournal
-from session_contracts.json.harn_canonical import harn_sha256
+from session_contracts.jsontext.harn_canonical import harn_sha256
 from session_contracts.recap import (
     EventRecord,
     RecapService,

@@ -45,8 +45,8 @@ from session_contracts.journal import (
     import_tape,
     stored_events_of,
 )
-from session_contracts.json.canonical import canonical_bytes
-from session_contracts.json.strict import MAX_DOCUMENT_BYTES, loads_strict
+from session_contracts.jsontext.canonical import canonical_bytes
+from session_contracts.jsontext.strict import MAX_DOCUMENT_BYTES, loads_strict
 from session_contracts.recap import (
     DEFAULT_LIMIT,
     MAX_LIMIT,

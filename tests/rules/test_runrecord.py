@@ -30,7 +30,7 @@ from session_contracts.journal import (
     import_tape,
     journal_event_of,
 )
-from session_contracts.json.canonical import canonical_bytes
+from session_contracts.jsontext.canonical import canonical_bytes
 from session_contracts.redaction.canaries import canaries, canary_secrets
 from session_contracts.redaction.engine import scan_value
 from session_contracts.redaction.policy import default_policy

@@ -155,7 +155,7 @@ def test_document_types_cover_the_required_list() -> None:
 
 
 def test_every_document_type_has_a_valid_bundled_example() -> None:
-    from session_contracts.json.strict import loads_strict
+    from session_contracts.jsontext.strict import loads_strict
     from session_contracts.validation.validator import default_validator
 
     validator = default_validator()

@@ -22,7 +22,7 @@ from session_contracts.hashes.snapshot import (
     projection_hash_input,
     verify_snapshot,
 )
-from session_contracts.json.canonical import content_hash
+from session_contracts.jsontext.canonical import content_hash
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "schemas" / "examples"
 BOUND_MEMBERS = [

@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from session_contracts.errors import EXIT_FINDINGS, InvalidDocument, json_path
-from session_contracts.json.canonical import (
+from session_contracts.jsontext.canonical import (
     HASH_PREFIX,
     MAX_DEPTH,
     MAX_SAFE_INTEGER,

@@ -24,7 +24,7 @@ import subprocess
 import pytest
 import rfc8785
 
-from session_contracts.json.canonical import canonical_bytes, exact_bytes
+from session_contracts.jsontext.canonical import canonical_bytes, exact_bytes
 
 COUNT = 100_000
 NODE_LINES_SHA256 = "5cee13fb2f5e181c939f169437ac357a2bdef407a9dfecc8b749f54e0e3c5b55"

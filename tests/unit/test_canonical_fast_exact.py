@@ -20,15 +20,15 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from session_contracts.errors import InvalidDocument
-from session_contracts.json.canonical import (
+from session_contracts.jsontext.canonical import (
     _es6_numbers_by_quotes,
     _fast_bytes,
     _format_number,
     canonical_bytes,
     exact_bytes,
 )
-from session_contracts.json.harn_canonical import exact_bytes as harn_exact_bytes
-from session_contracts.json.harn_canonical import harn_canonical_bytes
+from session_contracts.jsontext.harn_canonical import exact_bytes as harn_exact_bytes
+from session_contracts.jsontext.harn_canonical import harn_canonical_bytes
 
 _EDGE_FLOATS = [
     0.0, -0.0, 1.0, -1.0, 56.0, 0.5, 1e15, 9007199254740992.0, 9999999999999998.0, 1e16,

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from session_contracts.errors import InvalidDocument
-from session_contracts.json.strict import (
+from session_contracts.jsontext.strict import (
     _SLOW,
     _loads_fast,
     _loads_slow,

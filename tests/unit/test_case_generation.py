@@ -68,7 +68,7 @@ from session_contracts.conformance.judge.checks import CHECKS
 from session_contracts.conformance.judge.runner import CaseOutcome
 from session_contracts.conformance.reference.producer import HANDLERS
 from session_contracts.contracts import CONTRACT_DOCTYPES
-from session_contracts.json.wire import dumps_wire
+from session_contracts.jsontext.wire import dumps_wire
 
 digest = hashlib.sha256()
 

@@ -23,7 +23,7 @@ from session_contracts.conformance.judge.cases.limits import (
 )
 from session_contracts.conformance.judge.cases.redaction import alone_canaries
 from session_contracts.conformance.judge.checks import check_by_id
-from session_contracts.json.wire import dumps_wire, loads_wire
+from session_contracts.jsontext.wire import dumps_wire, loads_wire
 from session_contracts.redaction.canaries import canary_secrets
 from session_contracts.redaction.engine import redact_text
 from session_contracts.redaction.policy import default_policy

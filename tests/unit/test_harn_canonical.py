@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from session_contracts.errors import InvalidDocument
-from session_contracts.json.harn_canonical import (
+from session_contracts.jsontext.harn_canonical import (
     HARN_MAX_DEPTH,
     _fast_path_applies,
     exact_bytes,
@@ -142,7 +142,7 @@ def test_the_hash_of_a_parsed_value_skips_only_what_the_strict_reader_vouches_fo
 ) -> None:
     """``check`` and ``verify`` hash values the strict reader returned without the
     census: the same hash, or the same refusal, as the census path."""
-    from session_contracts.json.strict import loads_strict
+    from session_contracts.jsontext.strict import loads_strict
 
     text = json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8", "surrogatepass")
     try:
@@ -153,7 +153,7 @@ def test_the_hash_of_a_parsed_value_skips_only_what_the_strict_reader_vouches_fo
 
 
 def test_the_hash_of_a_parsed_value_past_orjsons_limits_takes_the_exact_path() -> None:
-    from session_contracts.json.strict import loads_strict
+    from session_contracts.jsontext.strict import loads_strict
 
     deep = b"[" * 300 + b'{"x":1.5,"big":18446744073709551616}' + b"]" * 300
     parsed = loads_strict(deep, max_depth=400)

@@ -28,7 +28,7 @@ from session_contracts.conformance.judge.report import junit_xml, report_body, r
 from session_contracts.conformance.judge.report_html import certify_html
 from session_contracts.conformance.judge.runner import MAX_ANSWER_DEPTH, CaseOutcome
 from session_contracts.contracts import CONTRACTS
-from session_contracts.json.wire import dumps_wire, loads_wire
+from session_contracts.jsontext.wire import dumps_wire, loads_wire
 
 ALL_CONTRACTS = tuple(contract.name for contract in CONTRACTS)
 ALL_OPERATIONS = tuple(sorted({op for contract in CONTRACTS for op in contract.operations}))

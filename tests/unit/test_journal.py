@@ -41,7 +41,7 @@ from session_contracts.journal import (
     validate_event,
 )
 from session_contracts.journal.sqlite import APPLICATION_ID
-from session_contracts.json.harn_canonical import harn_canonical_bytes
+from session_contracts.jsontext.harn_canonical import harn_canonical_bytes
 from session_contracts.validation.validator import VALIDATION_BATCH, default_validator
 
 RUN_RECORD_ID = "https://schemas.session-contracts.dev/v1/run-record.schema.json"
@@ -1137,8 +1137,8 @@ def test_an_event_holding_integral_floats_is_stored_so_they_read_back_as_floats(
     tmp_path: Path,
 ) -> None:
     """Harn keeps 1.0 and -0.0 floats (canonical_json.rs); RFC 8785 would store 1 and 0."""
-    from session_contracts.json.canonical import canonical_bytes, content_hash
-    from session_contracts.json.strict import loads_strict
+    from session_contracts.jsontext.canonical import canonical_bytes, content_hash
+    from session_contracts.jsontext.strict import loads_strict
 
     journal_event = SessionEvent.from_json(loads_strict(FLOAT_EVENT))
     path = tmp_path / "floats.sqlite"

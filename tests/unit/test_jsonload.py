@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from session_contracts import InvalidDocument
-from session_contracts.json.strict import iter_documents, loads_strict
+from session_contracts.jsontext.strict import iter_documents, loads_strict
 
 
 @pytest.mark.parametrize(

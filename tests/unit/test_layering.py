@@ -259,13 +259,13 @@ def test_the_checks_see_an_offending_module(tmp_path: Path) -> None:
     offending = tmp_path / "bad.py"
     offending.write_text(
         "from session_contracts.conformance.judge.certify import certify\n"
-        "from session_contracts.json.canonical import _fast_bytes\n"
+        "from session_contracts.jsontext.canonical import _fast_bytes\n"
         "from session_contracts import _private\n",
         encoding="utf-8",
     )
     found = list(_imports("session_contracts.conformance.reference.bad", offending))
     assert ("session_contracts.conformance.judge.certify", "certify") in found
-    assert ("session_contracts.json.canonical", "_fast_bytes") in found
+    assert ("session_contracts.jsontext.canonical", "_fast_bytes") in found
     assert ("session_contracts", "_private") in found  # a private name, refused
     oracle = _layer("session_contracts.conformance.reference.bad")
     assert _layer("session_contracts.conformance.judge.certify") > oracle

@@ -93,8 +93,8 @@ NOT_REJECTIONS = {
 SCANNED = [
     REPO / "session_contracts" / "validation/validator.py",
     REPO / "session_contracts" / "validation/xkeywords.py",
-    REPO / "session_contracts" / "json/strict.py",
-    REPO / "session_contracts" / "json/canonical.py",
+    REPO / "session_contracts" / "jsontext/strict.py",
+    REPO / "session_contracts" / "jsontext/canonical.py",
     REPO / "session_contracts" / "errors.py",
     *sorted((REPO / "conformance" / "reference").rglob("*.py")),
 ]

@@ -13,8 +13,8 @@ from session_contracts.conformance.judge.cases import hashes, sameness
 from session_contracts.conformance.judge.cases.operations import recap_event
 from session_contracts.conformance.reference.producer import HANDLERS
 from session_contracts.hashes.snapshot import record_hash
-from session_contracts.json.canonical import canonical_bytes
-from session_contracts.json.harn_canonical import harn_canonical_bytes
+from session_contracts.jsontext.canonical import canonical_bytes
+from session_contracts.jsontext.harn_canonical import harn_canonical_bytes
 
 
 def _codes(case_input: Any) -> list[Any]:

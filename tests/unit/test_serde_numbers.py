@@ -1,5 +1,5 @@
 """serde_json's default number reading (no ``float_roundtrip``), as Harn's build reads
-numbers: session_contracts.json.serde_numbers against serde_json's own answers
+numbers: session_contracts.jsontext.serde_numbers against serde_json's own answers
 (docs/vectors/serde-json-default-floats.json) and against the cases where its
 arithmetic is exact."""
 
@@ -14,8 +14,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from session_contracts.json.serde_numbers import NumberOutOfRange, floats_as_harn_reads, read_number
-from session_contracts.json.wire import dumps_wire
+from session_contracts.jsontext.serde_numbers import (
+    NumberOutOfRange,
+    floats_as_harn_reads,
+    read_number,
+)
+from session_contracts.jsontext.wire import dumps_wire
 
 VECTORS = (
     Path(__file__).resolve().parents[2] / "docs" / "vectors" / "serde-json-default-floats.json"

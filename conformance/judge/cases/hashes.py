@@ -31,8 +31,8 @@ from typing import Any
 
 from session_contracts.conformance.judge.cases.explicit import ExplicitCase
 from session_contracts.conformance.judge.cases.operations import recap_event
-from session_contracts.json.canonical import MAX_SAFE_INTEGER, canonical_bytes
-from session_contracts.json.harn_canonical import harn_canonical_bytes
+from session_contracts.jsontext.canonical import MAX_SAFE_INTEGER, canonical_bytes
+from session_contracts.jsontext.harn_canonical import harn_canonical_bytes
 
 __all__ = [
     "KEY_CHARACTERS",

@@ -38,7 +38,7 @@ from typing import Any
 import orjson
 
 from session_contracts.errors import InvalidDocument
-from session_contracts.json.canonical import (
+from session_contracts.jsontext.canonical import (
     depth_refusal,
     has_lone_surrogate,
     key_refusal,

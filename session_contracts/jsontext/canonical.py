@@ -53,7 +53,7 @@ from typing import Any
 import orjson
 
 from session_contracts.errors import Finding, InvalidDocument, json_path
-from session_contracts.json.strict import loads_strict
+from session_contracts.jsontext.strict import loads_strict
 
 __all__ = [
     "FAST_MAX_LEVELS",

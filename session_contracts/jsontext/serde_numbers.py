@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from session_contracts.json.wire import dumps_wire
+from session_contracts.jsontext.wire import dumps_wire
 
 __all__ = ["NumberOutOfRange", "floats_as_harn_reads", "read_number"]
 
