@@ -254,13 +254,34 @@ def _ints_only_variant(schema: Any) -> Any:
 
 def holds_integral_float(instance: Any) -> bool:
     """Whether ``instance`` holds a float with an integral value (``5.0``, ``-0.0``,
-    ``1e20``)."""
+    ``1e20``).
+
+    orjson writes such a float ``5.0`` (then ``,``, a line break when indented, or the
+    end) below 1e16 and with ``e+`` from there on, and no other float so: text without
+    those marks holds none, found at C speed; text with them (a string may hold them too)
+    is walked.
+    """
+    try:
+        written = orjson.dumps(instance, option=orjson.OPT_INDENT_2)
+    except (TypeError, orjson.JSONEncodeError):  # big integers, deep nesting: walk it
+        return _walk_for_integral_float(instance)
+    if (
+        b".0," not in written
+        and b".0\n" not in written
+        and b"e+" not in written
+        and not written.endswith(b".0")
+    ):
+        return False
+    return _walk_for_integral_float(instance)
+
+
+def _walk_for_integral_float(instance: Any) -> bool:
     if isinstance(instance, float):
         return instance.is_integer()
     if isinstance(instance, Mapping):
-        return any(holds_integral_float(item) for item in instance.values())
+        return any(_walk_for_integral_float(item) for item in instance.values())
     if isinstance(instance, list | tuple):
-        return any(holds_integral_float(item) for item in instance)
+        return any(_walk_for_integral_float(item) for item in instance)
     return False
 
 
