@@ -272,6 +272,7 @@ CHECKS: tuple[Check, ...] = (
         trials=_drawn("runrecord.project", strategies.run_projections),
         explicit=_all(
             explicit.run_projections,
+            explicit.run_identities,
             explicit.golden("runrecord.project"),
             regressions.runrecord_cases,
         ),
@@ -290,6 +291,8 @@ CHECKS: tuple[Check, ...] = (
             explicit.provider_responses,
             explicit.golden("runrecord.provider_call_response"),
             redaction.provider_rule_cases,
+            redaction.provider_key_cases,
+            limits.provider_response_limit_cases,
         ),
     ),
     Check(

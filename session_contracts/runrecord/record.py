@@ -36,6 +36,7 @@ __all__ = [
     "EVIDENCE_SCHEMA_VERSION",
     "EXECUTION_IDENTITY",
     "EXECUTION_ID_RELABELLED",
+    "HARN_EXECUTION_ID_VECTORS",
     "PROJECTION_INVALID",
     "RECORD_KINDS",
     "SPAN_EXECUTION_MISMATCH",
@@ -73,6 +74,18 @@ _PROJECTION_INVALID_MESSAGE: Final = "The persisted run contained invalid Harn e
 # Harn mints (observability/execution_scope.rs) and what its evidence validator accepts.
 _HARN_EXECUTION_ID: Final = re.compile(
     r"hxe-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+)
+# Harn's own test vectors of the rule (execution_evidence.rs, observability/execution_scope.rs),
+# each with whether it is Harn-owned: the table of docs/runrecord.md section 1.3.
+HARN_EXECUTION_ID_VECTORS: Final[tuple[tuple[str, bool], ...]] = (
+    ("hxe-019c13e0-8080-7000-8000-000000000001", True),
+    ("cloud-run-id", False),
+    ("host-run-id", False),
+    ("hxe-0199", False),
+    ("hxe-019C13E0-8080-7000-8000-000000000001", False),  # upper case
+    ("hxe-019c13e0808070008000000000000001", False),  # not hyphenated
+    ("hxe-019c13e0-8080-4000-8000-000000000001", False),  # version 4
+    ("hxe-019c13e0-8080-7000-c000-000000000001", False),  # variant c: Microsoft's
 )
 # Harn's flight_recorder.rs constants.
 FLIGHT_RECORDING_SCHEMA_VERSION: Final = 1

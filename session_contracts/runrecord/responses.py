@@ -509,6 +509,13 @@ class _Redactor:
     def tree(self, value: Any, key: str | None = None) -> Any:
         if isinstance(value, str):
             return self.member(key, value)
+        rule = self.policy.sensitive_keys
+        if key is not None and self.policy.pattern_style and rule and rule.matches(key):
+            # A sensitive key's value of any type goes whole, as Harn's redact_json replaces
+            # it (docs/redaction.md); the strings it held are scrubbed from the other views.
+            for leaf in _strings_in(value):
+                self._note(leaf, self.policy.key_placeholder)
+            return self.policy.key_placeholder
         if isinstance(value, Mapping):
             out: dict[str, Any] = {}
             for name, item in value.items():
@@ -545,6 +552,18 @@ class _Redactor:
 
     def _table(self) -> list[tuple[str, str]]:
         return sorted(self.secrets.items(), key=lambda item: -len(item[0]))
+
+
+def _strings_in(value: Any) -> Iterator[str]:
+    """Every string value inside a JSON value (object keys aside)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings_in(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings_in(item)
 
 
 def _spellings(secret: str) -> tuple[str, ...]:

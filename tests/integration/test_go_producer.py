@@ -3,9 +3,10 @@
 tests/producers/go_runrecord/ was written by an engineer who read only README.md, docs/,
 schemas/ and the public fixtures, and probed the reference as a black box
 (tests/producers/go_runrecord/FINDINGS.md lists what the docs lacked). It plants one
-defect at a time (GO_RUNRECORD_DEFECT); each defect certify catches is asserted caught
-here, and the ones it misses are reported in FINDINGS.md, not asserted. Without go on the
-machine the test says so and skips; under CI it fails instead.
+defect at a time (GO_RUNRECORD_DEFECT); every one of its twelve is asserted caught at
+default settings, under the check of the rule it breaks (five were missed at first: the
+rules were reached only through document.roundtrip and redaction.apply, which it does not
+declare). Without go on the machine the test says so and skips; under CI it fails instead.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.integration  # builds and certifies a Go producer proce
 SOURCE = Path(__file__).resolve().parents[1] / "producers" / "go_runrecord"
 # How many golden fixtures of its declared operations it must pass, so that a run
 # skipping everything cannot pass.
-DECLARED_FIXTURES = 70
+DECLARED_FIXTURES = 79
 # The planted defects certify catches at default settings, and the check that fails.
 CAUGHT_DEFECTS = {
     "workflow_empty_id_accepted": "runrecord.semantics",
@@ -34,6 +35,11 @@ CAUGHT_DEFECTS = {
     "null_receipt_skipped": "runrecord.semantics",
     "loop_state_first_block": "runrecord.response-semantics",
     "ref_compared_as_text": "runrecord.reference-when-identical",
+    "execution_id_uppercase_accepted": "runrecord.semantics",
+    "span_owner_non_string_ignored": "runrecord.semantics",
+    "sensitive_key_suffix_apikey_missing": "runrecord.response-semantics",
+    "ascii_word_boundary": "runrecord.response-semantics",
+    "call_id_limit_off_by_one": "runrecord.response-semantics",
 }
 
 

@@ -2285,6 +2285,132 @@ DEFECTS.update(
 )
 
 
+# -- run-record rules a Go producer written from the docs broke (tests/producers/go_runrecord/) ---
+# Each is caught through the operation that applies the rule, with redaction.apply and
+# document.roundtrip undeclared (conformance/judge/cases: explicit.run_identities,
+# redaction.provider_key_cases, redaction.provider_rule_cases,
+# limits.provider_response_limit_cases).
+def execution_id_upper_case_accepted(case: Mapping[str, Any]) -> Any:
+    """Harn's older identity rule (uuid::Uuid::parse_str): an hxe- UUID in upper case is
+    Harn-owned too."""
+    from session_contracts.runrecord import record
+
+    rule = record.is_harn_execution_id
+    with _patched(record, "is_harn_execution_id", lambda candidate: rule(candidate.lower())):
+        return HANDLERS["runrecord.project"](case)
+
+
+def sensitive_key_suffix_apikey_missing(case: Mapping[str, Any]) -> Any:
+    """A key ending in apikey (openai_apikey) is not sensitive: three of the four suffixes."""
+    from session_contracts.redaction import policy
+
+    default = policy.default_policy()
+    rule = default.sensitive_keys
+    assert rule is not None
+    without = replace(rule, suffixes=tuple(s for s in rule.suffixes if s != "apikey"))
+    broken = replace(default, sensitive_keys=without)
+    with _patched(policy, "default_policy", lambda: broken):
+        return HANDLERS["runrecord.provider_call_response"](case)
+
+
+def _call_id_of_257_bytes_kept(finding: Any, doctype: str, instance: Any, again: Any) -> bool:
+    text = _at(instance, finding.path)
+    return not (
+        finding.code == "max_utf8_bytes"
+        and finding.path == "$.call_id"
+        and isinstance(text, str)
+        and len(text.encode("utf-8")) == 257
+    )
+
+
+def _owner_is_a_string(finding: Any, doctype: str, instance: Any, again: Any) -> bool:
+    return finding.code != "same_value" or isinstance(_at(instance, finding.path), str)
+
+
+def span_owner_non_string_ignored(case: Mapping[str, Any]) -> Any:
+    """A span's harn.execution.id is compared only when it is a string: 5 names no owner."""
+    from session_contracts.runrecord import record
+
+    owner_findings = record._span_owner_findings
+
+    def strings_only(run: Any) -> list[Any]:
+        spans = {"evidence": {"trace_spans": [{"metadata": s.metadata} for s in run.spans]}}
+        return [f for f in owner_findings(run) if isinstance(_at(spans, f.path), str)]
+
+    with _patched(record, "_span_owner_findings", strings_only):
+        return _kept(_owner_is_a_string)(HANDLERS["runrecord.project"])(case)
+
+
+def sensitive_key_non_string_kept(case: Mapping[str, Any]) -> Any:
+    """Under a sensitive key only a string is replaced in tool calls: a number, null, an array
+    or an object is kept (walked), as the reference did before Harn's redact_json was read."""
+    from session_contracts.runrecord import responses
+
+    tree = responses._Redactor.tree
+
+    def strings_only(self: Any, value: Any, key: str | None = None) -> Any:
+        return tree(self, value, key if isinstance(value, str) else None)
+
+    with _patched(responses._Redactor, "tree", strings_only):
+        return HANDLERS["runrecord.provider_call_response"](case)
+
+
+DEFECTS.update(
+    {
+        "execution_id_upper_case_accepted": Defect(
+            "runrecord.project",
+            execution_id_upper_case_accepted,
+            "runrecord.execution-identity-gap",
+            "runrecord.semantics",
+            "runrecord/execution-id-upper-case-not-harn-owned",
+            "an execution id in upper case taken as Harn-owned (Harn's older identity rule)",
+        ),
+        "span_owner_non_string_ignored": Defect(
+            "runrecord.project",
+            span_owner_non_string_ignored,
+            "runrecord.execution-owner",
+            "runrecord.semantics",
+            "runrecord/span-owner-non-string-mismatch",
+            "a span's harn.execution.id compared only when it is a string",
+        ),
+        "sensitive_key_suffix_apikey_missing": Defect(
+            "runrecord.provider_call_response",
+            sensitive_key_suffix_apikey_missing,
+            "runrecord.redaction",
+            "runrecord.response-semantics",
+            "runrecord/sensitive-key-names-and-spellings",
+            "a key ending in apikey not sensitive (three of the four suffixes)",
+        ),
+        "sensitive_key_non_string_kept": Defect(
+            "runrecord.provider_call_response",
+            sensitive_key_non_string_kept,
+            "runrecord.redaction",
+            "runrecord.response-semantics",
+            "runrecord/sensitive-key-non-string-values-redacted",
+            "under a sensitive key only a string replaced in tool calls (a number, null, an "
+            "array or an object kept)",
+        ),
+        "provider_ascii_word_boundary": Defect(
+            "runrecord.provider_call_response",
+            _redacting("runrecord.provider_call_response", _ascii_word_boundary),
+            "runrecord.redaction",
+            "runrecord.response-semantics",
+            "runrecord/redaction-token-beside-non-ascii-letters",
+            "provider_call_response: \\b read as ASCII, so a token beside a non-ASCII letter is "
+            "redacted",
+        ),
+        "call_id_limit_off_by_one": Defect(
+            "runrecord.provider_call_response",
+            _kept(_call_id_of_257_bytes_kept)(HANDLERS["runrecord.provider_call_response"]),
+            "runrecord.correlation",
+            "runrecord.response-semantics",
+            "runrecord/call-id-257-bytes-rejected",
+            "a call_id of 257 UTF-8 bytes accepted (the limit off by one)",
+        ),
+    }
+)
+
+
 CONTRACTS = ["session-health", "session-feedback", "session-recap", "run-record"]
 
 

@@ -350,22 +350,18 @@ def test_our_projection_drops_an_id_harn_does_not_own_as_harn_does() -> None:
     assert rr.is_harn_execution_id(owned["execution_id"])
 
 
-@pytest.mark.parametrize(
-    ("candidate", "owned"),
-    [
-        # execution_evidence.rs and observability/execution_scope.rs test vectors.
-        ("hxe-019c13e0-8080-7000-8000-000000000001", True),
-        ("cloud-run-id", False),
-        ("hxe-019C13E0-8080-7000-8000-000000000001", False),
-        ("hxe-019c13e0808070008000000000000001", False),
-        ("hxe-019c13e0-8080-4000-8000-000000000001", False),
-        ("hxe-019c13e0-8080-7000-c000-000000000001", False),
-        ("hxe-0199", False),
-        ("host-run-id", False),
-    ],
-)
+# execution_evidence.rs and observability/execution_scope.rs test vectors.
+@pytest.mark.parametrize(("candidate", "owned"), rr.HARN_EXECUTION_ID_VECTORS)
 def test_harn_execution_id_rule(candidate: str, owned: bool) -> None:
     assert rr.is_harn_execution_id(candidate) is owned
+
+
+def test_docs_list_every_execution_id_vector() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "runrecord.md").read_text("utf-8")
+    table = docs.split("Test vectors (Harn's own", 1)[1].split("**Decision:**", 1)[0]
+    for candidate, owned in rr.HARN_EXECUTION_ID_VECTORS:
+        row = next(line for line in table.splitlines() if f"`{candidate}`" in line)
+        assert row.split("|")[2].strip().startswith("yes" if owned else "no"), row
 
 
 @pytest.mark.parametrize(("where", "payload"), OUR_PAYLOADS, ids=[w for w, _ in OUR_PAYLOADS])

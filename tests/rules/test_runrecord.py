@@ -1197,6 +1197,45 @@ def canary_response() -> dict[str, Any]:
 
 
 @pytest.mark.sentence("runrecord.redaction")
+@pytest.mark.parametrize("value", [12345678901, True, None, ["a", "b"], {"v": "hunter2-hunter2"}])
+def test_a_sensitive_keys_value_of_any_type_is_replaced_whole(value: Any) -> None:
+    """docs/runrecord.md 3.5 step 1: as Harn's redact_json, whatever the value's type; a
+    string it held (eight characters or more) leaves the text too."""
+    call = {"name": "w", "arguments": {"db_password": value, "note": "kept"}}
+    text = f"<tool_call>{json.dumps(call)}</tool_call>"
+    payload = rr.provider_call_response(
+        raw_response(text, [dict(call, id="n1")]), execution_id=None, policy=POLICY
+    )
+    parse = rr.resolve_parsed_tool_calls(payload)
+    assert parse is not None
+    for stored in (*payload["tool_calls"], *parse):
+        assert stored["arguments"] == {"db_password": "[redacted]", "note": "kept"}
+    assert "hunter2-hunter2" not in payload["text"]
+
+
+@pytest.mark.sentence("runrecord.redaction")
+def test_the_two_text_views_fail_closed_by_their_own_rules() -> None:
+    """docs/runrecord.md 3.5 step 2: a detection wholly inside a JSON key keeps the value; in a
+    LOOP_STATE line it replaces the value, LEN the value's UTF-8 length, numbers and booleans
+    becoming the placeholder string; a short value under a sensitive key stays in the text."""
+    from session_contracts.redaction.vectors import SAMPLE_TOKEN as token
+
+    state = f"## LOOP_STATE\n{token}: h\u00e9llo w\u00f6rld\n{token}ab: 1\n{token}abcd: true\n"
+    text = state + '## END_LOOP_STATE\n<tool_call>{"name": "n", "arguments": {"api_key": "abc"}}'
+    native = [{"id": "n1", "name": "n", "arguments": {token: "hi"}}]
+    payload = rr.provider_call_response(
+        raw_response(text + "</tool_call>", native), execution_id=None, policy=POLICY
+    )
+    assert payload["tool_calls"][0]["arguments"] == {"<redacted:github_token:40>": "hi"}
+    assert payload["loop_state"] == {
+        "<redacted:github_token:40>": "<redacted:github_token:13>",
+        "<redacted:github_token:42>": "<redacted:github_token:1>",
+        "<redacted:github_token:44>": "<redacted:github_token:4>",
+    }
+    assert '"api_key": "abc"' in payload["text"]
+
+
+@pytest.mark.sentence("runrecord.redaction")
 def test_redaction_before_sqlite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """These projections are redacted by the same transcript policy as text before they reach
     SQLite."""

@@ -561,6 +561,65 @@ def run_projections() -> list[ExplicitCase]:
     ]
 
 
+def _owned_run(execution_id: str, owner: Any) -> dict[str, Any]:
+    """A plain run of ``execution_id`` with a flight artifact and a span naming ``owner``."""
+    span = dict(_span(1, None), metadata={"harn.execution.id": owner})
+    artifact = {
+        "execution_id": execution_id,
+        "content_hash": "blake3:" + "5e" * 32,
+        "byte_length": 4096,
+        "retained_events": 12,
+    }
+    return {
+        "run": {
+            "kind": "run",
+            "status": "completed",
+            "session_id": "sess-r",
+            "execution_id": execution_id,
+            "spans": [span],
+            "flight_recording": artifact,
+        },
+        "events": [],
+    }
+
+
+def run_identities() -> list[ExplicitCase]:
+    """``runrecord.semantics``: each execution id of Harn's own vectors (docs/runrecord.md 1.3)
+    as a plain run's owner, its span and its flight artifact naming it (a Harn-owned id keeps
+    all three, any other is dropped with the ``projection_invalid`` gap); and a span whose
+    ``harn.execution.id`` is not a string, beside an owner and beside none."""
+    from session_contracts.runrecord import HARN_EXECUTION_ID_VECTORS
+
+    cases = [
+        ExplicitCase(
+            "runrecord.project",
+            _owned_run(candidate, candidate),
+            f"execution id {candidate!r} ({'Harn-owned' if owned else 'not Harn-owned'}: "
+            "Harn's identity rule, docs/runrecord.md 1.3) as a run's owner, span and artifact",
+        )
+        for candidate, owned in HARN_EXECUTION_ID_VECTORS
+    ]
+    owned_id = next(candidate for candidate, owned in HARN_EXECUTION_ID_VECTORS if owned)
+    for owner in (5, True, None, [owned_id]):
+        cases.append(
+            ExplicitCase(
+                "runrecord.project",
+                _owned_run(owned_id, owner),
+                f"a span's harn.execution.id of {json.dumps(owner)} beside a Harn-owned "
+                "execution id: only the id itself names the owner",
+            )
+        )
+        cases.append(
+            _projection(
+                f"a span's harn.execution.id of {json.dumps(owner)} in a session record without "
+                "an owner",
+                [],
+                [dict(_span(1, None), metadata={"harn.execution.id": owner})],
+            )
+        )
+    return cases
+
+
 def _provider(why: str, text: str, tool_calls: Sequence[Any] = ()) -> ExplicitCase:
     response = {
         "call_id": "call-1",

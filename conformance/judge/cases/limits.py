@@ -19,7 +19,9 @@ The variants reach a check through the operation whose rules impose them:
 documents through ``roundtrip.identity`` (kept exactly at the limit, refused
 past it), checkpoint and start requests through ``feedback.semantics``
 (``limit_exceeded`` past a limit), health observation streams through
-``health.semantics``, the events of a recap journal through ``recap.semantics``.
+``health.semantics``, the events of a recap journal through ``recap.semantics``, the
+identifiers a provider response copies into its payload through
+``runrecord.response-semantics``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ __all__ = [
     "feedback_limit_cases",
     "health_limit_cases",
     "limit_variants",
+    "provider_response_limit_cases",
     "recap_limit_cases",
     "sized_texts",
 ]
@@ -411,4 +414,33 @@ def recap_limit_cases() -> list[ExplicitCase]:
             events = [*journal["events"][:index], variant.document, *journal["events"][index + 1 :]]
             why = f"event {index} of the journal, {variant.why}"
             cases.append(ExplicitCase("recap.project", {**journal, "events": events}, why))
+    return cases
+
+
+def provider_response_limit_cases() -> list[ExplicitCase]:
+    """The identifiers ``runrecord.provider_call_response`` copies into its payload verbatim,
+    ``call_id`` and ``execution_id``, at the payload's byte limit and one byte past it in text
+    of each UTF-8 width and straddling it (``runrecord.response-semantics``: kept, then
+    ``max_utf8_bytes`` at ``$.response.call_id`` or ``$.execution_id``)."""
+    from session_contracts.conformance.reference.producer import HANDLERS
+
+    response = {"call_id": "call-1", "iteration": 1, "span_id": None, "text": "done"}
+    payload = HANDLERS["runrecord.provider_call_response"](
+        {"response": response, "execution_id": "hxe-1"}
+    )
+    doctype = "run-record.provider-call-response"
+    cases = []
+    for member, where in (("call_id", "$.response.call_id"), ("execution_id", "$.execution_id")):
+        limit = _byte_limit(doctype, payload, (member,))
+        if limit is None:
+            raise LookupError(f"{doctype} {member} has no byte limit")
+        for what, text, within in sized_texts(limit):
+            case_input: dict[str, Any] = {"response": dict(response), "execution_id": "hxe-1"}
+            if member == "call_id":
+                case_input["response"]["call_id"] = text
+            else:
+                case_input["execution_id"] = text
+            verdict = "kept" if within else f"refused (max_utf8_bytes at {where})"
+            why = f"{where} (x-maxUtf8Bytes {limit} in the payload): {what}, {verdict}"
+            cases.append(ExplicitCase("runrecord.provider_call_response", case_input, why))
     return cases

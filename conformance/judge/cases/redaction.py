@@ -383,3 +383,110 @@ def provider_rule_cases() -> list[ExplicitCase]:
             )
         )
     return cases
+
+
+# -- sensitive names and the two text views, through the provider response --------------------
+# Near misses of the key rule: a suffix not at the end, a plural, a space (not dropped), full-
+# width letters (not lower-cased), a name that only reads like one.
+_KEPT_NAMES = (
+    "max_tokens",
+    "secret_santa",
+    "signing_key",
+    "password_hint",
+    "apikeys",
+    "api key",
+    "\uff30\uff21\uff33\uff33\uff37\uff2f\uff32\uff24",
+)
+
+
+def sensitive_key_names() -> list[str]:
+    """Every name the default policy's key rule makes sensitive, each exact name as written
+    and each suffix after a prefix in snake, upper kebab and camel case, and spelled apart
+    (docs/redaction.md, "Sensitive names")."""
+    from session_contracts.redaction.policy import default_policy
+
+    rule = default_policy().sensitive_keys
+    if rule is None:
+        return []
+    names = sorted(rule.exact)
+    for suffix in rule.suffixes:
+        half = len(suffix) // 2
+        head, tail = suffix[:half], suffix[half:]
+        names += [
+            f"openai_{suffix}",
+            f"OPENAI-{suffix.upper()}",
+            f"openai{head.capitalize()}{tail.capitalize()}",
+            f"{head}_{tail}",
+        ]
+    return names
+
+
+def _loop_state(lines: list[str]) -> str:
+    return "\n".join(["## LOOP_STATE", *lines, "## END_LOOP_STATE"])
+
+
+def _keyed_response(why: str, text: str, arguments: dict[str, Any]) -> ExplicitCase:
+    call = {"id": "tc-1", "name": "configure", "arguments": arguments}
+    response = {
+        "call_id": "call-1",
+        "iteration": 1,
+        "span_id": None,
+        "text": f"{text}\n<tool_call>{json.dumps(dict(call, id='tc-2'))}</tool_call>",
+        "tool_calls": [call],
+    }
+    return ExplicitCase(
+        "runrecord.provider_call_response",
+        {"response": response, "execution_id": None},
+        f"provider_call_response redaction (docs/runrecord.md 3.5): {why}",
+    )
+
+
+def provider_key_cases() -> list[ExplicitCase]:
+    """``runrecord.response-semantics``: every sensitive key name of the default policy and its
+    near misses, values of every JSON type under sensitive names, a short and a long value
+    under a sensitive name in text, and the two text views' fail-closed replacements, each in
+    native and text-protocol tool arguments and in LOOP_STATE."""
+    from session_contracts.redaction.vectors import SAMPLE_TOKEN
+
+    names = sensitive_key_names()
+    spelled = [name for name in names if " " not in name]
+    begin, end = "-----BEGIN PRIVATE KEY-----", "x-----END PRIVATE KEY-----"
+    return [
+        _keyed_response(
+            "each sensitive key name and spelling (replaced whole) and near misses (kept)",
+            _loop_state([f"{name}: abc" for name in spelled]),
+            dict.fromkeys([*names, *_KEPT_NAMES], "abc"),
+        ),
+        _keyed_response(
+            "a number, a boolean, null, an array and an object under sensitive names are "
+            "replaced whole, as a string is",
+            _loop_state(["password: 12345678", "api_key: true", "client_secret: nil"]),
+            {
+                "password": 12345678901,
+                "api_key": True,
+                "client_secret": None,
+                "db_password": ["a", "b"],
+                "x_auth_token": {"value": "hunter2-hunter2"},
+            },
+        ),
+        _keyed_response(
+            "a value under a sensitive name, shorter than eight characters (kept in the text) "
+            "and longer (scrubbed from the text)",
+            "the key is abc and the other one is abcdefgh12",
+            {"api_key": "abc", "refresh_token": "abcdefgh12"},
+        ),
+        _keyed_response(
+            "a detection wholly inside a key (the JSON view keeps the value, the LOOP_STATE line "
+            "view replaces it, numbers and booleans becoming the placeholder string), and one "
+            "reaching from the key across the syntax into the value (replaced whole)",
+            _loop_state(
+                [
+                    f"{SAMPLE_TOKEN}: h\u00e9llo w\u00f6rld",
+                    f"{SAMPLE_TOKEN}ab: 1",
+                    f"{SAMPLE_TOKEN}abcd: true",
+                    f"{begin}: {end}",
+                ]
+            ),
+            {SAMPLE_TOKEN: "hello", begin: end},
+        ),
+    ]

@@ -252,6 +252,9 @@ func projectRun(input *Object) (any, Findings) {
 				continue
 			}
 			if v, ok := md.Get("harn.execution.id"); ok {
+				if v == nil && !hasExec {
+					continue // null names no owner
+				}
 				if _, isS := v.(string); !isS && defect == "span_owner_non_string_ignored" {
 					continue
 				}

@@ -5,6 +5,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -60,6 +61,9 @@ func redactText(s string) (string, []Detection) {
 	if s == "" {
 		return s, nil
 	}
+	if len(s) > windowBytes {
+		return redactWindows(s)
+	}
 	var dets []Detection
 	cur := []rune(s)
 	for _, p := range catalog {
@@ -81,6 +85,83 @@ func redactText(s string) (string, []Detection) {
 		cur = []rune(b.String())
 	}
 	return string(cur), dets
+}
+
+// Harn's windows for a text over 256 KiB (docs/redaction.md part 1, step 4).
+const windowBytes = 262144
+const windowStep = windowBytes - 8192
+
+type keptMatch struct {
+	start, end int // byte offsets in the original string
+	ph         string
+}
+
+func redactWindows(s string) (string, []Detection) {
+	n := len(s)
+	var windows [][2]int
+	for k := 0; ; k++ {
+		start := k * windowStep
+		for start > 0 && !utf8.RuneStart(s[start]) {
+			start--
+		}
+		end := k*windowStep + windowBytes
+		if end > n {
+			end = n
+		}
+		for end < n && !utf8.RuneStart(s[end]) {
+			end++
+		}
+		windows = append(windows, [2]int{start, end})
+		if end == n {
+			break
+		}
+	}
+	var kept []keptMatch
+	for _, p := range catalog {
+		for _, w := range windows {
+			text := s[w[0]:w[1]]
+			runes := []rune(text)
+			// byte offset of each rune index within the window
+			offsets := make([]int, len(runes)+1)
+			at := 0
+			for i, r := range runes {
+				offsets[i] = at
+				at += utf8.RuneLen(r)
+			}
+			offsets[len(runes)] = at
+			for _, m := range p.re.FindAll(runes) {
+				start, end := w[0]+offsets[m[0]], w[0]+offsets[m[1]]
+				if (start == w[0] && w[0] != 0) || (end == w[1] && w[1] != n) {
+					continue
+				}
+				overlaps := false
+				for _, o := range kept {
+					if start < o.end && end > o.start {
+						overlaps = true
+						break
+					}
+				}
+				if overlaps {
+					continue
+				}
+				ph := fmt.Sprintf("<redacted:%s:%d>", p.name, end-start)
+				kept = append(kept, keptMatch{start, end, ph})
+			}
+		}
+	}
+	sort.Slice(kept, func(i, j int) bool { return kept[i].start < kept[j].start })
+	var b strings.Builder
+	var dets []Detection
+	last := 0
+	for _, m := range kept {
+		b.WriteString(s[last:m.start])
+		b.WriteString(m.ph)
+		last = m.end
+		startRune := utf8.RuneCountInString(s[:m.start])
+		dets = append(dets, Detection{s[m.start:m.end], m.ph, startRune, startRune + utf8.RuneCountInString(s[m.start:m.end])})
+	}
+	b.WriteString(s[last:])
+	return b.String(), dets
 }
 
 func compactName(s string) string {

@@ -41,9 +41,19 @@ func (st *store) secret(s, ph string) {
 	}
 }
 
+// wholeSecret remembers every string inside a value replaced whole.
 func (st *store) wholeSecret(v any) {
-	if s, ok := v.(string); ok {
-		st.secret(s, "[redacted]")
+	switch t := v.(type) {
+	case string:
+		st.secret(t, "[redacted]")
+	case []any:
+		for _, x := range t {
+			st.wholeSecret(x)
+		}
+	case *Object:
+		for _, k := range t.Keys {
+			st.wholeSecret(t.Vals[k])
+		}
 	}
 }
 
@@ -126,12 +136,13 @@ func (st *store) walk(v any, _ bool) any {
 		for _, k := range t.Keys {
 			x := t.Vals[k]
 			rk := st.key(k)
+			if isSensitiveKey(k) {
+				// a sensitive key's value of any type goes whole (docs/runrecord.md 3.5)
+				st.wholeSecret(x)
+				o.Set(rk, &slot{cur: "[redacted]", whole: true})
+				continue
+			}
 			if s, isS := x.(string); isS {
-				if isSensitiveKey(k) {
-					st.wholeSecret(s)
-					o.Set(rk, &slot{raw: s, cur: "[redacted]", whole: true})
-					continue
-				}
 				o.Set(rk, st.add(s, k, viewMember, ""))
 				continue
 			}

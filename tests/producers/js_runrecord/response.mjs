@@ -211,66 +211,83 @@ function detect(text, secrets) {
   return cur;
 }
 
-// A string member as it reads in JSON text: "key": "value". A detection that reaches
-// across the key or the JSON syntax replaces the whole value.
-function memberView(key, value, secrets) {
-  const prefix = JSON.stringify(key) + ': "';
-  const composite = prefix + escJson(value) + '"';
-  const local = [];
-  const r = detect(composite, local);
-  if (r === composite) return false;
-  if (!(r.startsWith(prefix) && r.endsWith('"'))) return true;
-  return false;
+// The pattern of the first detection in a text (the fail-closed placeholder's NAME).
+function firstName(text) {
+  let best = null;
+  for (const { name, re } of POLICY.patterns) {
+    re.lastIndex = 0;
+    const m = re.exec(text);
+    if (m && (best === null || m.index < best[0])) best = [m.index, name];
+  }
+  return best === null ? '' : best[1];
 }
 
+const failClosed = (view, value) => `<redacted:${firstName(view)}:${utf8(value)}>`;
+
+function stringsIn(v) {
+  if (typeof v === 'string') return [v];
+  if (Array.isArray(v)) return v.flatMap(stringsIn);
+  if (isObj(v)) return Object.keys(v).flatMap((k) => stringsIn(v[k]));
+  return [];
+}
+
+// A string value, then as its member reads in JSON text: {"KEY": "VALUE"}, KEY already
+// redacted. A detection that reaches across the JSON syntax replaces the whole value
+// (docs/runrecord.md 3.5 step 2).
 function redactTree(v, secrets, key) {
   if (typeof v === 'string') {
-    let whole = false;
-    if (key !== undefined) whole = memberView(key, v, secrets);
-    if (whole) {
-      addSecret(secrets, v, POLICY.keys.placeholder);
-      return POLICY.keys.placeholder;
-    }
-    return detect(v, secrets);
+    const own = detect(v, secrets);
+    if (key === undefined) return own;
+    const view = '{' + JSON.stringify(key) + ': ' + JSON.stringify(own) + '}';
+    const r = detect(view, secrets);
+    if (r === view) return own;
+    try {
+      const member = JSON.parse(r);
+      if (isObj(member) && typeof member[key] === 'string' && Object.keys(member).length === 1) {
+        return member[key];
+      }
+    } catch (e) { /* fail closed */ }
+    return failClosed(view, own);
   }
   if (Array.isArray(v)) return v.map((x) => redactTree(x, secrets));
   if (isObj(v)) {
     const out = Object.create(null);
     for (const k of Object.keys(v)) {
       const rk = detect(k, secrets);
-      // Only a string is replaced whole under a sensitive key; any other value is walked
-      // (observed from the reference: {"token": 5} and {"token": {"x": "abc"}} stay).
-      if (SENS(k) && typeof v[k] === 'string') {
-        addSecret(secrets, v[k], POLICY.keys.placeholder);
+      // A sensitive key's value of any type is replaced whole, and every string it held
+      // is a secret (docs/runrecord.md 3.5 step 1; the reference once walked non-strings).
+      if (SENS(rk)) {
+        for (const s of stringsIn(v[k])) addSecret(secrets, s, POLICY.keys.placeholder);
         out[rk] = POLICY.keys.placeholder;
-      } else out[rk] = redactTree(v[k], secrets, k);
+      } else out[rk] = redactTree(v[k], secrets, rk);
     }
     return out;
   }
   return v;
 }
 
+// Each pair as its raw line `key: value`: a detection touching the key replaces the whole
+// value; values are decoded after redaction (docs/runrecord.md 3.5 step 2).
 function redactLoop(state, pairs, secrets) {
   if (state === null) return null;
+  const raw = Object.create(null);
+  for (const [k, v] of pairs) raw[k] = v;
   const out = Object.create(null);
   for (const k of Object.keys(state)) {
     const rk = detect(k, secrets);
-    const val = state[k];
-    if (SENS(k)) {
-      if (typeof val === 'string') addSecret(secrets, val, POLICY.keys.placeholder);
+    let value = raw[k];
+    const line = `${k}: ${value}`;
+    const r = detect(line, secrets);
+    if (r !== line) {
+      value = r.startsWith(`${k}:`) ? trim(r.slice(k.length + 1)) : failClosed(line, value);
+    }
+    if (SENS(rk)) {
+      addSecret(secrets, value, POLICY.keys.placeholder);
       out[rk] = POLICY.keys.placeholder;
       continue;
     }
-    if (typeof val === 'string') {
-      const line = `${k}: ${val}`;
-      const r = detect(line);
-      if (r !== line && !r.startsWith(`${k}: `)) {
-        addSecret(secrets, val, POLICY.keys.placeholder);
-        out[rk] = POLICY.keys.placeholder;
-        continue;
-      }
-      out[rk] = detect(val, secrets);
-    } else out[rk] = val;
+    const redacted = detect(value, secrets);
+    out[rk] = redacted === raw[k] ? state[k] : loopValue(redacted);
   }
   return out;
 }
