@@ -624,10 +624,11 @@ def _run_property(
         pass
     except ExceptionGroup as group:
         # Hypothesis's flaky failure: the smallest failing case, sent once more at the
-        # end, was answered correctly. Anything else in the group is ours: raised.
+        # end, was answered correctly; or, after a break, our own _Stop differing from the
+        # break it stands for (no case was sent: not flaky). Anything else is ours: raised.
         if group.split(lambda e: isinstance(e, Failed | Errored | _Stop))[1] is not None:
             raise
-        final_replay_passed = True
+        final_replay_passed = not state["stop"]
     else:
         # run_check settles the status from the evidence of all of a check's strategies.
         return CheckResult(
