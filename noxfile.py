@@ -166,9 +166,12 @@ WHEEL_MUST_HOLD = {
 }
 # certify with every explicit case and 5 random cases a check (the default is 25).
 LIGHT_CERTIFY = ["certify", "--examples", "5"]
-# The newest releases of these go into the second venv before the wheel (its ranges allow them):
-# certify runs in a third party's test environment, on whatever Hypothesis is there.
-NEWEST = ["pydantic", "rich", "jsonschema", "hypothesis"]
+# The newest releases of these go into the second venv before the wheel, which must leave them
+# as they are: certify runs in a third party's test environment, on whatever Hypothesis is there.
+NEWEST = [
+    "hypothesis", "hypothesis-jsonschema", "pydantic", "orjson",
+    "jsonschema", "jsonschema-rs", "rich",
+]  # fmt: skip
 
 
 def _venv(session: nox.Session, where: Path) -> Path:
@@ -194,7 +197,8 @@ def wheel(session: nox.Session) -> None:
     check what the wheel holds; install it into fresh venvs outside the repository and run
     certify (in full on the oldest Python), golden check (there also Harn's recorded answers)
     and quickstart there: on every supported Python, one venv on constraints.txt's pins; on
-    the first, one more on the newest pydantic, rich, jsonschema and hypothesis."""
+    the newest Python, one more that already holds the newest releases of NEWEST, which
+    installing the wheel must leave as they are."""
     import re
     import shutil
     import tempfile
@@ -231,28 +235,48 @@ def wheel(session: nox.Session) -> None:
         session.chdir(outside)
         pinned = _venv(session, outside / "pinned")
         _in_venv(session, pinned, "pip", "install", "-q", "-c", constraints, str(built))
-        if session.python != PYTHON:
-            # The full certify runs once, on the oldest Python; the newer ones certify with
-            # the explicit cases and a few random ones each (the suite's code is the same).
-            _run_from_the_wheel(session, pinned, LIGHT_CERTIFY, ["golden", "check"], ["quickstart"])
+        if session.python == PYTHON:
+            _run_from_the_wheel(
+                session,
+                pinned,
+                ["certify"],
+                ["golden", "check"],
+                ["golden", "check", "--recorded"],
+                ["quickstart"],
+            )
             return
-        _run_from_the_wheel(
-            session,
-            pinned,
-            ["certify"],
-            ["golden", "check"],
-            ["golden", "check", "--recorded"],
-            ["quickstart"],
-        )
+        # The full certify runs once, on the oldest Python; the newer ones certify with
+        # the explicit cases and a few random ones each (the suite's code is the same).
+        _run_from_the_wheel(session, pinned, LIGHT_CERTIFY, ["golden", "check"], ["quickstart"])
+        if session.python != PYTHONS[-1]:
+            return
 
         newest = _venv(session, outside / "newest")
         _in_venv(session, newest, "pip", "install", "-q", "--upgrade", *NEWEST)
+        before = _versions(session, newest)
         _in_venv(session, newest, "pip", "install", "-q", str(built))
-        _in_venv(session, newest, "pip", "list", "--format", "freeze")
+        after = _versions(session, newest)
+        changed = [f"{name} {before[name]} -> {after.get(name)}" for name in before
+                   if after.get(name) != before[name]]  # fmt: skip
+        if changed:
+            session.error(f"installing {built.name} changed the user's {', '.join(changed)}")
+        kept = ", ".join(f"{name} {before[name]}" for name in before)
+        session.log(f"the newest releases, as they were after installing the wheel: {kept}")
         _run_from_the_wheel(session, newest, LIGHT_CERTIFY)
     finally:
         session.chdir(session.invoked_from)
         shutil.rmtree(outside, ignore_errors=True)
+
+
+def _versions(session: nox.Session, bin_dir: Path) -> dict[str, str]:
+    """The venv's distributions named in NEWEST, with their versions."""
+    frozen = session.run(
+        str(bin_dir / "pip"), "list", "--format", "freeze", silent=True, external=True
+    )
+    pinned = (line.partition("==") for line in str(frozen).splitlines())
+    # pip writes a distribution's name as its metadata spells it (jsonschema_rs).
+    named = ((name.lower().replace("_", "-"), version) for name, _, version in pinned)
+    return {name: version for name, version in named if name in NEWEST}
 
 
 def _run_from_the_wheel(session: nox.Session, bin_dir: Path, *commands: list[str]) -> None:
