@@ -7,7 +7,7 @@
 //   schemas/session-event.schema.json sha256:65a40e8a80887218edb5094bd61a985c92d6f5d2fb5556ad708113cdf7638998
 //   schemas/session-feedback.schema.json sha256:e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b
 //   schemas/session-health.schema.json sha256:0c79e1746fd138b0c6a439c2fd9378131b86d39a8c7fc766b7accc89dbdc2fb4
-//   schemas/session-recap-v1.schema.json sha256:0368748d58ba8979a39139899fae94cde333b04256a9ba216cc96142fb4c1729
+//   schemas/session-recap-v1.schema.json sha256:5afc71a9f565df34813241928451e12471d0a8629d65f719e386b2553239d83b
 
 // Package sessioncontracts holds closed Go types for the session-contracts v1 documents:
 // decoding refuses unknown members (outside opaque values such as extensions), missing

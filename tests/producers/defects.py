@@ -948,6 +948,17 @@ def blank_ids_by_ecmascript_white_space(case: Mapping[str, Any]) -> Any:
         return HANDLERS["recap.project"](case)
 
 
+def session_id_blank_by_ecmascript_white_space(case: Mapping[str, Any]) -> Any:
+    """The query's sessionId judged blank with ECMAScript's set (the schema's old pattern
+    `\\S`): a sessionId of U+FEFF alone is refused, as a White_Space one is."""
+    query = case.get("query") if isinstance(case, Mapping) else None
+    session_id = query.get("sessionId") if isinstance(query, Mapping) else None
+    if isinstance(session_id, str) and session_id and not session_id.strip(_ECMASCRIPT_WHITE_SPACE):
+        blank = {**query, "sessionId": "\u0085" * len(session_id)}
+        return HANDLERS["recap.project"]({**case, "query": blank})
+    return HANDLERS["recap.project"](case)
+
+
 def _span_document(case: Mapping[str, Any]) -> bool:
     return isinstance(case, Mapping) and case.get("doctype") == "run-record.span"
 
@@ -2255,6 +2266,14 @@ DEFECTS.update(
             "recap.semantics",
             "recap/blank-ids-white-space-and-near-misses",
             "ids judged blank with ECMAScript's white space (U+FEFF blank, U+0085 not)",
+        ),
+        "session_id_blank_by_ecmascript_white_space": Defect(
+            "recap.project",
+            session_id_blank_by_ecmascript_white_space,
+            "recap.session-id-required",
+            "recap.semantics",
+            "recap/session-id-feff-alone-is-not-blank",
+            "a query's sessionId judged blank with ECMAScript's white space (U+FEFF alone refused)",
         ),
         "historical_parent_id_kept": Defect(
             "document.roundtrip",

@@ -1005,9 +1005,9 @@ def _blank_id_session(characters: Sequence[str]) -> list[dict[str, Any]]:
 
 def recap_blank_ids() -> list[ExplicitCase]:
     """Ids made of one character: each White_Space character (blank: an event's call id or
-    tool name read as absent, docs/recap.md 4.1; a query's sessionId refused when the
-    schema's pattern \\S, read as ECMAScript's, fails, docs/recap.md "Query") and each near
-    miss (not blank to semantic_string)."""
+    tool name read as absent, docs/recap.md 4.1; a query's sessionId refused, as Harn's
+    query_session_recap refuses one whose trim is empty, docs/recap.md "Query") and each near
+    miss (not blank to either)."""
     cases = [
         _recap(
             f"a call id and a tool name that are only {what}, each character in turn "
@@ -1027,8 +1027,8 @@ def recap_blank_ids() -> list[ExplicitCase]:
                     "events": _journal(_prompt(character, "turn-1")),
                     "query": {"sessionId": character},
                 },
-                f"a sessionId that is only U+{ord(character):04X}: refused when the schema's "
-                "pattern \\S, read as ECMAScript's, fails (docs/recap.md, Query inputs)",
+                f"a sessionId that is only U+{ord(character):04X}: refused when it is "
+                "White_Space, as Harn's str::trim (docs/recap.md, Query inputs)",
             )
         )
     return cases
