@@ -161,6 +161,13 @@ def _error(code: str, message: str, where: str) -> ToolError:
     )
 
 
+def _title(schema: Mapping[str, Any], fallback: str) -> str:
+    """A type's name: its schema's ``title`` (the Python bindings' class name too), else
+    ``fallback`` (a ``$defs`` key, or the owner's name and the member's)."""
+    title = schema.get("title")
+    return pascal(title) if isinstance(title, str) and title.strip() else fallback
+
+
 def _contract_name(schema_file: Path) -> str:
     stem = schema_file.name.removesuffix(".schema.json")
     return _VERSION_SUFFIX.sub("", stem)
@@ -192,7 +199,8 @@ class _Builder:
             }
             for def_name, definition in sorted(schema.get("$defs", {}).items()):
                 if self._is_named(definition) or def_name in doc_roots:
-                    wanted.setdefault(pascal(def_name), []).append((file, def_name))
+                    name = _title(definition, pascal(def_name))
+                    wanted.setdefault(name, []).append((file, def_name))
         for name, keys in sorted(wanted.items()):
             for key in keys:
                 if len(keys) == 1:
@@ -319,9 +327,11 @@ class _Builder:
     def type_of(
         self, file: str, schema: Any, synthetic: str
     ) -> tuple[TypeRef, bool, str | int | bool | None]:
-        """(type, nullable, const) of a member schema; ``synthetic`` names inline types."""
+        """(type, nullable, const) of a member schema; ``synthetic`` names inline types
+        (the schema's own ``title`` wins)."""
         if schema is True or schema == {} or not isinstance(schema, dict):
             return TypeRef("opaque"), False, None
+        synthetic = _title(schema, synthetic)
         if "$ref" in schema:
             target_file, def_name, target = self.resolve(file, schema["$ref"])
             if (target_file, def_name) in self.names and self._is_named(target):
