@@ -26,8 +26,8 @@ from session_contracts.cli import main
 from session_contracts.conformance.reference.producer import HANDLERS
 from session_contracts.errors import ToolError
 from session_contracts.generator import polyglot
-from session_contracts.generator.polyglot import Model, ObjectDef, TypeRef, UnionDef
 from session_contracts.generator.polyglot.domains import SAME_DOMAIN
+from session_contracts.generator.polyglot.model import Model, ObjectDef, TypeRef, UnionDef
 from session_contracts.validation.validator import default_validator
 
 pytestmark = pytest.mark.integration  # compiles with tsc, go and cargo
