@@ -51,12 +51,12 @@ DOCUMENT_TYPES: dict[str, type[BaseModel]] = {
 
 # Source schema of each module and the sha256 of its bytes when generated.
 SOURCES: dict[str, tuple[str, str]] = {
-    "certification_report": ("schemas/certification-report.schema.json", "ae83ba6422ff9bf07c1e2b11528f392d4e68e8243e2bcf9f0cc74a3344f9090d"),
+    "certification_report": ("schemas/certification-report.schema.json", "2cdfa85baf96389a947e4ab56c6d663f1291f36590dfe1977c37c4af7048a698"),
     "health_observation": ("schemas/health-observation.schema.json", "7afb9b629c40ef71b1f4f92892140d234a16368f8c791fa151a927d5acd937a1"),
     "producer_protocol": ("schemas/producer-protocol.schema.json", "6e10a23586e7559bb89749e1d7a534ce6654ec49f3482748b3c426a1f3ee5d80"),
-    "run_record": ("schemas/run-record.schema.json", "f3d72c9dd06a77a2a47d290cdf77ffa6f1cfc41ff2cd9073f45682ee9a37f372"),
-    "session_event": ("schemas/session-event.schema.json", "65a40e8a80887218edb5094bd61a985c92d6f5d2fb5556ad708113cdf7638998"),
-    "session_feedback": ("schemas/session-feedback.schema.json", "e8adffb6977b551cb637c32a98b1fe618a19ce90cd0d09ddabc04281f9bbf09b"),
+    "run_record": ("schemas/run-record.schema.json", "3aa0f406e1ff1a77ba2b57183c07a2432b995f6604e96a62f77cde25b51be4a7"),
+    "session_event": ("schemas/session-event.schema.json", "a07f665a955996de6347b357c9c7b2da69d1795610d67ab49ea1903b5b5ce465"),
+    "session_feedback": ("schemas/session-feedback.schema.json", "249c7140374ddb480fdd3773c520ceac45edc2b4efb1781c1c212202184511f9"),
     "session_health": ("schemas/session-health.schema.json", "0c79e1746fd138b0c6a439c2fd9378131b86d39a8c7fc766b7accc89dbdc2fb4"),
     "session_recap_v1": ("schemas/session-recap-v1.schema.json", "5afc71a9f565df34813241928451e12471d0a8629d65f719e386b2553239d83b"),
 }

@@ -297,14 +297,13 @@ from session_contracts.generated.run_record import (  # noqa: E402
     ExecutionId as ExecutionId,
     FlightRecording as FlightRecording,
     Headers as Headers,
-    Id as Id,
-    Kind as Kind,
     LogEvent as LogEvent,
     Metadata as Metadata,
     ParsedToolCall as ParsedToolCall,
     ProviderCallResponse as ProviderCallResponse,
     ProviderToolCall as ProviderToolCall,
     RunRecord as RunRecord,
+    RunRecordKind as RunRecordKind,
     SafeUnsignedInteger as SafeUnsignedInteger,
     SessionId as SessionId,
     SessionId1 as SessionId1,
@@ -312,6 +311,7 @@ from session_contracts.generated.run_record import (  # noqa: E402
     SpanLink as SpanLink,
     TapeEntry as TapeEntry,
     TapeRecord as TapeRecord,
+    ToolCallId as ToolCallId,
     ValuePolicy as ValuePolicy,
 )
 

@@ -22,13 +22,17 @@ from typing import Any
 import jinja2
 
 from session_contracts.errors import Finding, ToolError
-from session_contracts.generator.identifiers import member_identifiers, name_clash, snake
+from session_contracts.generator.identifiers import (
+    contract_name,
+    member_identifiers,
+    name_clash,
+    snake,
+)
 
 __all__ = [
     "CODEGEN_ARGUMENTS",
     "CODEGEN_VERSION",
     "GeneratedFile",
-    "contract_name",
     "pinned_codegen_version",
     "render_all",
 ]
@@ -69,7 +73,6 @@ CODEGEN_ARGUMENTS: tuple[str, ...] = (
 )  # fmt: skip
 
 _TEMPLATES = Path(__file__).with_name("templates")
-_VERSION_SUFFIX = re.compile(r"-v\d+$")
 _GENERATED_FROM = re.compile(r"^#   filename:  (\S+)$", re.MULTILINE)
 
 
@@ -79,12 +82,6 @@ class GeneratedFile:
 
     name: str
     content: str
-
-
-def contract_name(schema_file: Path) -> str:
-    """``session-recap-v1.schema.json`` -> ``session-recap``."""
-    stem = schema_file.name.removesuffix(".schema.json")
-    return _VERSION_SUFFIX.sub("", stem)
 
 
 def _module_name(schema_file: Path) -> str:

@@ -1,4 +1,9 @@
-"""Member identifiers, shared by every language the generator writes.
+"""Names shared by every language the generator writes: a schema file's contract, and
+member identifiers.
+
+A schema file ``NAME[-vN].schema.json`` holds contract ``NAME`` (``session-recap-v1.schema.json``
+holds ``session-recap``), the first half of its document types' ``CONTRACT.KIND``.
+
 
 A JSON member name becomes an identifier of the target language: ``sessionId`` and
 ``session_id`` both become ``session_id`` in Rust and Python and ``SessionID`` in Go.
@@ -23,10 +28,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from session_contracts.errors import Finding, ToolError
 
-__all__ = ["SPELLINGS", "member_identifiers", "name_clash", "snake", "spelling"]
+__all__ = ["SPELLINGS", "contract_name", "member_identifiers", "name_clash", "snake", "spelling"]
+
+_VERSION_SUFFIX = re.compile(r"-v\d+$")
+
+
+def contract_name(schema_file: Path) -> str:
+    """``session-recap-v1.schema.json`` -> ``session-recap``."""
+    return _VERSION_SUFFIX.sub("", schema_file.name.removesuffix(".schema.json"))
+
 
 # Spellings in the order in which they keep the plain identifier.
 SPELLINGS = ("snake", "camel", "pascal", "kebab", "other")

@@ -2,32 +2,17 @@
 
 Outputs live in generated/typescript/, generated/go/ and generated/rust/; `session-contracts
 generate` writes them and `generate --check` reports each stale, missing or orphaned file.
+The model the templates read, and its types, are in :mod:`.model`.
 """
 
 from session_contracts.generator.polyglot.files import PolyglotDrift, check, write
-from session_contracts.generator.polyglot.model import (
-    EnumDef,
-    Field,
-    Model,
-    ObjectDef,
-    OpaqueDef,
-    TypeRef,
-    UnionDef,
-    build_model,
-)
+from session_contracts.generator.polyglot.model import build_model
 from session_contracts.generator.polyglot.render import LANGUAGES, PolyglotFile, render_all
 
 __all__ = [
     "LANGUAGES",
-    "EnumDef",
-    "Field",
-    "Model",
-    "ObjectDef",
-    "OpaqueDef",
     "PolyglotDrift",
     "PolyglotFile",
-    "TypeRef",
-    "UnionDef",
     "build_model",
     "check",
     "render_all",

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from session_contracts.errors import Finding, ToolError
+from session_contracts.generator.identifiers import contract_name
 from session_contracts.generator.polyglot.domains import SAME_DOMAIN, MemberPointer, SameDomain
 
 __all__ = [
@@ -45,8 +46,6 @@ __all__ = [
     "Variant",
     "build_model",
 ]
-
-_VERSION_SUFFIX = re.compile(r"-v\d+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,24 +145,21 @@ class Model:
         raise KeyError(name)
 
 
-def _error(code: str, message: str, where: str) -> ToolError:
-    return ToolError(
-        [
-            Finding(
-                "$",
-                code,
-                message,
-                "the polyglot generator supports the constructs docs/codegen-languages.md "
-                "lists; extend generator/polyglot/model.py for a new one",
-                source=where,
-            )
-        ]
-    )
+_UNSUPPORTED_HINT = (
+    "the polyglot generator supports the constructs docs/codegen-languages.md lists; "
+    "extend generator/polyglot/model.py for a new one"
+)
 
 
-def _contract_name(schema_file: Path) -> str:
-    stem = schema_file.name.removesuffix(".schema.json")
-    return _VERSION_SUFFIX.sub("", stem)
+def _error(code: str, message: str, where: str, hint: str = _UNSUPPORTED_HINT) -> ToolError:
+    return ToolError([Finding("$", code, message, hint, source=where)])
+
+
+def _title(schema: Mapping[str, Any], fallback: str) -> str:
+    """A type's name: its schema's ``title`` (the Python bindings' class name too), else
+    ``fallback`` (a ``$defs`` key, or the owner's name and the member's)."""
+    title = schema.get("title")
+    return pascal(title) if isinstance(title, str) and title.strip() else fallback
 
 
 def pascal(text: str) -> str:
@@ -192,13 +188,14 @@ class _Builder:
             }
             for def_name, definition in sorted(schema.get("$defs", {}).items()):
                 if self._is_named(definition) or def_name in doc_roots:
-                    wanted.setdefault(pascal(def_name), []).append((file, def_name))
+                    name = _title(definition, pascal(def_name))
+                    wanted.setdefault(name, []).append((file, def_name))
         for name, keys in sorted(wanted.items()):
             for key in keys:
                 if len(keys) == 1:
                     self.names[key] = name
                 else:  # two files define different things under one name
-                    self.names[key] = pascal(_contract_name(Path(key[0]))) + name
+                    self.names[key] = pascal(contract_name(Path(key[0]))) + name
 
     @staticmethod
     def _is_named(definition: Mapping[str, Any]) -> bool:
@@ -319,9 +316,11 @@ class _Builder:
     def type_of(
         self, file: str, schema: Any, synthetic: str
     ) -> tuple[TypeRef, bool, str | int | bool | None]:
-        """(type, nullable, const) of a member schema; ``synthetic`` names inline types."""
+        """(type, nullable, const) of a member schema; ``synthetic`` names inline types
+        (the schema's own ``title`` wins)."""
         if schema is True or schema == {} or not isinstance(schema, dict):
             return TypeRef("opaque"), False, None
+        synthetic = _title(schema, synthetic)
         if "$ref" in schema:
             target_file, def_name, target = self.resolve(file, schema["$ref"])
             if (target_file, def_name) in self.names and self._is_named(target):
@@ -489,16 +488,11 @@ def _bounded(t: TypeRef, schema: Mapping[str, Any]) -> TypeRef:
 
 
 def _stale(entry: SameDomain, message: str) -> ToolError:
-    return ToolError(
-        [
-            Finding(
-                "$",
-                "polyglot_domain_stale",
-                f"the unsigned domain of {entry.member}: {message}",
-                "update SAME_DOMAIN in generator/polyglot/domains.py to the schemas",
-                source=entry.member.file,
-            )
-        ]
+    return _error(
+        "polyglot_domain_stale",
+        f"the unsigned domain of {entry.member}: {message}",
+        entry.member.file,
+        "update SAME_DOMAIN in generator/polyglot/domains.py to the schemas",
     )
 
 
@@ -536,7 +530,7 @@ def build_model(schemas_dir: Path) -> Model:
         for kind, pointer in sorted(schema.get("x-documentTypes", {}).items()):
             target_file, def_name, _ = builder.resolve(file, str(pointer))
             name = builder.named(target_file, def_name)
-            document_types.append(DocumentType(f"{_contract_name(Path(file))}.{kind}", name))
+            document_types.append(DocumentType(f"{contract_name(Path(file))}.{kind}", name))
             used_sources.add(file)
     # Every named definition of a contract schema is a type, used by a document or not.
     for file, def_name in sorted(builder.names):

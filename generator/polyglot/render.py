@@ -73,48 +73,69 @@ def _unique(names: list[str], where: str) -> None:
         raise name_clash(f"{where}: two values map to one identifier: {sorted(names)}")
 
 
+@dataclass(frozen=True, slots=True)
+class _TypeSpelling:
+    """How a language writes each kind of :class:`TypeRef`; ``array`` and ``map`` wrap the
+    item's spelling (``{}``)."""
+
+    string: str
+    signed: str
+    unsigned: str
+    number: str
+    boolean: str
+    opaque: str
+    array: str
+    map: str
+
+    def of(self, t: TypeRef) -> str:
+        if t.kind == "named":
+            return t.name
+        if t.kind == "integer":
+            return self.unsigned if t.unsigned else self.signed
+        if t.kind in ("array", "map"):
+            assert t.item is not None
+            return (self.array if t.kind == "array" else self.map).format(self.of(t.item))
+        spelling: str = getattr(self, t.kind)
+        return spelling
+
+
+# string, signed and unsigned integer, number, boolean, opaque, array of {}, map of {}
+_TS_TYPES = _TypeSpelling(
+    "string", "number", "number", "number", "boolean", "RawJson", "Array<{}>", "Map<string, {}>"
+)
+_GO_TYPES = _TypeSpelling(
+    "string", "int64", "uint64", "float64", "bool", "json.RawMessage", "[]{}", "map[string]{}"
+)
+_RUST_TYPES = _TypeSpelling(
+    "String", "i64", "u64", "f64", "bool", "Json", "Vec<{}>", "BTreeMap<String, {}>"
+)
+
+
 # -- TypeScript ---------------------------------------------------------------------------
 def ts_type(t: TypeRef) -> str:
-    if t.kind in ("string", "boolean"):
-        return t.kind
-    if t.kind in ("integer", "number"):
-        return "number"
+    return _TS_TYPES.of(t)
+
+
+def _ts_codec(verb: str, t: TypeRef) -> str:
+    """The runtime's ``decode...``/``encode...`` function for ``t`` (``verb``: decode, encode)."""
+    if t.kind == "integer":
+        return verb + ("Unsigned" if t.unsigned else "Integer")
     if t.kind == "opaque":
-        return "RawJson"
+        return verb + "Raw"
     if t.kind == "named":
-        return t.name
-    assert t.item is not None
-    if t.kind == "array":
-        return f"Array<{ts_type(t.item)}>"
-    return f"Map<string, {ts_type(t.item)}>"
+        return verb + t.name
+    if t.kind in ("array", "map"):
+        assert t.item is not None
+        return f"{verb}{pascal(t.kind)}Of({_ts_codec(verb, t.item)})"
+    return verb + pascal(t.kind)  # string, number, boolean
 
 
 def ts_decoder(t: TypeRef) -> str:
-    if t.kind == "integer":
-        return "decodeUnsigned" if t.unsigned else "decodeInteger"
-    if t.kind in ("string", "number", "boolean"):
-        return "decode" + pascal(t.kind)
-    if t.kind == "opaque":
-        return "decodeRaw"
-    if t.kind == "named":
-        return f"decode{t.name}"
-    assert t.item is not None
-    return f"decode{pascal(t.kind)}Of({ts_decoder(t.item)})"
+    return _ts_codec("decode", t)
 
 
 def ts_encoder(t: TypeRef) -> str:
-    if t.kind == "integer":
-        return "encodeUnsigned" if t.unsigned else "encodeInteger"
-    if t.kind == "number":
-        return "encodeNumber"
-    if t.kind in ("string", "boolean"):
-        return "encode" + pascal(t.kind)
-    if t.kind == "opaque":
-        return "encodeRaw"
-    if t.kind == "named":
-        return f"encode{t.name}"
-    assert t.item is not None
-    return f"encode{pascal(t.kind)}Of({ts_encoder(t.item)})"
+    return _ts_codec("encode", t)
 
 
 def ts_field_type(f: Field) -> str:
@@ -139,22 +160,7 @@ def go_name(json_name: str) -> str:
 
 
 def go_type(t: TypeRef) -> str:
-    if t.kind == "string":
-        return "string"
-    if t.kind == "integer":
-        return "uint64" if t.unsigned else "int64"
-    if t.kind == "number":
-        return "float64"
-    if t.kind == "boolean":
-        return "bool"
-    if t.kind == "opaque":
-        return "json.RawMessage"
-    if t.kind == "named":
-        return t.name
-    assert t.item is not None
-    if t.kind == "array":
-        return f"[]{go_type(t.item)}"
-    return f"map[string]{go_type(t.item)}"
+    return _GO_TYPES.of(t)
 
 
 def go_decoder(t: TypeRef) -> str:
@@ -227,22 +233,7 @@ def rust_variant(value: str) -> str:
 
 
 def rust_type(t: TypeRef) -> str:
-    if t.kind == "string":
-        return "String"
-    if t.kind == "integer":
-        return "u64" if t.unsigned else "i64"
-    if t.kind == "number":
-        return "f64"
-    if t.kind == "boolean":
-        return "bool"
-    if t.kind == "opaque":
-        return "Json"
-    if t.kind == "named":
-        return t.name
-    assert t.item is not None
-    if t.kind == "array":
-        return f"Vec<{rust_type(t.item)}>"
-    return f"BTreeMap<String, {rust_type(t.item)}>"
+    return _RUST_TYPES.of(t)
 
 
 def rust_const_type(const: str | int | bool | None) -> str:
@@ -334,25 +325,15 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    spellings = (
+        *(ts_type, ts_decoder, ts_encoder, ts_field_type, ts_property),
+        *(go_name, go_type, go_decoder, go_slot, go_field_type, go_const, go_path),
+        *(rust_variant, rust_type, rust_field_type, rust_serde),
+    )
     env.filters.update(
-        ts_type=ts_type,
-        ts_decoder=ts_decoder,
-        ts_encoder=ts_encoder,
-        ts_field_type=ts_field_type,
-        ts_property=ts_property,
-        go_name=go_name,
+        {spell.__name__: spell for spell in spellings},  # a filter is named after its function
         go_member=_member_filter(go_members),
-        go_type=go_type,
-        go_decoder=go_decoder,
-        go_slot=go_slot,
-        go_field_type=go_field_type,
-        go_const=go_const,
-        go_path=go_path,
         rust_member=_member_filter(rust_members),
-        rust_variant=rust_variant,
-        rust_type=rust_type,
-        rust_field_type=rust_field_type,
-        rust_serde=rust_serde,
         json=lambda v: json.dumps(v, ensure_ascii=False),
         comment=lambda text, prefix: "\n".join(
             prefix + line if line else prefix.rstrip() for line in _wrap(str(text), 90)

@@ -88,6 +88,18 @@ def test_no_generated_class_is_declared_twice() -> None:
     assert duplicate_declarations(modules, schemas) == []
 
 
+def test_no_class_name_is_declared_in_two_modules() -> None:
+    # Two different definitions under one name (run-record's Evidence and a check's) would
+    # leave a reader to guess which is which: their schema titles tell them apart.
+    modules, _ = _rendered()
+    declared: dict[str, list[str]] = defaultdict(list)
+    for module, source in sorted(modules.items()):
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.ClassDef):
+                declared[node.name].append(module)
+    assert {name: places for name, places in declared.items() if len(places) > 1} == {}
+
+
 def test_the_check_catches_inlined_cross_file_definitions(tmp_path: Path) -> None:
     # The defect this guards against: one schema generated on its own inlines
     # every definition it reaches in another file (what generate did before).
@@ -109,7 +121,7 @@ def test_the_check_catches_inlined_cross_file_definitions(tmp_path: Path) -> Non
     modules["session_event"] = out.read_text()
     problems = duplicate_declarations(modules, schemas)
     assert "session_event.Span re-declares run_record.Span" in problems
-    assert "session_event.Id1 re-declares run_record.Id" in problems  # renamed on a clash
+    assert "session_event.ToolCallId re-declares run_record.ToolCallId" in problems
     assert "session_event.ProviderCallResponse re-declares run_record.ProviderCallResponse" in (
         problems
     )

@@ -26,8 +26,8 @@ from session_contracts.cli import main
 from session_contracts.conformance.reference.producer import HANDLERS
 from session_contracts.errors import ToolError
 from session_contracts.generator import polyglot
-from session_contracts.generator.polyglot import Model, ObjectDef, TypeRef, UnionDef
 from session_contracts.generator.polyglot.domains import SAME_DOMAIN
+from session_contracts.generator.polyglot.model import Model, ObjectDef, TypeRef, UnionDef
 from session_contracts.validation.validator import default_validator
 
 pytestmark = pytest.mark.integration  # compiles with tsc, go and cargo
@@ -623,16 +623,20 @@ def test_a_shared_definition_is_one_type_in_every_language() -> None:
         assert files[name].count(declaration) == 0, name
     # A closed definition that two document types share ($ref) stays one type: run-record's
     # Evidence (record.evidence and the evidence document), beside certification's own.
-    assert model.definition("RunRecordEvidence").origin.startswith("run-record.schema.json")
+    assert model.definition("Evidence").origin.startswith("run-record.schema.json")
     for name, declaration in {
-        "typescript/session_contracts.ts": "export interface RunRecordEvidence ",
-        "go/types.go": "type RunRecordEvidence struct",
-        "rust/src/lib.rs": "pub struct RunRecordEvidence ",
+        "typescript/session_contracts.ts": "export interface Evidence ",
+        "go/types.go": "type Evidence struct",
+        "rust/src/lib.rs": "pub struct Evidence ",
     }.items():
         assert files[name].count(declaration) == 1, name
-    # Two different definitions under one name in two files stay two types, told apart.
-    names = {d.name for d in model.definitions}
-    assert {"SessionEventPlanStep", "SessionRecapPlanStep"} <= names
+    # A type is named by its schema title, as the Python class is: two definitions that
+    # share a $defs key in two files have titles that tell them apart.
+    assert model.definition("CheckEvidence").origin.startswith("certification-report.schema")
+    assert model.definition("PlanPayloadStep").origin == (
+        "session-event.schema.json#/$defs/PlanStep"
+    )
+    assert model.definition("PlanStep").origin.startswith("session-recap-v1.schema.json")
     union = model.definition("SessionEvent")
     assert isinstance(union, UnionDef)
     assert union.discriminator == "kind"
@@ -742,6 +746,18 @@ def test_a_bound_beside_a_ref_or_an_exclusive_minimum_makes_an_integer_unsigned(
     assert types[("RecapIteration", "iteration")].unsigned
     assert types[("RecapCoverage", "scanned")].unsigned
     assert not types[("RecapCoverage", "matched")].unsigned
+
+
+def test_two_definitions_titled_alike_in_two_files_get_their_contracts_names(
+    tmp_path: Path,
+) -> None:
+    def edit(defs: dict[str, Any]) -> None:
+        defs["PlanStep"]["title"] = "PlanPayloadStep"  # session-event's PlanStep's title
+
+    model = polyglot.build_model(_edited_schemas(tmp_path, edit))
+    names = {d.name for d in model.definitions}
+    assert {"SessionEventPlanPayloadStep", "SessionRecapPlanPayloadStep"} <= names
+    assert "PlanPayloadStep" not in names
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ import pytest
 from session_contracts.errors import ToolError
 from session_contracts.generator import polyglot, render_all
 from session_contracts.generator.identifiers import member_identifiers, snake, spelling
+from session_contracts.generator.polyglot.model import ObjectDef
 from session_contracts.generator.polyglot.render import go_members, go_name, rust_members
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,7 +78,7 @@ def test_members_the_rule_cannot_tell_apart_stop_the_generator() -> None:
 
 def test_the_acp_params_in_go_and_rust() -> None:
     params = polyglot.build_model(REPO / "schemas").definition("AcpAgentEventParams")
-    assert isinstance(params, polyglot.ObjectDef)
+    assert isinstance(params, ObjectDef)
     names = [f.json_name for f in params.fields]
     go = dict(zip(names, go_members(params), strict=True))
     rust = dict(zip(names, rust_members(params), strict=True))
