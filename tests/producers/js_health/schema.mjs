@@ -4,55 +4,16 @@
 // required, properties, additionalProperties, items, anyOf, oneOf (+ discriminator),
 // format date-time, and the x- keywords of docs/x-keywords.md used by the health
 // contracts: x-maxUtf8Bytes, x-jsSafeInteger, x-sameValue, x-ratio, x-notGreaterThan.
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Float, parse } from '../js/json.mjs';
-import { keyPath } from '../js/validate.mjs';
+import { Float } from '../js/json.mjs';
+import { has, isNum, isObj, jsonEqualBy, keyPath, loadSchema, numVal, typeOk } from '../js_common/schema.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const SCHEMA_DIR = path.resolve(here, '../../../schemas');
-const cache = new Map();
-
-export function loadSchema(file) {
-  if (!cache.has(file)) cache.set(file, parse(fs.readFileSync(path.join(SCHEMA_DIR, file), 'utf8')));
-  return cache.get(file);
-}
-
-export const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Float);
-const isNum = (v) => typeof v === 'number' || typeof v === 'bigint' || v instanceof Float;
-const numVal = (v) => (v instanceof Float ? v.value : typeof v === 'bigint' ? Number(v) : v);
-const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
-
-function typeOk(t, v) {
-  switch (t) {
-    case 'null': return v === null;
-    case 'boolean': return typeof v === 'boolean';
-    case 'string': return typeof v === 'string';
-    case 'integer': return typeof v === 'number' || typeof v === 'bigint' || (v instanceof Float && Number.isInteger(v.value));
-    case 'number': return isNum(v);
-    case 'array': return Array.isArray(v);
-    case 'object': return isObj(v);
-    default: return false;
+// JSON value equality: numbers by value (1 == 1.0, a bigint equal to the number of its value).
+export const jsonEqual = jsonEqualBy((a, b) => {
+  if (typeof a === 'bigint' || typeof b === 'bigint') {
+    try { return BigInt(numVal(a)) === BigInt(numVal(b)); } catch { return false; }
   }
-}
-
-// JSON value equality: numbers by value (1 == 1.0), true is not 1.
-export function jsonEqual(a, b) {
-  if (isNum(a) && isNum(b)) {
-    if (typeof a === 'bigint' || typeof b === 'bigint') {
-      try { return BigInt(numVal(a)) === BigInt(numVal(b)) && (typeof a === 'bigint' || typeof b === 'bigint'); } catch { return false; }
-    }
-    return numVal(a) === numVal(b);
-  }
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  if (isObj(a)) {
-    if (!isObj(b)) return false;
-    const ka = Object.keys(a), kb = Object.keys(b);
-    return ka.length === kb.length && ka.every((k) => has(b, k) && jsonEqual(a[k], b[k]));
-  }
-  return a === b;
-}
+  return numVal(a) === numVal(b);
+});
 
 function pointer(root, ptr) {
   if (ptr === '') return { found: true, value: root, path: '' };

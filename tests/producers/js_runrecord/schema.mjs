@@ -8,56 +8,16 @@
 // x-maxUtf8Bytes, x-jsSafeInteger, x-sameValue, x-eachSameValue, x-preferReference,
 // x-spanTree. An unsafe integer inside an open value (no typed schema) is
 // `canonical_unsafe_integer` at it (docs/protocol.md, "Rejected or errored").
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Float, keysOf, parse } from '../js/json.mjs';
-import { keyPath } from '../js/validate.mjs';
+import { Float, keysOf } from '../js/json.mjs';
+import { has, isNum, isObj, jsonEqualBy, keyPath, loadSchema, numVal, typeOk } from '../js_common/schema.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const SCHEMA_DIR = path.resolve(here, '../../../schemas');
-const cache = new Map();
-
-export function loadSchema(file) {
-  if (!cache.has(file)) cache.set(file, parse(fs.readFileSync(path.join(SCHEMA_DIR, file), 'utf8')));
-  return cache.get(file);
-}
-
-export const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Float);
-export const isNum = (v) => typeof v === 'number' || typeof v === 'bigint' || v instanceof Float;
-const numVal = (v) => (v instanceof Float ? v.value : typeof v === 'bigint' ? Number(v) : v);
-export const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
-export { keyPath };
-
-function typeOk(t, v) {
-  switch (t) {
-    case 'null': return v === null;
-    case 'boolean': return typeof v === 'boolean';
-    case 'string': return typeof v === 'string';
-    case 'integer': return typeof v === 'number' || typeof v === 'bigint' || (v instanceof Float && Number.isInteger(v.value));
-    case 'number': return isNum(v);
-    case 'array': return Array.isArray(v);
-    case 'object': return isObj(v);
-    default: return false;
+// JSON value equality: numbers by value (1 == 1.0), a bigint only equal to a bigint.
+export const jsonEqual = jsonEqualBy((a, b) => {
+  if (typeof a === 'bigint' || typeof b === 'bigint') {
+    try { return BigInt(numVal(a)) === BigInt(numVal(b)) && typeof a === typeof b; } catch { return false; }
   }
-}
-
-// JSON value equality: numbers by value (1 == 1.0), true is not 1, key order ignored.
-export function jsonEqual(a, b) {
-  if (isNum(a) && isNum(b)) {
-    if (typeof a === 'bigint' || typeof b === 'bigint') {
-      try { return BigInt(numVal(a)) === BigInt(numVal(b)) && typeof a === typeof b; } catch { return false; }
-    }
-    return numVal(a) === numVal(b);
-  }
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  if (isObj(a)) {
-    if (!isObj(b)) return false;
-    const ka = Object.keys(a), kb = Object.keys(b);
-    return ka.length === kb.length && ka.every((k) => has(b, k) && jsonEqual(a[k], b[k]));
-  }
-  return a === b;
-}
+  return numVal(a) === numVal(b);
+});
 
 const unesc = (r) => r.replace(/~1/g, '/').replace(/~0/g, '~');
 export function pointer(root, ptr) {
