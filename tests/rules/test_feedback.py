@@ -21,12 +21,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from session_contracts import feedback
 from session_contracts.bindings import decode
 from session_contracts.errors import InvalidDocument
 from session_contracts.feedback import (
     CONTRACT_VERSION,
-    MISSING_REASONS,
-    REJECTION_CODES,
     STALE_AFTER_MS,
     USAGE_FUTURE_TOLERANCE_MS,
     Accept,
@@ -221,8 +220,8 @@ def schema_enum(name: str) -> list[str]:
 
 @pytest.mark.sentence("feedback.missing-reasons")
 def test_rejection_codes_and_missing_reasons_are_the_schema_enums() -> None:
-    assert list(REJECTION_CODES) == schema_enum("RejectionCode")
-    assert list(MISSING_REASONS) == schema_enum("MissingReason")
+    assert list(feedback.REJECTION_CODES) == schema_enum("RejectionCode")
+    assert list(feedback.MISSING_REASONS) == schema_enum("MissingReason")
 
 
 @pytest.mark.sentence("feedback.capabilities-version")

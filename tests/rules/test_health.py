@@ -69,11 +69,11 @@ def call(
     success: bool = True,
     candidate: bool = False,
     edit: bool = False,
-    command: str | None = None,
-    exit_code: int | None = None,
-    verified: dict[str, Any] | None = None,
+    **telemetry: Any,
 ) -> dict[str, Any]:
-    """A completed tool call; ``verified`` is its verification telemetry, if any."""
+    """A completed tool call; ``telemetry`` its telemetry members by their wire names
+    (command_id, command_exit_code, verification): when one is not None, the telemetry
+    with those given and the others null; else no telemetry."""
     observation: dict[str, Any] = {
         "kind": "tool_call_completed",
         "call_id": call_id,
@@ -82,17 +82,14 @@ def call(
     }
     if edit:
         observation["mutation_applied"] = True
-    if command is not None or exit_code is not None or verified is not None:
-        observation["telemetry"] = {
-            "command_id": command,
-            "command_exit_code": exit_code,
-            "verification": verified,
-        }
+    if any(value is not None for value in telemetry.values()):
+        unset = {"command_id": None, "command_exit_code": None, "verification": None}
+        observation["telemetry"] = unset | telemetry
     return observation
 
 
 def exited(call_id: str, exit_code: int | None, command: str | None = None) -> dict[str, Any]:
-    return call(call_id, command=command, exit_code=exit_code)
+    return call(call_id, command_id=command, command_exit_code=exit_code)
 
 
 def edit(call_id: str) -> dict[str, Any]:
@@ -106,7 +103,7 @@ def collection(fingerprint: str, count: int) -> dict[str, Any]:
 def verify(
     call_id: str, diagnostics: dict[str, Any] | None = None, *, success: bool = True
 ) -> dict[str, Any]:
-    return call(call_id, success=success, verified={"diagnostics": diagnostics})
+    return call(call_id, success=success, verification={"diagnostics": diagnostics})
 
 
 def abandoned(call_id: str) -> dict[str, Any]:
@@ -185,7 +182,7 @@ def test_fact_after_each_iteration_and_terminal_outcome() -> None:
 def test_no_fact_while_the_iteration_is_open() -> None:
     silent = run(
         started(1),
-        call("a", command="cmd-a", exit_code=0),
+        call("a", command_id="cmd-a", command_exit_code=0),
         edit("b"),
         verify("c", collection("fp", 0)),
         abandoned("d"),
@@ -325,7 +322,7 @@ def test_tool_call_success_rate_is_successful_over_completed_calls() -> None:
 def test_streaming_parse_candidates_are_excluded() -> None:
     fact = last(
         started(1),
-        call("a", success=False, candidate=True, edit=True, exit_code=1),
+        call("a", success=False, candidate=True, edit=True, command_exit_code=1),
         call("b"),
         finished(10, prose=90),
     )
@@ -426,7 +423,7 @@ def test_verification_resets_edit_count_even_when_it_fails() -> None:
 
 @pytest.mark.sentence("health.verification-resets-edits")
 def test_an_edit_and_a_verification_in_one_call_leave_zero() -> None:
-    both = call("a", edit=True, verified={"diagnostics": None})
+    both = call("a", edit=True, verification={"diagnostics": None})
     assert last(started(1), edit("x"), both, finished())["turn"]["edits_since_verification"] == 0
 
 
@@ -434,9 +431,19 @@ def test_an_edit_and_a_verification_in_one_call_leave_zero() -> None:
 def test_a_repeated_command_receipt_carries_no_verification() -> None:
     fact = last(
         started(1),
-        call("a", command="cmd", exit_code=0, verified={"diagnostics": collection("p", 2)}),
+        call(
+            "a",
+            command_id="cmd",
+            command_exit_code=0,
+            verification={"diagnostics": collection("p", 2)},
+        ),
         edit("b"),
-        call("c", command="cmd", exit_code=0, verified={"diagnostics": collection("q", 0)}),
+        call(
+            "c",
+            command_id="cmd",
+            command_exit_code=0,
+            verification={"diagnostics": collection("q", 0)},
+        ),
         finished(),
     )
     assert fact["turn"]["edits_since_verification"] == 1
@@ -444,8 +451,14 @@ def test_a_repeated_command_receipt_carries_no_verification() -> None:
     # Its edit still counts: only the receipt's exit and verification repeat.
     fact = last(
         started(1),
-        call("a", command="cmd", exit_code=0, verified={"diagnostics": None}),
-        call("c", edit=True, command="cmd", exit_code=0, verified={"diagnostics": None}),
+        call("a", command_id="cmd", command_exit_code=0, verification={"diagnostics": None}),
+        call(
+            "c",
+            edit=True,
+            command_id="cmd",
+            command_exit_code=0,
+            verification={"diagnostics": None},
+        ),
         finished(),
     )
     assert fact["turn"]["edits_since_verification"] == 1
@@ -744,7 +757,7 @@ def test_counts_and_rates_use_their_own_population() -> None:
         exited("b", 0),
         finished(10, prose=60),
         started(2),
-        call("c", success=False, exit_code=1),
+        call("c", success=False, command_exit_code=1),
         finished(30),
     )
     assert fact["turn"]["tool_call_success_rate"] == rate(0, 1)
@@ -763,8 +776,8 @@ def test_counts_and_rates_use_their_own_population() -> None:
 def test_repeated_terminal_update_counts_once_within_an_iteration() -> None:
     fact = last(
         started(1),
-        call("a", exit_code=1),
-        call("a", success=False, exit_code=0),
+        call("a", command_exit_code=1),
+        call("a", success=False, command_exit_code=0),
         abandoned("a"),
         finished(10),
     )
@@ -1033,24 +1046,12 @@ def test_a2a_update_needs_the_task_current_state() -> None:
 
 
 def test_public_api_is_small() -> None:
-    assert sorted(health.__all__) == sorted(
-        [
-            "A2A_DOCUMENT_TYPE",
-            "ACP_DOCUMENT_TYPE",
-            "FACT_DOCUMENT_TYPE",
-            "OBSERVATION_DOCUMENT_TYPE",
-            "SCHEMA_VERSION",
-            "STREAM_DOCUMENT_TYPE",
-            "Fact",
-            "HealthState",
-            "Observation",
-            "a2a_status_update",
-            "acp_notification",
-            "initial_state",
-            "reduce",
-            "step",
-        ]
-    )
+    public = """
+        A2A_DOCUMENT_TYPE ACP_DOCUMENT_TYPE FACT_DOCUMENT_TYPE OBSERVATION_DOCUMENT_TYPE
+        SCHEMA_VERSION STREAM_DOCUMENT_TYPE Fact HealthState Observation
+        a2a_status_update acp_notification initial_state reduce step
+    """
+    assert sorted(health.__all__) == sorted(public.split())
 
 
 # ----------------------------------------------------------------------------- properties
@@ -1062,9 +1063,9 @@ _DIAGNOSTICS = st.none() | st.builds(
 )
 _TELEMETRY = st.fixed_dictionaries(
     {
-        "command": st.none() | st.sampled_from(["cmd-1", "cmd-2"]),
-        "exit_code": st.none() | st.integers(-(2**31), 2**31 - 1),
-        "verified": st.none() | st.builds(lambda d: {"diagnostics": d}, _DIAGNOSTICS),
+        "command_id": st.none() | st.sampled_from(["cmd-1", "cmd-2"]),
+        "command_exit_code": st.none() | st.integers(-(2**31), 2**31 - 1),
+        "verification": st.none() | st.builds(lambda d: {"diagnostics": d}, _DIAGNOSTICS),
     }
 )
 _STOP_CLASSES = st.sampled_from(["natural", "policy_budget", "runtime_error", "suspended"])
