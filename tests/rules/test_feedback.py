@@ -396,41 +396,42 @@ def test_non_json_request_is_invalid_request(store: FeedbackStore) -> None:
 
 
 @pytest.mark.sentence("feedback.declaration-replace-preserve")
-def test_supplied_client_declaration_replaces_previous(
-    store: FeedbackStore, clock: FakeClock
+@pytest.mark.parametrize(
+    ("declaration", "client", "model"),
+    [
+        pytest.param(
+            {"client_info": CLIENT_B},
+            {"state": "reported", "report": meta("ckpt-2", T0 + 1_000, 1_000), "value": CLIENT_B},
+            # Replaced, not merged: CLIENT_B has no model and no capabilities.
+            {"state": "missing", "reason": "client_capability_unknown"},
+            id="supplied-replaces",
+        ),
+        pytest.param(
+            {},
+            {"state": "reported", "report": meta("ckpt-1", T0, 2_000), "value": CLIENT_A},
+            {
+                "state": "reported",
+                "report": meta("ckpt-1", T0, 2_000, source="host_metadata"),
+                "value": CLIENT_A["model"],
+            },
+            id="omitted-preserves",
+        ),
+    ],
+)
+def test_a_client_declaration_supplied_replaces_and_omitted_preserves_the_previous(
+    store: FeedbackStore,
+    clock: FakeClock,
+    declaration: dict[str, Any],
+    client: dict[str, Any],
+    model: dict[str, Any],
 ) -> None:
     started(store, client_info=CLIENT_A)
     clock.advance(1_000)
-    accepted(store.checkpoint(checkpoint_request(0, "req-1", client_info=CLIENT_B)))
-    observation = observe(store)
-    # Replaced, not merged: CLIENT_B has no model and no capabilities.
-    assert observation["client"] == {
-        "state": "reported",
-        "report": meta("ckpt-2", T0 + 1_000, 0),
-        "value": CLIENT_B,
-    }
-    assert observation["model"] == {"state": "missing", "reason": "client_capability_unknown"}
-
-
-@pytest.mark.sentence("feedback.declaration-replace-preserve")
-def test_omitted_client_declaration_preserves_previous(
-    store: FeedbackStore, clock: FakeClock
-) -> None:
-    started(store, client_info=CLIENT_A)
-    clock.advance(1_000)
-    accepted(store.checkpoint(checkpoint_request(0, "req-1")))
+    accepted(store.checkpoint(checkpoint_request(0, "req-1", **declaration)))
     clock.advance(1_000)
     observation = observe(store)
-    assert observation["client"] == {
-        "state": "reported",
-        "report": meta("ckpt-1", T0, 2_000),
-        "value": CLIENT_A,
-    }
-    assert observation["model"] == {
-        "state": "reported",
-        "report": meta("ckpt-1", T0, 2_000, source="host_metadata"),
-        "value": CLIENT_A["model"],
-    }
+    assert observation["client"] == client
+    assert observation["model"] == model
 
 
 @pytest.mark.sentence("feedback.omit-unknown-fields")
