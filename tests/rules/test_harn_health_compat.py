@@ -15,13 +15,13 @@ import copy
 import hashlib
 import json
 import shlex
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import run_cli_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
@@ -494,14 +494,7 @@ def _certify(tmp_path: Path, *producer: str) -> tuple[int, dict[str, Any]]:
     command = shlex.join([sys.executable, str(HARN_LIKE), *producer])
     args = ["certify", "--producer", command, "--report-json", str(report)]
     args += ["--failures-dir", str(tmp_path / "failures")]
-    done = subprocess.run(
-        [sys.executable, "-m", "session_contracts", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-        cwd=tmp_path,
-    )
+    done = run_cli_text(*args, cwd=tmp_path, timeout=600)
     assert report.is_file(), done.stdout + done.stderr
     return done.returncode, json.loads(report.read_text())
 
