@@ -19,7 +19,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from session_contracts.conformance.protocol import Rejected, serve
+from serving import serve_as
+
+from session_contracts.conformance.protocol import Rejected
 from session_contracts.conformance.reference.producer import HANDLERS
 
 Handler = Callable[[Mapping[str, Any]], Any]
@@ -2411,9 +2413,6 @@ DEFECTS.update(
 )
 
 
-CONTRACTS = ["session-health", "session-feedback", "session-recap", "run-record"]
-
-
 def handlers_for(name: str) -> dict[str, Handler]:
     """The reference's handlers with the one defect ``name`` in place."""
     defect = DEFECTS[name]
@@ -2424,11 +2423,7 @@ def handlers_for(name: str) -> dict[str, Handler]:
 
 def main() -> int:
     name = sys.argv[1]
-    return serve(
-        handlers_for(name),
-        implementation={"name": f"defects:{name}", "version": "0", "language": "python"},
-        contracts=CONTRACTS,
-    )
+    return serve_as(f"defects:{name}", handlers_for(name))
 
 
 if __name__ == "__main__":
