@@ -213,13 +213,18 @@ def _progress_items(request: dict[str, Any], member: str) -> list[Any]:
     return items if isinstance(items, list) else []
 
 
+def _checkpoint_requests(steps: list[dict[str, Any]]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each checkpoint step's index and request (an object)."""
+    for index, step in enumerate(steps):
+        request = step.get("request")
+        if step.get("call") == "checkpoint" and isinstance(request, dict):
+            yield index, request
+
+
 def _counts_characters_in_list(member: str, limit: int) -> Handler:
     def handler(case: Mapping[str, Any]) -> Any:
         steps = _steps(case)
-        for step in steps:
-            request = step.get("request")
-            if step.get("call") != "checkpoint" or not isinstance(request, dict):
-                continue
+        for _, request in _checkpoint_requests(steps):
             items = _progress_items(request, member)
             for index, item in enumerate(items):
                 if _fits_in_characters(item, limit):
@@ -232,10 +237,7 @@ def _counts_characters_in_list(member: str, limit: int) -> Handler:
 def _counts_characters_in_objects(member: str, key: str, limit: int) -> Handler:
     def handler(case: Mapping[str, Any]) -> Any:
         steps = _steps(case)
-        for step in steps:
-            request = step.get("request")
-            if step.get("call") != "checkpoint" or not isinstance(request, dict):
-                continue
+        for _, request in _checkpoint_requests(steps):
             for item in _progress_items(request, member):
                 if isinstance(item, dict) and _fits_in_characters(item.get(key), limit):
                     item[key] = _shorten(item[key], limit)
@@ -550,13 +552,11 @@ def replay_is_a_new_checkpoint(case: Mapping[str, Any]) -> Any:
     # A duplicate request is processed again instead of replaying its receipt.
     steps = _steps(case)
     seen: dict[Any, int] = {}
-    for index, step in enumerate(steps):
-        request = step.get("request")
-        if step.get("call") == "checkpoint" and isinstance(request, dict):
-            request_id = request.get("request_id")
-            if request_id in seen:
-                request["request_id"] = f"{request_id}~{index}"
-            seen[request_id] = index
+    for index, request in _checkpoint_requests(steps):
+        request_id = request.get("request_id")
+        if request_id in seen:
+            request["request_id"] = f"{request_id}~{index}"
+        seen[request_id] = index
     return _feedback(case, steps)
 
 
