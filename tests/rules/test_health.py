@@ -88,6 +88,15 @@ def call(
     return observation
 
 
+def balance(prose: int, tool_calls: int, per_call: float | None) -> dict[str, Any]:
+    """A prose-to-tool balance as a fact holds it."""
+    return {
+        "prose_characters": prose,
+        "tool_calls": tool_calls,
+        "characters_per_tool_call": per_call,
+    }
+
+
 def exited(call_id: str, exit_code: int | None, command: str | None = None) -> dict[str, Any]:
     return call(call_id, command_id=command, command_exit_code=exit_code)
 
@@ -329,11 +338,7 @@ def test_streaming_parse_candidates_are_excluded() -> None:
     assert fact["turn"]["tool_call_success_rate"] == rate(1, 1)
     assert fact["turn"]["nonzero_command_exit_rate"] is None
     assert fact["turn"]["edits_since_verification"] is None
-    assert fact["turn"]["prose_to_tool_balance"] == {
-        "prose_characters": 90,
-        "tool_calls": 1,
-        "characters_per_tool_call": 90.0,
-    }
+    assert fact["turn"]["prose_to_tool_balance"] == balance(90, 1, 90.0)
     # The candidate does not use up its call: the real completion still counts.
     fact = last(started(1), call("c", candidate=True), call("c", success=False), finished())
     assert fact["turn"]["tool_call_success_rate"] == rate(0, 1)
@@ -657,17 +662,9 @@ def test_prose_to_tool_balance_is_null_without_prose_measurement() -> None:
 @pytest.mark.sentence("health.prose-balance-nulls")
 def test_characters_per_tool_call_is_null_without_tool_call() -> None:
     fact = last(started(1), call("x", candidate=True), finished(10, prose=120))
-    assert fact["turn"]["prose_to_tool_balance"] == {
-        "prose_characters": 120,
-        "tool_calls": 0,
-        "characters_per_tool_call": None,
-    }
+    assert fact["turn"]["prose_to_tool_balance"] == balance(120, 0, None)
     zero = last(started(1), finished(10, prose=0))
-    assert zero["turn"]["prose_to_tool_balance"] == {
-        "prose_characters": 0,
-        "tool_calls": 0,
-        "characters_per_tool_call": None,
-    }
+    assert zero["turn"]["prose_to_tool_balance"] == balance(0, 0, None)
 
 
 @pytest.mark.sentence("health.prose-balance")
@@ -675,26 +672,14 @@ def test_prose_to_tool_balance_is_characters_over_completed_calls() -> None:
     fact = last(
         started(1), call("a"), call("b", success=False), abandoned("c"), finished(10, prose=150)
     )
-    assert fact["turn"]["prose_to_tool_balance"] == {
-        "prose_characters": 150,
-        "tool_calls": 3,
-        "characters_per_tool_call": 50.0,
-    }
+    assert fact["turn"]["prose_to_tool_balance"] == balance(150, 3, 50.0)
 
 
 @pytest.mark.sentence("health.prose-balance")
 def test_rolling_prose_sums_one_sample_per_iteration() -> None:
     fact = last(started(1), call("a"), finished(1, prose=30), started(2), finished(1, prose=90))
-    assert fact["turn"]["prose_to_tool_balance"] == {
-        "prose_characters": 90,
-        "tool_calls": 0,
-        "characters_per_tool_call": None,
-    }
-    assert fact["rolling"]["prose_to_tool_balance"] == {
-        "prose_characters": 120,
-        "tool_calls": 1,
-        "characters_per_tool_call": 120.0,
-    }
+    assert fact["turn"]["prose_to_tool_balance"] == balance(90, 0, None)
+    assert fact["rolling"]["prose_to_tool_balance"] == balance(120, 1, 120.0)
 
 
 # ----------------------------------------------------------------------------- stop class, gauges
@@ -765,11 +750,7 @@ def test_counts_and_rates_use_their_own_population() -> None:
     assert fact["turn"]["nonzero_command_exit_rate"] == rate(1, 1)
     assert fact["rolling"]["nonzero_command_exit_rate"] == rate(1, 2)
     assert fact["turn"]["prose_to_tool_balance"] is None
-    assert fact["rolling"]["prose_to_tool_balance"] == {
-        "prose_characters": 60,
-        "tool_calls": 3,
-        "characters_per_tool_call": 20.0,
-    }
+    assert fact["rolling"]["prose_to_tool_balance"] == balance(60, 3, 20.0)
 
 
 @pytest.mark.sentence("health.repeated-update-once")
