@@ -383,13 +383,18 @@ def test_a_repeated_command_id_counts_its_exit_once_session_wide() -> None:
 # ----------------------------------------------------------------------------- edit count
 
 
+def edits_since(*observations: dict[str, Any]) -> Any:
+    """edits_since_verification of the turn of one iteration holding ``observations``."""
+    return last(started(1), *observations, finished())["turn"]["edits_since_verification"]
+
+
 @pytest.mark.sentence("health.edits-null-before")
 def test_edits_since_verification_is_null_before_any_edit_or_verification() -> None:
     fact = last(started(1), call("a"), exited("b", 0), finished(10))
     assert fact["turn"]["edits_since_verification"] is None
     assert fact["rolling"]["edits_since_verification"] is None
-    assert last(started(1), verify("v"), finished())["turn"]["edits_since_verification"] == 0
-    assert last(started(1), edit("e"), finished())["turn"]["edits_since_verification"] == 1
+    assert edits_since(verify("v")) == 0
+    assert edits_since(edit("e")) == 1
 
 
 @pytest.mark.sentence("health.edits-since-verification")
@@ -400,36 +405,20 @@ def test_edits_since_verification_counts_mutations_since_observation_began() -> 
 
 @pytest.mark.sentence("health.edits-since-verification")
 def test_edits_since_verification_counts_since_the_most_recent_verification() -> None:
-    fact = last(
-        started(1),
-        edit("a"),
-        edit("b"),
-        verify("v1"),
-        edit("c"),
-        verify("v2"),
-        edit("d"),
-        edit("e"),
-        finished(),
-    )
-    assert fact["turn"]["edits_since_verification"] == 2
+    edits = (edit("a"), edit("b"), verify("v1"), edit("c"), verify("v2"), edit("d"), edit("e"))
+    assert edits_since(*edits) == 2
 
 
 @pytest.mark.sentence("health.verification-resets-edits")
 def test_verification_resets_edit_count_even_when_it_fails() -> None:
-    fact = last(
-        started(1),
-        edit("a"),
-        edit("b"),
-        verify("v", collection("fp-4", 4), success=False),
-        finished(),
-    )
-    assert fact["turn"]["edits_since_verification"] == 0
+    failed = verify("v", collection("fp-4", 4), success=False)
+    assert edits_since(edit("a"), edit("b"), failed) == 0
 
 
 @pytest.mark.sentence("health.verification-resets-edits")
 def test_an_edit_and_a_verification_in_one_call_leave_zero() -> None:
     both = call("a", edit=True, verification={"diagnostics": None})
-    assert last(started(1), edit("x"), both, finished())["turn"]["edits_since_verification"] == 0
+    assert edits_since(edit("x"), both) == 0
 
 
 @pytest.mark.sentence("health.repeated-update-once")
