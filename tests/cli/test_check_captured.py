@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_process import run_cli_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -37,15 +37,7 @@ PRODUCER_TYPES = sorted(
 def run(
     *args: str, stdin: bytes = b"", cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "session_contracts", "check", *args],
-        input=stdin.decode(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=cwd,
-    )
+    return run_cli_text("check", *args, stdin=stdin.decode(), cwd=cwd, timeout=120)
 
 
 @pytest.mark.parametrize("doctype", PRODUCER_TYPES)

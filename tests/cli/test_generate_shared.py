@@ -177,14 +177,21 @@ def _checkout_with(tmp_path: Path, edit: dict[str, tuple[str, str]]) -> Path:
     return tmp_path
 
 
+def _refused_span_probe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], ref: str
+) -> tuple[Path, str]:
+    """A checkout whose run-record Span has a member pointing at ``ref``, which `generate`
+    must refuse as a tool error (exit 2): the checkout and what it wrote on stderr."""
+    checkout = _checkout_with(tmp_path, {"run-record.schema.json": ("Span", ref)})
+    assert main(["generate", "--root", str(checkout)]) == 2
+    return checkout, capsys.readouterr().err
+
+
 def test_a_reference_to_a_missing_file_is_a_tool_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    checkout = _checkout_with(
-        tmp_path, {"run-record.schema.json": ("Span", "nope.schema.json#/$defs/Id")}
-    )
-    assert main(["generate", "--root", str(checkout)]) == 2
-    assert "[ref_unresolved]" in capsys.readouterr().err
+    _, err = _refused_span_probe(tmp_path, capsys, "nope.schema.json#/$defs/Id")
+    assert "[ref_unresolved]" in err
 
 
 def test_schemas_that_reference_each_other_are_a_tool_error(
@@ -192,11 +199,7 @@ def test_schemas_that_reference_each_other_are_a_tool_error(
 ) -> None:
     # session-event already references run-record; the way back makes a cycle,
     # which modules importing each other at load time cannot express.
-    checkout = _checkout_with(
-        tmp_path, {"run-record.schema.json": ("Span", "session-event.schema.json#/$defs/Id")}
-    )
-    assert main(["generate", "--root", str(checkout)]) == 2
-    err = capsys.readouterr().err
+    checkout, err = _refused_span_probe(tmp_path, capsys, "session-event.schema.json#/$defs/Id")
     assert "[ref_cycle]" in err
     assert "run_record -> session_event -> run_record" in err
     assert list((checkout / "generated").iterdir()) == []

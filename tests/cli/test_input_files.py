@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_process import run_cli_text
 
 from session_contracts.errors import UsageError
 from session_contracts.input_files import open_regular_file, read_regular_file
@@ -50,14 +50,7 @@ def test_a_regular_file_is_read_up_to_the_limit(tmp_path: Path) -> None:
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "session_contracts", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,  # a hang fails the test instead of the suite
-        check=False,
-        cwd=cwd,
-    )
+    return run_cli_text(*args, cwd=cwd, timeout=60)  # a hang fails the test, not the suite
 
 
 def test_every_command_refuses_a_fifo_with_exit_2(fifo: Path, tmp_path: Path) -> None:
@@ -86,15 +79,9 @@ def test_a_baseline_that_is_not_utf8_is_a_usage_error(tmp_path: Path) -> None:
     baseline = tmp_path / "baseline.txt"
     baseline.write_bytes(b"\xff\xfe not text")
     run = _cli(
-        "certify",
-        "--check",
-        "schema.output",
-        "--examples",
-        "1",
-        "--baseline",
-        str(baseline),
+        "certify", "--check", "schema.output", "--examples", "1", "--baseline", str(baseline),
         cwd=tmp_path,
-    )
+    )  # fmt: skip
     assert run.returncode == 2, run.stdout + run.stderr
     assert "baseline_unreadable" in run.stdout + run.stderr
     assert "internal error" not in run.stderr

@@ -320,17 +320,10 @@ def test_the_reference_is_named_on_the_first_line_when_no_producer_is_given(
 def test_producer_text_is_shown_verbatim_never_read_as_markup(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     run = cli(
-        "certify",
-        "--producer",
-        shlex.join(faulty("markup_in_answers")),
-        "--check",
-        "health.semantics",
-        "--examples",
-        "3",
-        "--report-json",
-        str(report),
+        "certify", "--producer", shlex.join(faulty("markup_in_answers")),
+        "--check", "health.semantics", "--examples", "3", "--report-json", str(report),
         cwd=tmp_path,
-    )
+    )  # fmt: skip
     assert run.returncode == 1, run.stdout + run.stderr
     assert "MarkupError" not in run.stderr
     assert "[/x][bold]y[/bold]" in run.stdout  # in the first line and the failure detail

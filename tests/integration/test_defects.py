@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from session_contracts.conformance.judge.certify import Trial, certify, run_check
+from session_contracts.conformance.judge.certify import CheckResult, Trial, certify, run_check
 from session_contracts.conformance.judge.checks import check_by_id
 from session_contracts.conformance.judge.golden import default_fixtures_dir, judge, load_corpus
 from session_contracts.conformance.judge.runner import CaseOutcome, ProducerProcess
@@ -28,11 +28,12 @@ from session_contracts.jsontext.wire import dumps_wire, loads_wire
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "producers"))
 import defects
+import serving
 
 PRODUCER = Path(__file__).resolve().parents[1] / "producers" / "defects.py"
 DEFAULT_EXAMPLES: int = inspect.signature(certify).parameters["examples"].default
 DEFAULT_SEED: int = inspect.signature(certify).parameters["seed"].default
-CONTRACTS = tuple(defects.CONTRACTS)
+CONTRACTS = tuple(serving.CONTRACTS)
 OPERATIONS = tuple(sorted(HANDLERS))
 
 
@@ -53,6 +54,22 @@ def in_process(handlers: Mapping[str, Callable[[Mapping[str, Any]], Any]]) -> Ca
     return run
 
 
+def run_at_defaults(
+    check_id: str,
+    runner: Callable[..., Any],
+    failures_dir: Path,
+    *,
+    operations: tuple[str, ...] = OPERATIONS,
+) -> CheckResult:
+    """One check run in process as ``certify`` runs it at its default settings."""
+    check = check_by_id(check_id)
+    assert check is not None, check_id
+    return run_check(
+        check, runner, contracts=CONTRACTS, operations=operations,
+        examples=DEFAULT_EXAMPLES, seed=DEFAULT_SEED, failures_dir=failures_dir,
+    )  # fmt: skip
+
+
 # The operations a producer of another operation's rules is most tempted to leave out: every
 # rule must also be reached through the operation that applies it.
 OPTIONAL_ELSEWHERE = ("redaction.apply", "document.roundtrip")
@@ -66,8 +83,6 @@ def test_the_defaults_are_the_cli_defaults() -> None:
 @pytest.mark.parametrize("name", sorted(defects.DEFECTS))
 def test_certify_catches_the_defect_under_its_check(name: str, tmp_path: Path) -> None:
     defect = defects.DEFECTS[name]
-    check = check_by_id(defect.check)
-    assert check is not None, defect.check
     # Every operation is optional (docs/protocol.md): a defect outside redaction.apply and
     # document.roundtrip is caught by a producer that declares neither.
     operations = tuple(
@@ -75,14 +90,8 @@ def test_certify_catches_the_defect_under_its_check(name: str, tmp_path: Path) -
         for operation in OPERATIONS
         if operation not in OPTIONAL_ELSEWHERE or operation == defect.operation
     )
-    result = run_check(
-        check,
-        in_process(defects.handlers_for(name)),
-        contracts=CONTRACTS,
-        operations=operations,
-        examples=DEFAULT_EXAMPLES,
-        seed=DEFAULT_SEED,
-        failures_dir=tmp_path,
+    result = run_at_defaults(
+        defect.check, in_process(defects.handlers_for(name)), tmp_path, operations=operations
     )
     assert result.status == "failed", (name, result.status, result.message, result.evidence)
     assert result.check.id == defect.check
@@ -121,17 +130,7 @@ def test_golden_check_catches_the_defect(name: str) -> None:
 @pytest.mark.integration
 @pytest.mark.parametrize("check_id", sorted({d.check for d in defects.DEFECTS.values()}))
 def test_the_reference_passes_the_checks_of_the_matrix(check_id: str, tmp_path: Path) -> None:
-    check = check_by_id(check_id)
-    assert check is not None
-    result = run_check(
-        check,
-        in_process(HANDLERS),
-        contracts=CONTRACTS,
-        operations=OPERATIONS,
-        examples=DEFAULT_EXAMPLES,
-        seed=DEFAULT_SEED,
-        failures_dir=tmp_path,
-    )
+    result = run_at_defaults(check_id, in_process(HANDLERS), tmp_path)
     assert result.status == "passed", (result.message, result.trial)
 
 
@@ -174,17 +173,7 @@ def _faulty_handlers(name: str) -> dict[str, Any]:
 @pytest.mark.integration
 @pytest.mark.parametrize("name", sorted(FAULTY))
 def test_certify_catches_the_older_defects_at_default_settings(name: str, tmp_path: Path) -> None:
-    check = check_by_id(FAULTY[name][2])
-    assert check is not None
-    result = run_check(
-        check,
-        in_process(_faulty_handlers(name)),
-        contracts=CONTRACTS,
-        operations=OPERATIONS,
-        examples=DEFAULT_EXAMPLES,
-        seed=DEFAULT_SEED,
-        failures_dir=tmp_path,
-    )
+    result = run_at_defaults(FAULTY[name][2], in_process(_faulty_handlers(name)), tmp_path)
     assert result.status == "failed", (name, result.status, result.message)
 
 
@@ -213,21 +202,10 @@ def test_a_producer_that_skips_every_stored_event_case_is_not_certified(tmp_path
         return HANDLERS["recap.project"](case)
 
     runner = in_process({**HANDLERS, "recap.project": skips_stored_events})
-    results = []
-    for check_id in ("recap.query-aliases", "recap.stored-events"):
-        check = check_by_id(check_id)
-        assert check is not None
-        results.append(
-            run_check(
-                check,
-                runner,
-                contracts=CONTRACTS,
-                operations=OPERATIONS,
-                examples=DEFAULT_EXAMPLES,
-                seed=DEFAULT_SEED,
-                failures_dir=tmp_path,
-            )
-        )
+    results = [
+        run_at_defaults(check_id, runner, tmp_path)
+        for check_id in ("recap.query-aliases", "recap.stored-events")
+    ]
     aliases, stored = results
     assert aliases.status == "passed", aliases.message  # evidence elsewhere: not silence
     assert stored.status == "skipped", stored.message

@@ -11,14 +11,13 @@ declare). Without go on the machine the test says so and skips; under CI it fail
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_process import producer_report
 
 pytestmark = pytest.mark.integration  # builds and certifies a Go producer process
 
@@ -60,49 +59,26 @@ def producer(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(binary)
 
 
-def _session_contracts(*args: str, defect: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "GO_RUNRECORD_DEFECT"}
-    if defect is not None:
-        env["GO_RUNRECORD_DEFECT"] = defect
-    return subprocess.run(
-        [sys.executable, "-m", "session_contracts", *args],
-        capture_output=True, text=True, check=False, timeout=600, env=env,
-    )  # fmt: skip
+def _without_defect() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "GO_RUNRECORD_DEFECT"}
 
 
 def test_the_go_producer_passes_its_golden_fixtures(producer: str, tmp_path: Path) -> None:
-    report = tmp_path / "golden.json"
-    done = _session_contracts(
-        "golden", "check", "--producer", producer, "--report-json", str(report)
-    )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    summary = json.loads(report.read_text())["summary"]
+    summary = producer_report("golden check", producer, tmp_path, env=_without_defect())["summary"]
     assert summary["failed"] == summary["errored"] == 0, summary
     assert summary["passed"] >= DECLARED_FIXTURES, summary
 
 
 def test_the_go_producer_is_certified(producer: str, tmp_path: Path) -> None:
-    report = tmp_path / "certify.json"
-    done = _session_contracts(
-        "certify", "--producer", producer, "--report-json", str(report),
-        "--failures-dir", str(tmp_path / "failures"),
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    result = json.loads(report.read_text())
+    result = producer_report("certify", producer, tmp_path, env=_without_defect())
     assert result["summary"]["certified"] is True, result["summary"]
     assert result["summary"]["evidence"]["agreed"] >= 300, result["summary"]
 
 
 @pytest.mark.parametrize("defect", sorted(CAUGHT_DEFECTS))
 def test_certify_catches_a_planted_defect(producer: str, defect: str, tmp_path: Path) -> None:
-    report = tmp_path / "certify.json"
-    done = _session_contracts(
-        "certify", "--producer", producer, "--report-json", str(report),
-        "--failures-dir", str(tmp_path / "failures"),
-        defect=defect,
-    )  # fmt: skip
-    assert done.returncode == 1, done.stdout[-4000:] + done.stderr[-2000:]
-    result = json.loads(report.read_text())
+    env = _without_defect() | {"GO_RUNRECORD_DEFECT": defect}
+    result = producer_report("certify", producer, tmp_path, exit_status=1, env=env)
     assert result["summary"]["certified"] is False, result["summary"]
     failed = {check["id"] for check in result["checks"] if check["status"] == "failed"}
     assert CAUGHT_DEFECTS[defect] in failed, failed

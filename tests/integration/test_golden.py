@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_process import run_cli_text
 
 from session_contracts.conformance.judge.golden import (
     CASE_SUFFIX,
@@ -70,14 +71,7 @@ def corpus(tmp_path: Path) -> Path:
 
 
 def golden(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "session_contracts", "golden", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=cwd,
-    )
+    return run_cli_text("golden", *args, cwd=cwd, timeout=300)
 
 
 def test_update_writes_expected_files_and_check_passes(corpus: Path) -> None:

@@ -13,15 +13,13 @@ from typing import Any
 
 import pytest
 
-from session_contracts.conformance.judge.certify import run_check
-from session_contracts.conformance.judge.checks import check_by_id
 from session_contracts.conformance.judge.golden import default_fixtures_dir, judge, load_corpus
 from session_contracts.conformance.judge.trials import Trial
 from session_contracts.conformance.reference.producer import HANDLERS
 from session_contracts.jsontext.serde_numbers import floats_as_harn_reads
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_defects import CONTRACTS, DEFAULT_EXAMPLES, DEFAULT_SEED, OPERATIONS, in_process
+from test_defects import in_process, run_at_defaults
 
 Reading = Callable[[Any], Any]
 
@@ -58,18 +56,7 @@ def _reading(read: Reading) -> dict[str, Callable[[Mapping[str, Any]], Any]]:
 
 def _certify(check_id: str, read: Reading, failures_dir: Path) -> str:
     """The status of one check (default settings) for the reference reading cases by ``read``."""
-    check = check_by_id(check_id)
-    assert check is not None
-    runner = in_process(_reading(read))
-    result = run_check(
-        check,
-        runner,
-        contracts=CONTRACTS,
-        operations=OPERATIONS,
-        examples=DEFAULT_EXAMPLES,
-        seed=DEFAULT_SEED,
-        failures_dir=failures_dir,
-    )
+    result = run_at_defaults(check_id, in_process(_reading(read)), failures_dir)
     return f"{result.status}: {result.message}"
 
 

@@ -9,14 +9,12 @@ says so and skips; under CI it fails instead.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_process import producer_report
 
 pytestmark = pytest.mark.integration  # certifies Node.js producer processes
 
@@ -41,27 +39,12 @@ def _node() -> str:
     return node
 
 
-def _session_contracts(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "session_contracts", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
-
-
 @pytest.mark.parametrize("folder", sorted(DECLARED_FIXTURES))
 def test_a_producer_written_from_the_docs_passes_its_golden_fixtures(
     folder: str, tmp_path: Path
 ) -> None:
     producer = f"{_node()} {PRODUCERS / folder / 'producer.mjs'}"
-    report = tmp_path / "golden.json"
-    done = _session_contracts(
-        "golden", "check", "--producer", producer, "--report-json", str(report)
-    )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    summary = json.loads(report.read_text())["summary"]
+    summary = producer_report("golden check", producer, tmp_path)["summary"]
     assert summary["failed"] == summary["errored"] == 0, summary
     assert summary["passed"] >= DECLARED_FIXTURES[folder], summary
 
@@ -69,12 +52,6 @@ def test_a_producer_written_from_the_docs_passes_its_golden_fixtures(
 @pytest.mark.parametrize("folder", sorted(DECLARED_FIXTURES))
 def test_a_producer_written_from_the_docs_is_certified(folder: str, tmp_path: Path) -> None:
     producer = f"{_node()} {PRODUCERS / folder / 'producer.mjs'}"
-    report = tmp_path / "certify.json"
-    done = _session_contracts(
-        "certify", "--producer", producer, "--report-json", str(report),
-        "--failures-dir", str(tmp_path / "failures"),
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    result = json.loads(report.read_text())
+    result = producer_report("certify", producer, tmp_path)
     assert result["summary"]["certified"] is True, result["summary"]
     assert result["summary"]["evidence"]["agreed"] >= 400, result["summary"]

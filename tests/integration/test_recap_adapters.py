@@ -18,6 +18,7 @@ from urllib.parse import quote, urlencode
 
 import httpx
 import pytest
+from cli_process import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.exceptions import StarletteDeprecationWarning
@@ -388,12 +389,7 @@ def test_acp_answers_every_params_with_a_result_or_invalid_params(
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "session_contracts", *args],
-        capture_output=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
+    return run_cli(*args, timeout=TIMEOUT_S)
 
 
 def test_cli_recap_exit_codes(

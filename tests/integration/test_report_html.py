@@ -49,6 +49,7 @@ from session_contracts.redaction.canaries import canary_secrets
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "producers"))
 import defects
 import faulty
+import serving
 
 pytestmark = pytest.mark.integration  # drives Chromium and certifies in-process
 
@@ -78,7 +79,7 @@ def _run(check_id: str, handlers: Mapping[str, Handler], failures: Path) -> Chec
     return run_check(
         check,
         in_process_runner(handlers),
-        contracts=tuple(defects.CONTRACTS),
+        contracts=tuple(serving.CONTRACTS),
         operations=tuple(sorted(HANDLERS)),
         examples=int(SETTINGS["examples"]),
         seed=int(SETTINGS["seed"]),
@@ -94,15 +95,8 @@ def _page_of(
 ) -> bytes:
     """The page certify writes for these results (no baseline)."""
     settings = {**SETTINGS, "checks": [r.check.id for r in results]}
-    body = report_body(
-        results,
-        producer=producer,
-        settings=settings,
-        summary=summary,
-        reproduce=reproduce,
-        baseline=[],
-    )
-    return certify_html(body, results)
+    parts: dict[str, Any] = {"producer": producer, "summary": summary, "reproduce": reproduce}
+    return certify_html(report_body(results, settings=settings, baseline=[], **parts), results)
 
 
 def _certify_page(
@@ -124,7 +118,7 @@ def _certify_page(
     producer = {
         "command": command,
         "implementation": {"name": "planted", "version": "1", "language": "python"},
-        "contracts": list(defects.CONTRACTS),
+        "contracts": list(serving.CONTRACTS),
         "operations": sorted(HANDLERS),
     }
     reproduce = {

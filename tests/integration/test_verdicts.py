@@ -40,16 +40,9 @@ def certify(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str
 
 def test_an_input_answered_wrongly_the_first_time_only_is_flaky(tmp_path: Path) -> None:
     done, report = certify(
-        tmp_path,
-        "--producer",
-        unreliable("first_time_wrong"),
-        "--contract",
-        "session-health",
-        "--examples",
-        "2",
-        "--report-html",
-        str(tmp_path / "report.html"),
-    )
+        tmp_path, "--producer", unreliable("first_time_wrong"), "--contract", "session-health",
+        "--examples", "2", "--report-html", str(tmp_path / "report.html"),
+    )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     assert "NOT CERTIFIED" in done.stdout
     flaky = [check for check in report["checks"] if check["status"] == "flaky"]
@@ -70,14 +63,9 @@ def test_an_input_answered_wrongly_the_first_time_only_is_flaky(tmp_path: Path) 
 
 def test_a_flaky_case_that_passes_when_replayed_is_not_fixed(tmp_path: Path) -> None:
     _done, report = certify(
-        tmp_path,
-        "--producer",
-        unreliable("first_time_wrong"),
-        "--check",
-        "health.semantics",
-        "--examples",
-        "1",
-    )
+        tmp_path, "--producer", unreliable("first_time_wrong"), "--check", "health.semantics",
+        "--examples", "1",
+    )  # fmt: skip
     saved = next(c["saved_case"] for c in report["checks"] if c["id"] == "health.semantics")
     assert json.loads(Path(tmp_path, saved).read_text(encoding="utf-8"))["status"] == "flaky"
     # The reference answers it rightly: the fault does not repeat, and that is no fix.
@@ -89,14 +77,9 @@ def test_a_flaky_case_that_passes_when_replayed_is_not_fixed(tmp_path: Path) -> 
 
 def test_every_seventh_answer_wrong_is_not_certified(tmp_path: Path) -> None:
     done, report = certify(
-        tmp_path,
-        "--producer",
-        unreliable("every_seventh_wrong"),
-        "--contract",
-        "session-health",
-        "--examples",
-        "2",
-    )
+        tmp_path, "--producer", unreliable("every_seventh_wrong"), "--contract", "session-health",
+        "--examples", "2",
+    )  # fmt: skip
     assert done.returncode == 1
     statuses = {check["status"] for check in report["checks"]}
     assert "flaky" in statuses, statuses
@@ -104,12 +87,9 @@ def test_every_seventh_answer_wrong_is_not_certified(tmp_path: Path) -> None:
 
 def test_integers_beyond_64_bits_changed_fail_extensions_verbatim(tmp_path: Path) -> None:
     done, report = certify(
-        tmp_path,
-        "--producer",
-        unreliable("big_integers_off_by_one"),
-        "--check",
-        "extensions.verbatim",
-    )
+        tmp_path, "--producer", unreliable("big_integers_off_by_one"),
+        "--check", "extensions.verbatim",
+    )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     (check,) = report["checks"]
     assert check["status"] == "failed", check
@@ -119,22 +99,10 @@ def test_integers_beyond_64_bits_changed_fail_extensions_verbatim(tmp_path: Path
 @pytest.mark.parametrize("kind", sorted(HOSTILE_LINES) + list(HOSTILE_ENDINGS))
 def test_every_hostile_answer_gets_a_verdict_and_a_report(tmp_path: Path, kind: str) -> None:
     done, report = certify(
-        tmp_path,
-        "--producer",
-        unreliable(f"hostile:{kind}"),
-        "--check",
-        "schema.output",
-        "--check",
-        "extensions.verbatim",
-        "--check",
-        "recap.semantics",
-        "--examples",
-        "1",
-        "--report-html",
-        str(tmp_path / "report.html"),
-        "--junit",
-        str(tmp_path / "junit.xml"),
-    )
+        tmp_path, "--producer", unreliable(f"hostile:{kind}"), "--check", "schema.output",
+        "--check", "extensions.verbatim", "--check", "recap.semantics", "--examples", "1",
+        "--report-html", str(tmp_path / "report.html"), "--junit", str(tmp_path / "junit.xml"),
+    )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     assert not report["summary"]["certified"]
     assert all(check["status"] != "passed" for check in report["checks"]), report["checks"]
@@ -176,14 +144,9 @@ def test_a_loaded_machine_does_not_change_the_certificate(tmp_path: Path) -> Non
             tmp_path, "--check", "recap.limit", "--check", "health.semantics", "--examples", "2"
         )
         harn, harn_report = certify(
-            tmp_path,
-            "--producer",
-            f"{sys.executable} {HARN_LIKE}",
-            "--contract",
-            "session-health",
-            "--examples",
-            "2",
-        )
+            tmp_path, "--producer", f"{sys.executable} {HARN_LIKE}", "--contract", "session-health",
+            "--examples", "2",
+        )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert report["summary"]["errored"] == 0
     assert harn.returncode == 0, harn.stdout + harn.stderr

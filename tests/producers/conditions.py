@@ -9,7 +9,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from session_contracts.conformance.protocol import serve
+from serving import serve_as
+
 from session_contracts.conformance.reference.producer import HANDLERS
 
 
@@ -61,11 +62,7 @@ DEFECTS = {
 
 def main() -> int:
     operation, handler = DEFECTS[sys.argv[1]]
-    return serve(
-        {**HANDLERS, operation: handler},
-        implementation={"name": f"conditions:{sys.argv[1]}", "version": "0", "language": "python"},
-        contracts=["session-health", "session-feedback", "session-recap", "run-record"],
-    )
+    return serve_as(f"conditions:{sys.argv[1]}", {**HANDLERS, operation: handler})
 
 
 if __name__ == "__main__":

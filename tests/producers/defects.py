@@ -19,7 +19,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from session_contracts.conformance.protocol import Rejected, serve
+from serving import serve_as
+
+from session_contracts.conformance.protocol import Rejected
 from session_contracts.conformance.reference.producer import HANDLERS
 
 Handler = Callable[[Mapping[str, Any]], Any]
@@ -211,13 +213,18 @@ def _progress_items(request: dict[str, Any], member: str) -> list[Any]:
     return items if isinstance(items, list) else []
 
 
+def _checkpoint_requests(steps: list[dict[str, Any]]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each checkpoint step's index and request (an object)."""
+    for index, step in enumerate(steps):
+        request = step.get("request")
+        if step.get("call") == "checkpoint" and isinstance(request, dict):
+            yield index, request
+
+
 def _counts_characters_in_list(member: str, limit: int) -> Handler:
     def handler(case: Mapping[str, Any]) -> Any:
         steps = _steps(case)
-        for step in steps:
-            request = step.get("request")
-            if step.get("call") != "checkpoint" or not isinstance(request, dict):
-                continue
+        for _, request in _checkpoint_requests(steps):
             items = _progress_items(request, member)
             for index, item in enumerate(items):
                 if _fits_in_characters(item, limit):
@@ -230,10 +237,7 @@ def _counts_characters_in_list(member: str, limit: int) -> Handler:
 def _counts_characters_in_objects(member: str, key: str, limit: int) -> Handler:
     def handler(case: Mapping[str, Any]) -> Any:
         steps = _steps(case)
-        for step in steps:
-            request = step.get("request")
-            if step.get("call") != "checkpoint" or not isinstance(request, dict):
-                continue
+        for _, request in _checkpoint_requests(steps):
             for item in _progress_items(request, member):
                 if isinstance(item, dict) and _fits_in_characters(item.get(key), limit):
                     item[key] = _shorten(item[key], limit)
@@ -548,13 +552,11 @@ def replay_is_a_new_checkpoint(case: Mapping[str, Any]) -> Any:
     # A duplicate request is processed again instead of replaying its receipt.
     steps = _steps(case)
     seen: dict[Any, int] = {}
-    for index, step in enumerate(steps):
-        request = step.get("request")
-        if step.get("call") == "checkpoint" and isinstance(request, dict):
-            request_id = request.get("request_id")
-            if request_id in seen:
-                request["request_id"] = f"{request_id}~{index}"
-            seen[request_id] = index
+    for index, request in _checkpoint_requests(steps):
+        request_id = request.get("request_id")
+        if request_id in seen:
+            request["request_id"] = f"{request_id}~{index}"
+        seen[request_id] = index
     return _feedback(case, steps)
 
 
@@ -2430,9 +2432,6 @@ DEFECTS.update(
 )
 
 
-CONTRACTS = ["session-health", "session-feedback", "session-recap", "run-record"]
-
-
 def handlers_for(name: str) -> dict[str, Handler]:
     """The reference's handlers with the one defect ``name`` in place."""
     defect = DEFECTS[name]
@@ -2443,11 +2442,7 @@ def handlers_for(name: str) -> dict[str, Handler]:
 
 def main() -> int:
     name = sys.argv[1]
-    return serve(
-        handlers_for(name),
-        implementation={"name": f"defects:{name}", "version": "0", "language": "python"},
-        contracts=CONTRACTS,
-    )
+    return serve_as(f"defects:{name}", handlers_for(name))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from session_contracts.conformance.protocol import Rejected, Skipped, serve
+from serving import CONTRACTS, serve_as
+
+from session_contracts.conformance.protocol import Rejected, Skipped
 from session_contracts.conformance.reference.producer import HANDLERS
 
 
@@ -362,7 +364,7 @@ SKIPPERS = {"skips_every_case": 1, "skips_every_second_case": 2}
 
 def main() -> int:
     defect = sys.argv[1]
-    contracts = ["session-health", "session-feedback", "session-recap", "run-record"]
+    contracts = CONTRACTS
     if defect == "health_only":
         # Not a defect: a correct producer of one contract, which declares only that.
         handlers = {"health.reduce": HANDLERS["health.reduce"]}
@@ -376,14 +378,8 @@ def main() -> int:
             handlers = {}
         else:
             handlers[operation] = handler
-    return serve(
-        handlers,
-        implementation={
-            "name": MARKUP if defect == "markup_in_answers" else f"faulty:{defect}",
-            "version": "0",
-            "language": "python",
-        },
-        contracts=contracts,
+    return serve_as(
+        MARKUP if defect == "markup_in_answers" else f"faulty:{defect}", handlers, contracts
     )
 
 

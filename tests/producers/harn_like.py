@@ -24,7 +24,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from session_contracts.conformance.protocol import serve
+from serving import serve_as
+
 from session_contracts.conformance.reference.producer import HANDLERS
 
 Handler = Callable[[Mapping[str, Any]], Any]
@@ -66,11 +67,7 @@ def handlers(defect: str | None = None) -> dict[str, Handler]:
 def main() -> int:
     defect = sys.argv[1] if len(sys.argv) > 1 else None
     name = "harn-like" if defect is None else f"harn-like+{defect}"
-    return serve(
-        handlers(defect),
-        implementation={"name": name, "version": "0", "language": "python"},
-        contracts=CONTRACTS,
-    )
+    return serve_as(name, handlers(defect), CONTRACTS)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from session_contracts.conformance.protocol import Handler, serve
+from serving import serve_as
+
+from session_contracts.conformance.protocol import Handler
 from session_contracts.conformance.reference.producer import HANDLERS
 from session_contracts.redaction import vectors
 from session_contracts.redaction.engine import RedactionPolicy
@@ -54,11 +56,7 @@ def defective_handler(defect: str) -> Handler:
 
 def main() -> int:
     handlers = {**HANDLERS, "redaction.apply": defective_handler(sys.argv[1])}
-    return serve(
-        handlers,
-        implementation={"name": "redaction defect", "version": "0", "language": "python"},
-        contracts=["session-health", "session-feedback", "session-recap", "run-record"],
-    )
+    return serve_as("redaction defect", handlers)
 
 
 if __name__ == "__main__":

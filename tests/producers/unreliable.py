@@ -22,12 +22,12 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from session_contracts.conformance.protocol import serve
+from serving import CONTRACTS, serve_as
+
 from session_contracts.conformance.reference.producer import HANDLERS
 
 Handler = Callable[[Mapping[str, Any]], Any]
 
-CONTRACTS = ["session-health", "session-recap", "session-feedback", "run-record"]
 FLAKY_OPERATIONS = ("recap.project", "health.reduce")
 
 # The body of each hostile answer; {seq} is the case's number.
@@ -138,11 +138,7 @@ def main() -> int:
     mode = sys.argv[1]
     if mode.startswith("hostile:"):
         return serve_hostile(mode.partition(":")[2])
-    return serve(
-        handlers(mode),
-        implementation={"name": f"unreliable:{mode}", "version": "0", "language": "python"},
-        contracts=CONTRACTS,
-    )
+    return serve_as(f"unreliable:{mode}", handlers(mode))
 
 
 if __name__ == "__main__":

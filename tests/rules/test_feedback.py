@@ -21,12 +21,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from session_contracts import feedback
 from session_contracts.bindings import decode
 from session_contracts.errors import InvalidDocument
 from session_contracts.feedback import (
     CONTRACT_VERSION,
-    MISSING_REASONS,
-    REJECTION_CODES,
     STALE_AFTER_MS,
     USAGE_FUTURE_TOLERANCE_MS,
     Accept,
@@ -221,8 +220,8 @@ def schema_enum(name: str) -> list[str]:
 
 @pytest.mark.sentence("feedback.missing-reasons")
 def test_rejection_codes_and_missing_reasons_are_the_schema_enums() -> None:
-    assert list(REJECTION_CODES) == schema_enum("RejectionCode")
-    assert list(MISSING_REASONS) == schema_enum("MissingReason")
+    assert list(feedback.REJECTION_CODES) == schema_enum("RejectionCode")
+    assert list(feedback.MISSING_REASONS) == schema_enum("MissingReason")
 
 
 @pytest.mark.sentence("feedback.capabilities-version")
@@ -397,41 +396,42 @@ def test_non_json_request_is_invalid_request(store: FeedbackStore) -> None:
 
 
 @pytest.mark.sentence("feedback.declaration-replace-preserve")
-def test_supplied_client_declaration_replaces_previous(
-    store: FeedbackStore, clock: FakeClock
+@pytest.mark.parametrize(
+    ("declaration", "client", "model"),
+    [
+        pytest.param(
+            {"client_info": CLIENT_B},
+            {"state": "reported", "report": meta("ckpt-2", T0 + 1_000, 1_000), "value": CLIENT_B},
+            # Replaced, not merged: CLIENT_B has no model and no capabilities.
+            {"state": "missing", "reason": "client_capability_unknown"},
+            id="supplied-replaces",
+        ),
+        pytest.param(
+            {},
+            {"state": "reported", "report": meta("ckpt-1", T0, 2_000), "value": CLIENT_A},
+            {
+                "state": "reported",
+                "report": meta("ckpt-1", T0, 2_000, source="host_metadata"),
+                "value": CLIENT_A["model"],
+            },
+            id="omitted-preserves",
+        ),
+    ],
+)
+def test_a_client_declaration_supplied_replaces_and_omitted_preserves_the_previous(
+    store: FeedbackStore,
+    clock: FakeClock,
+    declaration: dict[str, Any],
+    client: dict[str, Any],
+    model: dict[str, Any],
 ) -> None:
     started(store, client_info=CLIENT_A)
     clock.advance(1_000)
-    accepted(store.checkpoint(checkpoint_request(0, "req-1", client_info=CLIENT_B)))
-    observation = observe(store)
-    # Replaced, not merged: CLIENT_B has no model and no capabilities.
-    assert observation["client"] == {
-        "state": "reported",
-        "report": meta("ckpt-2", T0 + 1_000, 0),
-        "value": CLIENT_B,
-    }
-    assert observation["model"] == {"state": "missing", "reason": "client_capability_unknown"}
-
-
-@pytest.mark.sentence("feedback.declaration-replace-preserve")
-def test_omitted_client_declaration_preserves_previous(
-    store: FeedbackStore, clock: FakeClock
-) -> None:
-    started(store, client_info=CLIENT_A)
-    clock.advance(1_000)
-    accepted(store.checkpoint(checkpoint_request(0, "req-1")))
+    accepted(store.checkpoint(checkpoint_request(0, "req-1", **declaration)))
     clock.advance(1_000)
     observation = observe(store)
-    assert observation["client"] == {
-        "state": "reported",
-        "report": meta("ckpt-1", T0, 2_000),
-        "value": CLIENT_A,
-    }
-    assert observation["model"] == {
-        "state": "reported",
-        "report": meta("ckpt-1", T0, 2_000, source="host_metadata"),
-        "value": CLIENT_A["model"],
-    }
+    assert observation["client"] == client
+    assert observation["model"] == model
 
 
 @pytest.mark.sentence("feedback.omit-unknown-fields")

@@ -69,11 +69,11 @@ def call(
     success: bool = True,
     candidate: bool = False,
     edit: bool = False,
-    command: str | None = None,
-    exit_code: int | None = None,
-    verified: dict[str, Any] | None = None,
+    **telemetry: Any,
 ) -> dict[str, Any]:
-    """A completed tool call; ``verified`` is its verification telemetry, if any."""
+    """A completed tool call; ``telemetry`` its telemetry members by their wire names
+    (command_id, command_exit_code, verification): when one is not None, the telemetry
+    with those given and the others null; else no telemetry."""
     observation: dict[str, Any] = {
         "kind": "tool_call_completed",
         "call_id": call_id,
@@ -82,17 +82,23 @@ def call(
     }
     if edit:
         observation["mutation_applied"] = True
-    if command is not None or exit_code is not None or verified is not None:
-        observation["telemetry"] = {
-            "command_id": command,
-            "command_exit_code": exit_code,
-            "verification": verified,
-        }
+    if any(value is not None for value in telemetry.values()):
+        unset = {"command_id": None, "command_exit_code": None, "verification": None}
+        observation["telemetry"] = unset | telemetry
     return observation
 
 
+def balance(prose: int, tool_calls: int, per_call: float | None) -> dict[str, Any]:
+    """A prose-to-tool balance as a fact holds it."""
+    return {
+        "prose_characters": prose,
+        "tool_calls": tool_calls,
+        "characters_per_tool_call": per_call,
+    }
+
+
 def exited(call_id: str, exit_code: int | None, command: str | None = None) -> dict[str, Any]:
-    return call(call_id, command=command, exit_code=exit_code)
+    return call(call_id, command_id=command, command_exit_code=exit_code)
 
 
 def edit(call_id: str) -> dict[str, Any]:
@@ -106,7 +112,7 @@ def collection(fingerprint: str, count: int) -> dict[str, Any]:
 def verify(
     call_id: str, diagnostics: dict[str, Any] | None = None, *, success: bool = True
 ) -> dict[str, Any]:
-    return call(call_id, success=success, verified={"diagnostics": diagnostics})
+    return call(call_id, success=success, verification={"diagnostics": diagnostics})
 
 
 def abandoned(call_id: str) -> dict[str, Any]:
@@ -185,7 +191,7 @@ def test_fact_after_each_iteration_and_terminal_outcome() -> None:
 def test_no_fact_while_the_iteration_is_open() -> None:
     silent = run(
         started(1),
-        call("a", command="cmd-a", exit_code=0),
+        call("a", command_id="cmd-a", command_exit_code=0),
         edit("b"),
         verify("c", collection("fp", 0)),
         abandoned("d"),
@@ -325,18 +331,14 @@ def test_tool_call_success_rate_is_successful_over_completed_calls() -> None:
 def test_streaming_parse_candidates_are_excluded() -> None:
     fact = last(
         started(1),
-        call("a", success=False, candidate=True, edit=True, exit_code=1),
+        call("a", success=False, candidate=True, edit=True, command_exit_code=1),
         call("b"),
         finished(10, prose=90),
     )
     assert fact["turn"]["tool_call_success_rate"] == rate(1, 1)
     assert fact["turn"]["nonzero_command_exit_rate"] is None
     assert fact["turn"]["edits_since_verification"] is None
-    assert fact["turn"]["prose_to_tool_balance"] == {
-        "prose_characters": 90,
-        "tool_calls": 1,
-        "characters_per_tool_call": 90.0,
-    }
+    assert fact["turn"]["prose_to_tool_balance"] == balance(90, 1, 90.0)
     # The candidate does not use up its call: the real completion still counts.
     fact = last(started(1), call("c", candidate=True), call("c", success=False), finished())
     assert fact["turn"]["tool_call_success_rate"] == rate(0, 1)
@@ -381,13 +383,18 @@ def test_a_repeated_command_id_counts_its_exit_once_session_wide() -> None:
 # ----------------------------------------------------------------------------- edit count
 
 
+def edits_since(*observations: dict[str, Any]) -> Any:
+    """edits_since_verification of the turn of one iteration holding ``observations``."""
+    return last(started(1), *observations, finished())["turn"]["edits_since_verification"]
+
+
 @pytest.mark.sentence("health.edits-null-before")
 def test_edits_since_verification_is_null_before_any_edit_or_verification() -> None:
     fact = last(started(1), call("a"), exited("b", 0), finished(10))
     assert fact["turn"]["edits_since_verification"] is None
     assert fact["rolling"]["edits_since_verification"] is None
-    assert last(started(1), verify("v"), finished())["turn"]["edits_since_verification"] == 0
-    assert last(started(1), edit("e"), finished())["turn"]["edits_since_verification"] == 1
+    assert edits_since(verify("v")) == 0
+    assert edits_since(edit("e")) == 1
 
 
 @pytest.mark.sentence("health.edits-since-verification")
@@ -398,45 +405,39 @@ def test_edits_since_verification_counts_mutations_since_observation_began() -> 
 
 @pytest.mark.sentence("health.edits-since-verification")
 def test_edits_since_verification_counts_since_the_most_recent_verification() -> None:
-    fact = last(
-        started(1),
-        edit("a"),
-        edit("b"),
-        verify("v1"),
-        edit("c"),
-        verify("v2"),
-        edit("d"),
-        edit("e"),
-        finished(),
-    )
-    assert fact["turn"]["edits_since_verification"] == 2
+    edits = (edit("a"), edit("b"), verify("v1"), edit("c"), verify("v2"), edit("d"), edit("e"))
+    assert edits_since(*edits) == 2
 
 
 @pytest.mark.sentence("health.verification-resets-edits")
 def test_verification_resets_edit_count_even_when_it_fails() -> None:
-    fact = last(
-        started(1),
-        edit("a"),
-        edit("b"),
-        verify("v", collection("fp-4", 4), success=False),
-        finished(),
-    )
-    assert fact["turn"]["edits_since_verification"] == 0
+    failed = verify("v", collection("fp-4", 4), success=False)
+    assert edits_since(edit("a"), edit("b"), failed) == 0
 
 
 @pytest.mark.sentence("health.verification-resets-edits")
 def test_an_edit_and_a_verification_in_one_call_leave_zero() -> None:
-    both = call("a", edit=True, verified={"diagnostics": None})
-    assert last(started(1), edit("x"), both, finished())["turn"]["edits_since_verification"] == 0
+    both = call("a", edit=True, verification={"diagnostics": None})
+    assert edits_since(edit("x"), both) == 0
 
 
 @pytest.mark.sentence("health.repeated-update-once")
 def test_a_repeated_command_receipt_carries_no_verification() -> None:
     fact = last(
         started(1),
-        call("a", command="cmd", exit_code=0, verified={"diagnostics": collection("p", 2)}),
+        call(
+            "a",
+            command_id="cmd",
+            command_exit_code=0,
+            verification={"diagnostics": collection("p", 2)},
+        ),
         edit("b"),
-        call("c", command="cmd", exit_code=0, verified={"diagnostics": collection("q", 0)}),
+        call(
+            "c",
+            command_id="cmd",
+            command_exit_code=0,
+            verification={"diagnostics": collection("q", 0)},
+        ),
         finished(),
     )
     assert fact["turn"]["edits_since_verification"] == 1
@@ -444,8 +445,14 @@ def test_a_repeated_command_receipt_carries_no_verification() -> None:
     # Its edit still counts: only the receipt's exit and verification repeat.
     fact = last(
         started(1),
-        call("a", command="cmd", exit_code=0, verified={"diagnostics": None}),
-        call("c", edit=True, command="cmd", exit_code=0, verified={"diagnostics": None}),
+        call("a", command_id="cmd", command_exit_code=0, verification={"diagnostics": None}),
+        call(
+            "c",
+            edit=True,
+            command_id="cmd",
+            command_exit_code=0,
+            verification={"diagnostics": None},
+        ),
         finished(),
     )
     assert fact["turn"]["edits_since_verification"] == 1
@@ -644,17 +651,9 @@ def test_prose_to_tool_balance_is_null_without_prose_measurement() -> None:
 @pytest.mark.sentence("health.prose-balance-nulls")
 def test_characters_per_tool_call_is_null_without_tool_call() -> None:
     fact = last(started(1), call("x", candidate=True), finished(10, prose=120))
-    assert fact["turn"]["prose_to_tool_balance"] == {
-        "prose_characters": 120,
-        "tool_calls": 0,
-        "characters_per_tool_call": None,
-    }
+    assert fact["turn"]["prose_to_tool_balance"] == balance(120, 0, None)
     zero = last(started(1), finished(10, prose=0))
-    assert zero["turn"]["prose_to_tool_balance"] == {
-        "prose_characters": 0,
-        "tool_calls": 0,
-        "characters_per_tool_call": None,
-    }
+    assert zero["turn"]["prose_to_tool_balance"] == balance(0, 0, None)
 
 
 @pytest.mark.sentence("health.prose-balance")
@@ -662,26 +661,14 @@ def test_prose_to_tool_balance_is_characters_over_completed_calls() -> None:
     fact = last(
         started(1), call("a"), call("b", success=False), abandoned("c"), finished(10, prose=150)
     )
-    assert fact["turn"]["prose_to_tool_balance"] == {
-        "prose_characters": 150,
-        "tool_calls": 3,
-        "characters_per_tool_call": 50.0,
-    }
+    assert fact["turn"]["prose_to_tool_balance"] == balance(150, 3, 50.0)
 
 
 @pytest.mark.sentence("health.prose-balance")
 def test_rolling_prose_sums_one_sample_per_iteration() -> None:
     fact = last(started(1), call("a"), finished(1, prose=30), started(2), finished(1, prose=90))
-    assert fact["turn"]["prose_to_tool_balance"] == {
-        "prose_characters": 90,
-        "tool_calls": 0,
-        "characters_per_tool_call": None,
-    }
-    assert fact["rolling"]["prose_to_tool_balance"] == {
-        "prose_characters": 120,
-        "tool_calls": 1,
-        "characters_per_tool_call": 120.0,
-    }
+    assert fact["turn"]["prose_to_tool_balance"] == balance(90, 0, None)
+    assert fact["rolling"]["prose_to_tool_balance"] == balance(120, 1, 120.0)
 
 
 # ----------------------------------------------------------------------------- stop class, gauges
@@ -744,7 +731,7 @@ def test_counts_and_rates_use_their_own_population() -> None:
         exited("b", 0),
         finished(10, prose=60),
         started(2),
-        call("c", success=False, exit_code=1),
+        call("c", success=False, command_exit_code=1),
         finished(30),
     )
     assert fact["turn"]["tool_call_success_rate"] == rate(0, 1)
@@ -752,19 +739,15 @@ def test_counts_and_rates_use_their_own_population() -> None:
     assert fact["turn"]["nonzero_command_exit_rate"] == rate(1, 1)
     assert fact["rolling"]["nonzero_command_exit_rate"] == rate(1, 2)
     assert fact["turn"]["prose_to_tool_balance"] is None
-    assert fact["rolling"]["prose_to_tool_balance"] == {
-        "prose_characters": 60,
-        "tool_calls": 3,
-        "characters_per_tool_call": 20.0,
-    }
+    assert fact["rolling"]["prose_to_tool_balance"] == balance(60, 3, 20.0)
 
 
 @pytest.mark.sentence("health.repeated-update-once")
 def test_repeated_terminal_update_counts_once_within_an_iteration() -> None:
     fact = last(
         started(1),
-        call("a", exit_code=1),
-        call("a", success=False, exit_code=0),
+        call("a", command_exit_code=1),
+        call("a", success=False, command_exit_code=0),
         abandoned("a"),
         finished(10),
     )
@@ -1033,24 +1016,12 @@ def test_a2a_update_needs_the_task_current_state() -> None:
 
 
 def test_public_api_is_small() -> None:
-    assert sorted(health.__all__) == sorted(
-        [
-            "A2A_DOCUMENT_TYPE",
-            "ACP_DOCUMENT_TYPE",
-            "FACT_DOCUMENT_TYPE",
-            "OBSERVATION_DOCUMENT_TYPE",
-            "SCHEMA_VERSION",
-            "STREAM_DOCUMENT_TYPE",
-            "Fact",
-            "HealthState",
-            "Observation",
-            "a2a_status_update",
-            "acp_notification",
-            "initial_state",
-            "reduce",
-            "step",
-        ]
-    )
+    public = """
+        A2A_DOCUMENT_TYPE ACP_DOCUMENT_TYPE FACT_DOCUMENT_TYPE OBSERVATION_DOCUMENT_TYPE
+        SCHEMA_VERSION STREAM_DOCUMENT_TYPE Fact HealthState Observation
+        a2a_status_update acp_notification initial_state reduce step
+    """
+    assert sorted(health.__all__) == sorted(public.split())
 
 
 # ----------------------------------------------------------------------------- properties
@@ -1062,9 +1033,9 @@ _DIAGNOSTICS = st.none() | st.builds(
 )
 _TELEMETRY = st.fixed_dictionaries(
     {
-        "command": st.none() | st.sampled_from(["cmd-1", "cmd-2"]),
-        "exit_code": st.none() | st.integers(-(2**31), 2**31 - 1),
-        "verified": st.none() | st.builds(lambda d: {"diagnostics": d}, _DIAGNOSTICS),
+        "command_id": st.none() | st.sampled_from(["cmd-1", "cmd-2"]),
+        "command_exit_code": st.none() | st.integers(-(2**31), 2**31 - 1),
+        "verification": st.none() | st.builds(lambda d: {"diagnostics": d}, _DIAGNOSTICS),
     }
 )
 _STOP_CLASSES = st.sampled_from(["natural", "policy_budget", "runtime_error", "suspended"])

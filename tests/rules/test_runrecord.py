@@ -14,7 +14,7 @@ import sqlite3
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given
@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from session_contracts import InvalidDocument
 from session_contracts import runrecord as rr
 from session_contracts.journal import (
+    EventKind,
     JsonlTape,
     SessionEvent,
     SqliteJournal,
@@ -86,20 +87,19 @@ def event(
     execution: str | None = None,
     topic: str = "session",
 ) -> SessionEvent:
-    return SessionEvent.from_json(
-        {
-            "id": event_id,
-            "sessionId": session,
-            "runId": run,
-            "turnId": turn,
-            "iteration": iteration,
-            "executionId": execution,
-            "topic": topic,
-            "kind": kind,
-            "recordedAtUnixMs": 1_700_000_000_000 + event_id,
-            "payload": payload,
-        }
+    built = SessionEvent(
+        id=event_id,
+        session_id=session,
+        run_id=run,
+        turn_id=turn,
+        iteration=iteration,
+        execution_id=execution,
+        topic=topic,
+        kind=cast(EventKind, kind),
+        recorded_at_unix_ms=1_700_000_000_000 + event_id,
+        payload=payload,
     )
+    return SessionEvent.from_json(built.to_json())  # checked against the contract
 
 
 def attribute(event_id: int, value: Any, name: str = "completion_receipt") -> SessionEvent:

@@ -9,6 +9,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from schema_walk import object_schemas
 
 from session_contracts.validation.schema_set import default_schema_set
 from session_contracts.validation.xkeywords import ANNOTATION_KEYWORDS, CHECK_KEYWORDS
@@ -39,17 +40,6 @@ OPEN_PROPERTIES = {
 }
 
 
-def _objects(node: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    if isinstance(node, dict):
-        if node.get("type") == "object" or "properties" in node:
-            yield where, node
-        for key, value in node.items():
-            yield from _objects(value, f"{where}/{key}")
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            yield from _objects(value, f"{where}/{index}")
-
-
 @pytest.mark.parametrize("path", SCHEMA_FILES, ids=lambda p: p.name)
 def test_schema_is_valid_draft_2020_12(path: Path) -> None:
     schema = json.loads(path.read_text())
@@ -65,7 +55,7 @@ def test_every_object_schema_states_additional_properties(path: Path) -> None:
     schema = json.loads(path.read_text())
     unstated = [
         where
-        for where, node in _objects(schema, "#")
+        for where, node in object_schemas(schema)
         if where.rsplit("/", 2)[-2:] != ["if", ""]  # `if` probes are not object schemas
         and "/if" not in where
         and "/then" not in where
@@ -80,7 +70,7 @@ def test_every_object_schema_states_additional_properties(path: Path) -> None:
 def test_only_designated_objects_are_open(path: Path) -> None:
     schema = json.loads(path.read_text())
     open_objects = []
-    for where, node in _objects(schema, "#"):
+    for where, node in object_schemas(schema):
         if node.get("additionalProperties", False) is False:
             continue
         name = where.split("/")[-1]

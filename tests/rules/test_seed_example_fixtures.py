@@ -11,11 +11,11 @@ examples from the vendored seed texts (tests/vectors/seeds, held equal to
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from seed_text import json_examples
 
 from session_contracts.validation.validator import DocumentValidator
 from session_contracts.validation.xkeywords import resolve_pointer
@@ -24,27 +24,6 @@ REPO = Path(__file__).resolve().parents[2]
 SEEDS = REPO / "tests" / "vectors" / "seeds"
 FIXTURE = REPO / "tests" / "fixtures" / "seed-examples.json"
 VALIDATOR = DocumentValidator()
-
-
-def extract_examples(text: str) -> list[Any]:
-    """Every JSON object of a seed text: fenced ```json blocks, and bare objects
-    that start on a line of their own with ``{`` (seed 001 writes them unfenced)."""
-    fenced = re.findall(r"```json\n(.*?)```", text, re.S)
-    if fenced:
-        return [json.loads(block) for block in fenced]
-    examples: list[Any] = []
-    lines = text.splitlines()
-    index = 0
-    while index < len(lines):
-        if lines[index].strip() == "{":
-            end = index
-            while lines[end].strip() != "}":
-                end += 1
-            examples.append(json.loads("\n".join(lines[index : end + 1])))
-            index = end + 1
-        else:
-            index += 1
-    return examples
 
 
 def _fixture() -> list[dict[str, Any]]:
@@ -59,7 +38,7 @@ def test_the_fixture_holds_every_example_of_every_seed_verbatim() -> None:
     found = {
         path.name: examples
         for path in sorted(SEEDS.glob("00[0-3]_*.txt"))
-        if (examples := extract_examples(path.read_text(encoding="utf-8")))
+        if (examples := json_examples(path.read_text(encoding="utf-8")))
     }
     assert found, "no seed example found: did the seed texts move?"
     assert kept == found

@@ -2,33 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from seed_text import json_examples
 
 from session_contracts.bindings import decode, encode
 from session_contracts.validation.validator import default_validator
 from session_contracts.validation.xkeywords import json_equal
-
-
-def _blocks(text: str) -> list[Any]:
-    """JSON objects that stand alone in a seed: fenced blocks, else bare `{` ... `}` lines."""
-    fenced = re.findall(r"```json\n(.*?)```", text, re.S)
-    if fenced:
-        return [json.loads(block) for block in fenced]
-    found: list[Any] = []
-    lines = text.splitlines()
-    index = 0
-    while index < len(lines):
-        if lines[index].strip() == "{":
-            end = next(e for e in range(index + 1, len(lines)) if lines[e].strip() == "}")
-            found.append(json.loads("\n".join(lines[index : end + 1])))
-            index = end
-        index += 1
-    return found
 
 
 def _seed(shared: Path, number: str) -> str:
@@ -43,7 +26,7 @@ def _check(doctype: str, document: Any) -> None:
 
 @pytest.mark.sentence("feedback.client-info-optional")
 def test_seed_001_client_info_progress_and_usage_examples(shared: Path) -> None:
-    client_info, progress, usage = _blocks(_seed(shared, "001"))
+    client_info, progress, usage = json_examples(_seed(shared, "001"))
     _check("session-feedback.client-info", client_info)
     _check("session-feedback.progress", progress)
     _check("session-feedback.usage", usage)
@@ -51,7 +34,7 @@ def test_seed_001_client_info_progress_and_usage_examples(shared: Path) -> None:
 
 @pytest.mark.sentence("runrecord.one-evidence", "runrecord.workflow-spans")
 def test_seed_003_evidence_and_span_examples(shared: Path) -> None:
-    evidence_example, span_example = _blocks(_seed(shared, "003"))
+    evidence_example, span_example = json_examples(_seed(shared, "003"))
     _check("run-record.evidence", evidence_example["evidence"])
     for span in span_example["evidence"]["trace_spans"]:
         _check("run-record.span", span)

@@ -20,6 +20,15 @@ def example(doctype: str) -> Any:
     return json.loads((EXAMPLES / f"{doctype}.json").read_text())
 
 
+def renamed_codes(
+    doctype: str, member: str, written_as: str, reference: bool
+) -> set[tuple[str, str]]:
+    """The findings for the doctype's example with its ``member`` written as ``written_as``."""
+    document = example(doctype)
+    document[written_as] = document.pop(member)
+    return codes(doctype, document, reference)
+
+
 def codes(doctype: str, document: Any, reference: bool) -> set[tuple[str, str]]:
     return {(f.path, f.code) for f in VALIDATOR.validate(doctype, document, reference=reference)}
 
@@ -359,9 +368,7 @@ def test_flight_artifact_belongs_to_the_evidence_execution(reference: bool) -> N
 
 @pytest.mark.sentence("runrecord.new-records-parent-span-id")
 def test_legacy_parent_id_is_refused_by_the_write_contract(reference: bool) -> None:
-    document = example("run-record.span")
-    document["parent_id"] = document.pop("parent_span_id")
-    assert codes("run-record.span", document, reference) == {
+    assert renamed_codes("run-record.span", "parent_span_id", "parent_id", reference) == {
         ("$.parent_id", "unknown_field"),
         ("$.parent_span_id", "required"),
     }
@@ -383,9 +390,7 @@ def test_query_requires_session_id(reference: bool) -> None:
 
 
 def test_snapshot_refuses_snake_case(reference: bool) -> None:
-    document = example("session-recap.snapshot")
-    document["content_hash"] = document.pop("contentHash")
-    assert codes("session-recap.snapshot", document, reference) == {
+    assert renamed_codes("session-recap.snapshot", "contentHash", "content_hash", reference) == {
         ("$.content_hash", "unknown_field"),
         ("$.contentHash", "required"),
     }

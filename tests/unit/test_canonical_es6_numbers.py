@@ -20,6 +20,7 @@ import hashlib
 import shutil
 import struct
 import subprocess
+from collections.abc import Iterator
 
 import pytest
 import rfc8785
@@ -146,33 +147,39 @@ def test_the_generator_covers_every_notation(patterns: list[int]) -> None:
     assert any(n == 0 and str(n) == "-0.0" for n in numbers)
 
 
-def test_bare_numbers_match_node(patterns: list[int]) -> None:
-    texts = [canonical_bytes(_from_bits(pattern)).decode("ascii") for pattern in patterns]
+def _chunks(patterns: list[int]) -> Iterator[list[float]]:
+    """The patterns' numbers, a thousand at a time."""
+    for start in range(0, len(patterns), 1000):
+        yield [_from_bits(pattern) for pattern in patterns[start : start + 1000]]
+
+
+def _assert_node_wrote(texts: list[str], patterns: list[int]) -> None:
     digest = hashlib.sha256(_lines(texts, patterns)).hexdigest()
     assert digest == NODE_LINES_SHA256, _first_wrong(patterns, texts)
+
+
+def test_bare_numbers_match_node(patterns: list[int]) -> None:
+    texts = [canonical_bytes(_from_bits(pattern)).decode("ascii") for pattern in patterns]
+    _assert_node_wrote(texts, patterns)
 
 
 def test_numbers_in_documents_match_node(patterns: list[int]) -> None:
     # A thousand numbers a document: the fast path rewrites each float token of
     # orjson's output; the result must be the same texts, comma-separated.
     texts: list[str] = []
-    for start in range(0, len(patterns), 1000):
-        chunk = [_from_bits(pattern) for pattern in patterns[start : start + 1000]]
+    for chunk in _chunks(patterns):
         written = canonical_bytes({"n": chunk}).decode("ascii")
         assert written.startswith('{"n":[')
         assert written.endswith("]}")
         texts += written[6:-2].split(",")
-    digest = hashlib.sha256(_lines(texts, patterns)).hexdigest()
-    assert digest == NODE_LINES_SHA256, _first_wrong(patterns, texts)
+    _assert_node_wrote(texts, patterns)
 
 
 def test_the_exact_path_matches_node_too(patterns: list[int]) -> None:
     texts: list[str] = []
-    for start in range(0, len(patterns), 1000):
-        chunk = [_from_bits(pattern) for pattern in patterns[start : start + 1000]]
+    for chunk in _chunks(patterns):
         texts += exact_bytes(chunk).decode("ascii")[1:-1].split(",")
-    digest = hashlib.sha256(_lines(texts, patterns)).hexdigest()
-    assert digest == NODE_LINES_SHA256, _first_wrong(patterns, texts)
+    _assert_node_wrote(texts, patterns)
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")

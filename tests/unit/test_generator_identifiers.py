@@ -123,23 +123,30 @@ def _pair_schema(tmp_path: Path, *, beside_ours: bool = False) -> Path:
 def test_every_language_holds_the_pair_under_its_json_names(tmp_path: Path) -> None:
     schemas = _pair_schema(tmp_path, beside_ours=True)
     files = {f.name: f.content for f in polyglot.render_all(schemas)}
-    ts = files["typescript/session_contracts.ts"]
-    assert "  sessionId: string;\n  session_id: string;\n" in ts  # explicit JSON names
-    rust = files["rust/src/lib.rs"]
-    assert '#[serde(rename = "sessionId")]\n    pub session_id_camel: String,' in rust
-    assert '#[serde(rename = "session_id")]\n    pub session_id: String,' in rust
-    assert '#[serde(rename = "type"' in rust
-    assert "pub r#type: Option<String>," in rust
-    assert '#[serde(rename = "Type"' in rust
-    assert "pub type_pascal: Option<i64>," in rust
-    go = files["go/types.go"]
-    assert 'SessionIDCamel string  // "sessionId" (required)' in go
-    assert 'SessionID      string  // "session_id" (required)' in go
-    assert 'case "sessionId":' in go
-    assert "x.SessionIDCamel" in go
-    assert 'case "session_id":' in go
-    assert "&x.SessionID)" in go
-    assert "TypePascal" in go
+    expected = {
+        "typescript/session_contracts.ts": [
+            "  sessionId: string;\n  session_id: string;\n",  # explicit JSON names
+        ],
+        "rust/src/lib.rs": [
+            '#[serde(rename = "sessionId")]\n    pub session_id_camel: String,',
+            '#[serde(rename = "session_id")]\n    pub session_id: String,',
+            '#[serde(rename = "type"',
+            "pub r#type: Option<String>,",
+            '#[serde(rename = "Type"',
+            "pub type_pascal: Option<i64>,",
+        ],
+        "go/types.go": [
+            'SessionIDCamel string  // "sessionId" (required)',
+            'SessionID      string  // "session_id" (required)',
+            'case "sessionId":',
+            "x.SessionIDCamel",
+            'case "session_id":',
+            "&x.SessionID)",
+            "TypePascal",
+        ],
+    }
+    for name, texts in expected.items():
+        assert [text for text in texts if text not in files[name]] == [], name
     python = {f.name: f.content for f in render_all(_pair_schema(tmp_path / "alone"))}["pair.py"]
     assert 'session_id_camel: Annotated[StrictStr, Field(alias="sessionId")]' in python
     assert "    session_id: StrictStr\n" in python

@@ -30,15 +30,16 @@ _LEAK = 'A:" signing_key: "CANARY0MhV9xBpiC4dOLjRGlfCf6y1GOeZ7CGosC"'
 
 
 def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
+    """Every string in a JSON value, member names included, in no particular order."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            pending.extend([*item, *item.values()])
+        elif isinstance(item, list):
+            pending.extend(item)
 
 
 @pytest.mark.parametrize(

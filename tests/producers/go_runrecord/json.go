@@ -48,9 +48,14 @@ func (o *Object) Delete(k string) {
 
 // Parse reads one JSON text exactly.
 func Parse(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
+	return readWhole(bytes.NewReader(data), false)
+}
+
+// readWhole reads one JSON value and then the end of r (see readValue).
+func readWhole(r io.Reader, rejectDuplicates bool) (any, error) {
+	dec := json.NewDecoder(r)
 	dec.UseNumber()
-	v, err := parseValue(dec)
+	v, err := readValue(dec, rejectDuplicates)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +65,9 @@ func Parse(data []byte) (any, error) {
 	return v, nil
 }
 
-func parseValue(dec *json.Decoder) (any, error) {
+// readValue reads one JSON value; with rejectDuplicates an object that names a key
+// twice is errDuplicate, else the last value of the key is kept.
+func readValue(dec *json.Decoder, rejectDuplicates bool) (any, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
@@ -79,7 +86,10 @@ func parseValue(dec *json.Decoder) (any, error) {
 				if !ok {
 					return nil, fmt.Errorf("object key is not a string")
 				}
-				v, err := parseValue(dec)
+				if _, dup := obj.Vals[k]; dup && rejectDuplicates {
+					return nil, errDuplicate
+				}
+				v, err := readValue(dec, rejectDuplicates)
 				if err != nil {
 					return nil, err
 				}
@@ -92,7 +102,7 @@ func parseValue(dec *json.Decoder) (any, error) {
 		case '[':
 			arr := []any{}
 			for dec.More() {
-				v, err := parseValue(dec)
+				v, err := readValue(dec, rejectDuplicates)
 				if err != nil {
 					return nil, err
 				}

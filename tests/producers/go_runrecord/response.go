@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"math"
 	"math/big"
 	"regexp"
@@ -37,48 +36,6 @@ func hasLoneSurrogate(raw string) bool {
 	return false
 }
 
-func strictValue(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := tok.(json.Delim); ok {
-		switch d {
-		case '{':
-			o := NewObject()
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k := kt.(string)
-				if _, dup := o.Vals[k]; dup {
-					return nil, errDuplicate
-				}
-				v, err := strictValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				o.Set(k, v)
-			}
-			_, err := dec.Token()
-			return o, err
-		case '[':
-			a := []any{}
-			for dec.More() {
-				v, err := strictValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				a = append(a, v)
-			}
-			_, err := dec.Token()
-			return a, err
-		}
-	}
-	return tok, nil
-}
-
 type strictErr string
 
 func (e strictErr) Error() string { return string(e) }
@@ -97,7 +54,7 @@ func strictObjectPrefix(s string) (*Object, int, bool) {
 	}
 	dec := json.NewDecoder(strings.NewReader(s[i:]))
 	dec.UseNumber()
-	v, err := strictValue(dec)
+	v, err := readValue(dec, true)
 	if err != nil {
 		return nil, 0, false
 	}
@@ -110,16 +67,8 @@ func strictObjectPrefix(s string) (*Object, int, bool) {
 }
 
 func strictWhole(s string) (any, bool) {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	v, err := strictValue(dec)
-	if err != nil {
-		return nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false
-	}
-	if hasLoneSurrogate(s) {
+	v, err := readWhole(strings.NewReader(s), true)
+	if err != nil || hasLoneSurrogate(s) {
 		return nil, false
 	}
 	return v, true
@@ -551,9 +500,8 @@ func providerCallResponse(input *Object) (any, Findings) {
 		lo := NewObject()
 		for _, k := range ls.Keys {
 			v := ls.Vals[k]
-			rk := st.key(k)
-			if isSensitiveKey(k) {
-				st.wholeSecret(v)
+			rk, sensitive := st.member(k, v)
+			if sensitive {
 				lo.Set(rk, "[redacted]")
 				continue
 			}

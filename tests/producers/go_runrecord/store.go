@@ -57,6 +57,18 @@ func (st *store) wholeSecret(v any) {
 	}
 }
 
+// member reads a member's key k and value v: the key as written (its secrets
+// replaced), and whether the key is sensitive; then its value of any type goes
+// whole (docs/runrecord.md 3.5) and is not written.
+func (st *store) member(k string, v any) (string, bool) {
+	rk := st.key(k)
+	if isSensitiveKey(k) {
+		st.wholeSecret(v)
+		return rk, true
+	}
+	return rk, false
+}
+
 func (st *store) key(k string) string {
 	out, dets := redactText(k)
 	for _, d := range dets {
@@ -135,10 +147,8 @@ func (st *store) walk(v any, _ bool) any {
 		o := NewObject()
 		for _, k := range t.Keys {
 			x := t.Vals[k]
-			rk := st.key(k)
-			if isSensitiveKey(k) {
-				// a sensitive key's value of any type goes whole (docs/runrecord.md 3.5)
-				st.wholeSecret(x)
+			rk, sensitive := st.member(k, x)
+			if sensitive {
 				o.Set(rk, &slot{cur: "[redacted]", whole: true})
 				continue
 			}

@@ -141,6 +141,33 @@ var eventKinds = map[string]bool{"message": true, "loop_checkpoint": true, "tool
 
 var eventHeader = []string{"id", "sessionId", "runId", "turnId", "iteration", "executionId", "topic", "kind", "recordedAtUnixMs", "payload"}
 
+// eachObject reports wrong_type where x is not an array and where an item is not an
+// object, and calls each with every item that is one and its path.
+func eachObject(fs *Findings, x any, p string, each func(o *Object, ip string)) {
+	arr, isA := x.([]any)
+	if !isA {
+		fs.Add("wrong_type", p, "expected an array")
+	}
+	for i, it := range arr {
+		ip := Index(p, i)
+		o, isO := it.(*Object)
+		if !isO {
+			fs.Add("wrong_type", ip, "expected an object")
+			continue
+		}
+		each(o, ip)
+	}
+}
+
+// members checks each named member that o has with check, at the member's path.
+func members(fs *Findings, o *Object, p string, check func(*Findings, any, string) bool, names ...string) {
+	for _, name := range names {
+		if x, ok := o.Get(name); ok {
+			check(fs, x, Member(p, name))
+		}
+	}
+}
+
 func idString(fs *Findings, v any, p string) bool { return checkString(fs, v, p, 1, 256) }
 func label(fs *Findings, v any, p string) bool    { return checkString(fs, v, p, 0, 256) }
 func text(fs *Findings, v any, p string) bool     { return checkString(fs, v, p, 0, 1048576) }
@@ -276,12 +303,7 @@ func validatePayload(fs *Findings, kind string, v any, p string) {
 				fs.Add("wrong_type", xp, "expected an object")
 			} else {
 				closed(fs, vo, xp, []string{"schema", "status", "verifiedPaths"}, []string{"schema", "status", "verifiedPaths"})
-				if y, ok := vo.Get("schema"); ok {
-					label(fs, y, Member(xp, "schema"))
-				}
-				if y, ok := vo.Get("status"); ok {
-					label(fs, y, Member(xp, "status"))
-				}
+				members(fs, vo, xp, label, "schema", "status")
 				if y, ok := vo.Get("verifiedPaths"); ok {
 					arr, isA := y.([]any)
 					if !isA {
@@ -296,30 +318,10 @@ func validatePayload(fs *Findings, kind string, v any, p string) {
 	case "plan":
 		req := []string{"documentId", "revisionId", "title", "summary", "steps", "event"}
 		closed(fs, o, p, req, req)
-		if x, xp, ok := m("documentId"); ok {
-			idString(fs, x, xp)
-		}
-		if x, xp, ok := m("revisionId"); ok {
-			idString(fs, x, xp)
-		}
-		if x, xp, ok := m("title"); ok {
-			text(fs, x, xp)
-		}
-		if x, xp, ok := m("summary"); ok {
-			text(fs, x, xp)
-		}
+		members(fs, o, p, idString, "documentId", "revisionId")
+		members(fs, o, p, text, "title", "summary")
 		if x, xp, ok := m("steps"); ok {
-			arr, isA := x.([]any)
-			if !isA {
-				fs.Add("wrong_type", xp, "expected an array")
-			}
-			for i, it := range arr {
-				ip := Index(xp, i)
-				so, isO := it.(*Object)
-				if !isO {
-					fs.Add("wrong_type", ip, "expected an object")
-					continue
-				}
+			eachObject(fs, x, xp, func(so *Object, ip string) {
 				closed(fs, so, ip, []string{"id", "content", "status"}, []string{"id", "content", "status"})
 				if y, ok := so.Get("id"); ok {
 					idString(fs, y, Member(ip, "id"))
@@ -330,7 +332,7 @@ func validatePayload(fs *Findings, kind string, v any, p string) {
 				if y, ok := so.Get("status"); ok {
 					enumString(fs, y, Member(ip, "status"), "pending", "in_progress", "completed", "blocked", "cancelled")
 				}
-			}
+			})
 		}
 		if x, xp, ok := m("event"); ok && x != nil {
 			eo, isO := x.(*Object)
@@ -362,17 +364,7 @@ func validatePayload(fs *Findings, kind string, v any, p string) {
 			}
 		}
 		if x, xp, ok := m("entries"); ok {
-			arr, isA := x.([]any)
-			if !isA {
-				fs.Add("wrong_type", xp, "expected an array")
-			}
-			for i, it := range arr {
-				ip := Index(xp, i)
-				eo, isO := it.(*Object)
-				if !isO {
-					fs.Add("wrong_type", ip, "expected an object")
-					continue
-				}
+			eachObject(fs, x, xp, func(eo *Object, ip string) {
 				r := []string{"content", "status", "priority"}
 				closed(fs, eo, ip, r, r)
 				if y, ok := eo.Get("content"); ok {
@@ -384,7 +376,7 @@ func validatePayload(fs *Findings, kind string, v any, p string) {
 				if y, ok := eo.Get("priority"); ok && y != nil {
 					label(fs, y, Member(ip, "priority"))
 				}
-			}
+			})
 		}
 	case "terminal":
 		r := []string{"kind", "owner", "finalStatus", "stopReason", "reason"}
@@ -479,17 +471,7 @@ func validateProviderCallResponse(fs *Findings, v any, p string) {
 		}
 	}
 	if x, xp, ok := m("parsed_tool_calls"); ok {
-		arr, isA := x.([]any)
-		if !isA {
-			fs.Add("wrong_type", xp, "expected an array")
-		}
-		for i, it := range arr {
-			ip := Index(xp, i)
-			co, isO := it.(*Object)
-			if !isO {
-				fs.Add("wrong_type", ip, "expected an object")
-				continue
-			}
+		eachObject(fs, x, xp, func(co *Object, ip string) {
 			closed(fs, co, ip, []string{"id", "name", "arguments"}, []string{"name", "arguments"})
 			if y, ok := co.Get("id"); ok && y != nil {
 				checkString(fs, y, Member(ip, "id"), 1, 256)
@@ -502,10 +484,12 @@ func validateProviderCallResponse(fs *Findings, v any, p string) {
 					fs.Add("wrong_type", Member(ip, "arguments"), "expected an object")
 				}
 			}
-		}
+		})
 		tc, _ := o.Get("tool_calls")
-		if tca, isA := tc.([]any); isA && len(arr) > 0 && Equal(arr, tca) {
-			fs.Add("prefer_reference", xp, "write parsed_tool_calls_ref instead")
+		if arr, isA := x.([]any); isA && len(arr) > 0 {
+			if tca, isA := tc.([]any); isA && Equal(arr, tca) {
+				fs.Add("prefer_reference", xp, "write parsed_tool_calls_ref instead")
+			}
 		}
 	}
 	if x, xp, ok := m("parsed_tool_calls_ref"); ok {
@@ -603,17 +587,7 @@ func validateSpan(fs *Findings, v any, p string) {
 	}
 	if x, ok := o.Get("links"); ok {
 		lp := Member(p, "links")
-		arr, isA := x.([]any)
-		if !isA {
-			fs.Add("wrong_type", lp, "expected an array")
-		}
-		for i, it := range arr {
-			ip := Index(lp, i)
-			lo, isO := it.(*Object)
-			if !isO {
-				fs.Add("wrong_type", ip, "expected an object")
-				continue
-			}
+		eachObject(fs, x, lp, func(lo *Object, ip string) {
 			r := []string{"trace_id", "span_id", "attributes"}
 			closed(fs, lo, ip, r, r)
 			for _, name := range []string{"trace_id", "span_id"} {
@@ -631,21 +605,11 @@ func validateSpan(fs *Findings, v any, p string) {
 					}
 				}
 			}
-		}
+		})
 	}
 	if x, ok := o.Get("events"); ok {
 		ep := Member(p, "events")
-		arr, isA := x.([]any)
-		if !isA {
-			fs.Add("wrong_type", ep, "expected an array")
-		}
-		for i, it := range arr {
-			ip := Index(ep, i)
-			eo, isO := it.(*Object)
-			if !isO {
-				fs.Add("wrong_type", ip, "expected an object")
-				continue
-			}
+		eachObject(fs, x, ep, func(eo *Object, ip string) {
 			if y, ok := eo.Get("name"); ok {
 				checkString(fs, y, Member(ip, "name"), 0, 0)
 			}
@@ -654,7 +618,7 @@ func validateSpan(fs *Findings, v any, p string) {
 					fs.Add("wrong_type", Member(ip, "attributes"), "expected an object")
 				}
 			}
-		}
+		})
 	}
 }
 

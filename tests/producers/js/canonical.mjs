@@ -27,42 +27,38 @@ function jcsNumber(x) {
   return String(x);
 }
 
-export function jcs(v) {
-  if (v === null) return 'null';
-  if (v === true) return 'true';
-  if (v === false) return 'false';
-  if (typeof v === 'string') return quote(v);
-  if (typeof v === 'number') {
-    if (Number.isInteger(v) && Math.abs(v) > MAX_SAFE) throw new JsonError('canonical_unsafe_integer', 'unsafe integer');
-    return jcsNumber(v);
-  }
-  if (typeof v === 'bigint') throw new JsonError('canonical_unsafe_integer', 'unsafe integer');
-  if (v instanceof Float) return jcsNumber(v.value);
-  if (Array.isArray(v)) return '[' + v.map(jcs).join(',') + ']';
-  const keys = Object.keys(v).sort(cmpUtf16);
-  return '{' + keys.map((k) => quote(k) + ':' + jcs(v[k])).join(',') + '}';
+// The two forms write literals, strings, arrays and objects alike; each has its own
+// numbers and its own member order.
+function writer(number, memberOrder) {
+  const write = (v) => {
+    if (v === null) return 'null';
+    if (v === true) return 'true';
+    if (v === false) return 'false';
+    if (typeof v === 'string') return quote(v);
+    if (typeof v === 'number' || typeof v === 'bigint' || v instanceof Float) return number(v);
+    if (Array.isArray(v)) return '[' + v.map(write).join(',') + ']';
+    return '{' + memberOrder(v).map((k) => quote(k) + ':' + write(v[k])).join(',') + '}';
+  };
+  return write;
 }
 
-export function harn(v) {
-  if (v === null) return 'null';
-  if (v === true) return 'true';
-  if (v === false) return 'false';
-  if (typeof v === 'string') return quote(v);
+export const jcs = writer((v) => {
+  if (v instanceof Float) return jcsNumber(v.value);
+  if (typeof v === 'bigint' || (Number.isInteger(v) && Math.abs(v) > MAX_SAFE)) throw new JsonError('canonical_unsafe_integer', 'unsafe integer');
+  return jcsNumber(v);
+}, (v) => Object.keys(v).sort(cmpUtf16));
+
+export const harn = writer((v) => {
+  if (v instanceof Float) return harnFloat(v.value);
   if (typeof v === 'number') {
     if (!Number.isInteger(v)) return harnFloat(v);
     return Object.is(v, -0) ? '0' : String(v);
   }
-  if (typeof v === 'bigint') {
-    if (v >= I64_MIN && v <= U64_MAX) return v.toString();
-    const d = Number(v);
-    if (!Number.isFinite(d)) throw new JsonError('canonical_number_out_of_range', 'out of range');
-    return harnFloat(d);
-  }
-  if (v instanceof Float) return harnFloat(v.value);
-  if (Array.isArray(v)) return '[' + v.map(harn).join(',') + ']';
-  const keys = Object.keys(v).filter((k) => v[k] !== undefined).sort(cmpCodePoint);
-  return '{' + keys.map((k) => quote(k) + ':' + harn(v[k])).join(',') + '}';
-}
+  if (v >= I64_MIN && v <= U64_MAX) return v.toString();
+  const d = Number(v);
+  if (!Number.isFinite(d)) throw new JsonError('canonical_number_out_of_range', 'out of range');
+  return harnFloat(d);
+}, (v) => Object.keys(v).filter((k) => v[k] !== undefined).sort(cmpCodePoint));
 
 export function sha(text) {
   return 'sha256:' + createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex');

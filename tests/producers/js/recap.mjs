@@ -1,7 +1,8 @@
 // The session-recap projection (docs/recap.md sections 1-4).
 import { Float, JsonError } from './json.mjs';
 import { harnHash, jcsHash } from './canonical.mjs';
-import { Finding, check, keyPath, loadSchema, validateDocType } from './validate.mjs';
+import { keyPath, loadSchema } from '../js_common/schema.mjs';
+import { Finding, check, validateDocType } from './validate.mjs';
 import { redactText, redactValue } from './redact.mjs';
 
 const RECAP = 'session-recap-v1.schema.json';

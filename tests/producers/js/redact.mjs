@@ -2,7 +2,7 @@
 // schemas/redaction-policy.default.json; patterns translated from Rust regex to JS.
 import fs from 'node:fs';
 import { Float } from './json.mjs';
-import { loadSchema } from './validate.mjs';
+import { loadSchema } from '../js_common/schema.mjs';
 
 const WS_CHARS = '\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
 const WS_RE = new RegExp(`[${WS_CHARS}]`, 'u');

@@ -1,18 +1,7 @@
 // A small JSON Schema (draft 2020-12 subset) validator for our schemas, with the
 // x- keywords of docs/x-keywords.md that the recap and event contracts use.
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Float, parse } from './json.mjs';
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-export const SCHEMA_DIR = path.resolve(here, '../../../schemas');
-const cache = new Map();
-
-export function loadSchema(file) {
-  if (!cache.has(file)) cache.set(file, parse(fs.readFileSync(path.join(SCHEMA_DIR, file), 'utf8')));
-  return cache.get(file);
-}
+import { Float } from './json.mjs';
+import { isNum, isObj, jsonEqualBy, keyPath, loadSchema, typeOk } from '../js_common/schema.mjs';
 
 export class Finding extends Error {
   constructor(code, jpath, message) {
@@ -22,38 +11,11 @@ export class Finding extends Error {
   }
 }
 
-const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Float);
-const isNum = (v) => typeof v === 'number' || typeof v === 'bigint' || v instanceof Float;
-const isInt = (v) => typeof v === 'number' || typeof v === 'bigint';
 const numVal = (v) => (v instanceof Float ? v.value : v);
 
-function typeOk(t, v) {
-  switch (t) {
-    case 'null': return v === null;
-    case 'boolean': return typeof v === 'boolean';
-    case 'string': return typeof v === 'string';
-    case 'integer': return isInt(v) || (v instanceof Float && Number.isInteger(v.value));
-    case 'number': return isNum(v);
-    case 'array': return Array.isArray(v);
-    case 'object': return isObj(v);
-    default: return false;
-  }
-}
-
-export function jsonEqual(a, b) {
-  if (isNum(a) && isNum(b)) {
-    const x = numVal(a), y = numVal(b);
-    // eslint-disable-next-line eqeqeq
-    return x == y;
-  }
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  if (isObj(a)) {
-    if (!isObj(b)) return false;
-    const ka = Object.keys(a), kb = Object.keys(b);
-    return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual(a[k], b[k]));
-  }
-  return a === b;
-}
+// Two numbers by value, a bigint equal to the number of the same value.
+// eslint-disable-next-line eqeqeq
+export const jsonEqual = jsonEqualBy((a, b) => numVal(a) == numVal(b));
 
 function pointer(root, ptr) {
   if (ptr === '' || ptr === '/') return { found: true, value: root };
@@ -68,12 +30,6 @@ function pointer(root, ptr) {
     else return { found: false };
   }
   return { found: true, value: cur };
-}
-
-// docs/protocol.md, "Paths": dot form for an ASCII identifier, else ['...'] with only
-// the backslash and the single quote escaped.
-export function keyPath(p, k) {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? `${p}.${k}` : `${p}['${k.replace(/[\\']/g, (c) => '\\' + c)}']`;
 }
 
 const regexCache = new Map();
@@ -237,4 +193,3 @@ export function validateDocType(file, defName, v, jpath = '$') {
   return check(schema.$defs[defName], v, jpath, file);
 }
 
-export { parse };

@@ -1,40 +1,25 @@
 #!/usr/bin/env node
 // A session-feedback producer speaking the producer protocol (docs/protocol.md) on stdio.
-import readline from 'node:readline';
-import { Float, JsonError, parse, stringify } from '../js/json.mjs';
-import { DOC_TYPES, MAX_SAFE, isObj, keyPath, sortFindings, validateDef } from './schema.mjs';
+import { Float } from '../js/json.mjs';
+import { Rejected, Skipped, roundtripInputFindings, serve } from '../js_common/protocol.mjs';
+import { has as own, isObj, keyPath } from '../js_common/schema.mjs';
+import { DOC_TYPES, MAX_SAFE, validateDef } from './schema.mjs';
 import { FeedbackStore } from './store.mjs';
 
 const IMPLEMENTATION = { name: 'acme-feedback-js', version: '0.1.0', language: 'javascript' };
-const own = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 
-class Skipped extends Error {}
 // Document types of the other v1 contracts (docs/protocol.md, "Contracts"): never sent to
 // a producer that declares only session-feedback; answered `skipped` if they come.
 const OTHER_CONTRACTS = /^(session-health|session-recap|run-record|session-event|health-observation)\./;
 
-class Rejected extends Error {
-  constructor(findings) {
-    super(findings[0].message ?? `${findings[0].code} at ${findings[0].path}`);
-    this.findings = sortFindings(findings.map((f) => ({ code: f.code, path: f.path, message: f.message ?? `${f.code} at ${f.path}` }))).slice(0, 1000);
-  }
-}
-
 // --- document.roundtrip ----------------------------------------------------------
 function roundtrip(input) {
-  const fs = [];
   if (!isObj(input)) throw new Rejected([{ code: 'wrong_type', path: '$' }]);
-  for (const k of Object.keys(input)) {
-    if (!['doctype', 'document', 'historical', 'injected_at'].includes(k)) fs.push({ code: 'unknown_field', path: keyPath('$', k) });
-  }
-  if (!own(input, 'doctype')) fs.push({ code: 'required', path: '$.doctype' });
-  else if (typeof input.doctype !== 'string') fs.push({ code: 'wrong_type', path: '$.doctype' });
-  else if (!own(DOC_TYPES, input.doctype)) {
-    if (OTHER_CONTRACTS.test(input.doctype)) throw new Skipped(`${input.doctype}: session-feedback document types only`);
-    fs.push({ code: 'not_allowed_value', path: '$.doctype' });
-  }
-  if (!own(input, 'document')) fs.push({ code: 'required', path: '$.document' });
-  if (own(input, 'historical') && typeof input.historical !== 'boolean') fs.push({ code: 'invalid_case', path: '$.historical' });
+  const fs = roundtripInputFindings(input, (doctype) => {
+    if (own(DOC_TYPES, doctype)) return true;
+    if (OTHER_CONTRACTS.test(doctype)) throw new Skipped(`${doctype}: session-feedback document types only`);
+    return false;
+  });
   if (fs.length) throw new Rejected(fs);
   const { findings, value } = validateDef(DOC_TYPES[input.doctype], input.document, '$.document');
   if (findings.length) throw new Rejected(findings);
@@ -123,41 +108,4 @@ function feedbackRun(input) {
 // --- the protocol loop -------------------------------------------------------------
 const OPERATIONS = { 'feedback.run': feedbackRun, 'document.roundtrip': roundtrip };
 
-function answer(msg) {
-  if (msg.cmd === 'start') {
-    return { protocol_version: 1, implementation: IMPLEMENTATION, contracts: ['session-feedback'], operations: Object.keys(OPERATIONS) };
-  }
-  const seq = msg.seq;
-  const op = msg.case?.operation;
-  const fn = OPERATIONS[op];
-  if (!fn) return { seq, outcome: 'skipped', reason: `operation ${op} is not implemented` };
-  try {
-    return { seq, outcome: 'result', output: fn(msg.case.input) };
-  } catch (e) {
-    if (e instanceof Rejected) {
-      const [first] = e.findings;
-      return { seq, outcome: 'rejected', rejection: { code: first.code, path: first.path, message: first.message, findings: e.findings } };
-    }
-    if (e instanceof Skipped) return { seq, outcome: 'skipped', reason: e.message };
-    return { seq, outcome: 'errored', message: String(e?.stack ?? e) };
-  }
-}
-
-const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-rl.on('line', (line) => {
-  if (line.trim() === '') return;
-  let msg;
-  try {
-    msg = parse(line);
-  } catch (e) {
-    process.stderr.write(`unreadable message: ${e instanceof JsonError ? e.message : e}\n`);
-    return;
-  }
-  if (msg.cmd === 'stop') {
-    rl.close();
-    return;
-  }
-  process.stdout.write(stringify(answer(msg)) + '\n');
-});
-// Exit only once every answer written so far has reached the pipe.
-rl.on('close', () => process.stdout.write('', () => process.exit(0)));
+serve({ implementation: IMPLEMENTATION, contracts: ['session-feedback'], operations: OPERATIONS });

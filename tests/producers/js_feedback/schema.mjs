@@ -5,69 +5,25 @@
 // It also returns the value as the typed bindings would write it again: an integral
 // float in an `integer` member without x-jsSafeInteger is written as an integer
 // (docs/protocol.md, "Case inputs", document.roundtrip).
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Float, parse } from '../js/json.mjs';
+import { Float } from '../js/json.mjs';
+import { sortFindings } from '../js_common/protocol.mjs';
+import { has as own, isNum, isObj, jsonEqualBy, keyPath, loadSchema, numVal, typeOk } from '../js_common/schema.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const SCHEMA_FILE = path.resolve(here, '../../../schemas/session-feedback.schema.json');
-export const SCHEMA = parse(fs.readFileSync(SCHEMA_FILE, 'utf8'));
+export const SCHEMA = loadSchema('session-feedback.schema.json');
 export const DOC_TYPES = Object.fromEntries(
   Object.entries(SCHEMA['x-documentTypes']).map(([k, ref]) => [`session-feedback.${k}`, ref.split('/').pop()]),
 );
 
 export const MAX_SAFE = 9007199254740991;
-const own = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
-export const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Float);
-const isNum = (v) => typeof v === 'number' || typeof v === 'bigint' || v instanceof Float;
-const numVal = (v) => (v instanceof Float ? v.value : typeof v === 'bigint' ? Number(v) : v);
 
-// docs/protocol.md, "JSON paths".
-export function keyPath(p, k) {
-  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? `${p}.${k}` : `${p}['${k.replace(/[\\']/g, (c) => '\\' + c)}']`;
-}
-
-// Code point order (docs/protocol.md: "sorted by path (code point order) and then code").
-export function cmpCodePoint(a, b) {
-  const x = [...a], y = [...b];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = x[i].codePointAt(0) - y[i].codePointAt(0);
-    if (d) return d;
-  }
-  return x.length - y.length;
-}
-export const sortFindings = (fs) => fs.sort((a, b) => cmpCodePoint(a.path, b.path) || cmpCodePoint(a.code, b.code));
-
-export function jsonEqual(a, b) {
-  if (isNum(a) && isNum(b)) {
-    if (typeof a === 'bigint' || typeof b === 'bigint') return typeof a === typeof b && a === b;
-    return numVal(a) === numVal(b);
-  }
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  if (isObj(a)) {
-    if (!isObj(b)) return false;
-    const ka = Object.keys(a), kb = Object.keys(b);
-    return ka.length === kb.length && ka.every((k) => own(b, k) && jsonEqual(a[k], b[k]));
-  }
-  return a === b;
-}
+// JSON value equality: numbers by value (1 == 1.0), a bigint only equal to the same bigint.
+export const jsonEqual = jsonEqualBy((a, b) => {
+  if (typeof a === 'bigint' || typeof b === 'bigint') return typeof a === typeof b && a === b;
+  return numVal(a) === numVal(b);
+});
 
 function deref(ref) {
   return SCHEMA.$defs[ref.split('/').pop()];
-}
-
-function typeOk(t, v) {
-  switch (t) {
-    case 'null': return v === null;
-    case 'boolean': return typeof v === 'boolean';
-    case 'string': return typeof v === 'string';
-    case 'integer': return typeof v === 'number' || typeof v === 'bigint' || (v instanceof Float && Number.isInteger(v.value));
-    case 'number': return isNum(v);
-    case 'array': return Array.isArray(v);
-    case 'object': return isObj(v);
-    default: return false;
-  }
 }
 
 // Returns { findings: [{code, path}], value: the re-encoded value }.

@@ -1,6 +1,7 @@
 // An in-memory session-feedback store (docs/feedback.md): start, checkpoint, observe.
 // Every call is given the server clock (`at_unix_ms` of the feedback.run step).
-import { MAX_SAFE, isObj, jsonEqual, validateDef } from './schema.mjs';
+import { isObj } from '../js_common/schema.mjs';
+import { MAX_SAFE, jsonEqual, validateDef } from './schema.mjs';
 
 const FUTURE_MS = 300000; // docs/feedback.md rule 5
 const MAX_AGE_MS = 900000; // ReportMeta, x-staleness maxAgeMs

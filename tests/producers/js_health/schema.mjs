@@ -4,55 +4,15 @@
 // required, properties, additionalProperties, items, anyOf, oneOf (+ discriminator),
 // format date-time, and the x- keywords of docs/x-keywords.md used by the health
 // contracts: x-maxUtf8Bytes, x-jsSafeInteger, x-sameValue, x-ratio, x-notGreaterThan.
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Float, parse } from '../js/json.mjs';
-import { keyPath } from '../js/validate.mjs';
+import { checkLeading, has, isNum, isObj, jsonEqualBy, keyPath, lengthFindings, loadSchema, numberFindings, numVal } from '../js_common/schema.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const SCHEMA_DIR = path.resolve(here, '../../../schemas');
-const cache = new Map();
-
-export function loadSchema(file) {
-  if (!cache.has(file)) cache.set(file, parse(fs.readFileSync(path.join(SCHEMA_DIR, file), 'utf8')));
-  return cache.get(file);
-}
-
-export const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Float);
-const isNum = (v) => typeof v === 'number' || typeof v === 'bigint' || v instanceof Float;
-const numVal = (v) => (v instanceof Float ? v.value : typeof v === 'bigint' ? Number(v) : v);
-const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
-
-function typeOk(t, v) {
-  switch (t) {
-    case 'null': return v === null;
-    case 'boolean': return typeof v === 'boolean';
-    case 'string': return typeof v === 'string';
-    case 'integer': return typeof v === 'number' || typeof v === 'bigint' || (v instanceof Float && Number.isInteger(v.value));
-    case 'number': return isNum(v);
-    case 'array': return Array.isArray(v);
-    case 'object': return isObj(v);
-    default: return false;
+// JSON value equality: numbers by value (1 == 1.0, a bigint equal to the number of its value).
+export const jsonEqual = jsonEqualBy((a, b) => {
+  if (typeof a === 'bigint' || typeof b === 'bigint') {
+    try { return BigInt(numVal(a)) === BigInt(numVal(b)); } catch { return false; }
   }
-}
-
-// JSON value equality: numbers by value (1 == 1.0), true is not 1.
-export function jsonEqual(a, b) {
-  if (isNum(a) && isNum(b)) {
-    if (typeof a === 'bigint' || typeof b === 'bigint') {
-      try { return BigInt(numVal(a)) === BigInt(numVal(b)) && (typeof a === 'bigint' || typeof b === 'bigint'); } catch { return false; }
-    }
-    return numVal(a) === numVal(b);
-  }
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  if (isObj(a)) {
-    if (!isObj(b)) return false;
-    const ka = Object.keys(a), kb = Object.keys(b);
-    return ka.length === kb.length && ka.every((k) => has(b, k) && jsonEqual(a[k], b[k]));
-  }
-  return a === b;
-}
+  return numVal(a) === numVal(b);
+});
 
 function pointer(root, ptr) {
   if (ptr === '') return { found: true, value: root, path: '' };
@@ -101,54 +61,13 @@ function isDateTime(s) {
 // the decoded value (integral floats at integer members become integers).
 export function check(schema, v, jpath, file, out) {
   if (schema === true || schema === undefined) return v;
-  if (schema.$ref) {
-    const { node, file: f } = resolve(schema.$ref, file);
-    const before = out.length;
-    v = check(node, v, jpath, f, out);
-    if (out.length > before) return v;
-  }
-  if (schema.type !== undefined) {
-    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-    if (!types.some((t) => typeOk(t, v))) {
-      out.push({ code: 'wrong_type', path: jpath });
-      return v;
-    }
-    if (types.includes('integer') && !types.includes('number') && v instanceof Float) {
-      if (schema['x-jsSafeInteger']) {
-        out.push({ code: 'integer_literal_required', path: jpath });
-        return v;
-      }
-      v = v.value === 0 ? 0 : v.value; // accepted as an integer, written as one
-    }
-    // A `number` member holds a double: an integer literal is written back as a float
-    // (observed from the reference: a value of 1 comes back 1.0).
-    if (types.includes('number') && !types.includes('integer') && (typeof v === 'number' || typeof v === 'bigint')) v = new Float(Number(v));
-  }
-  if (schema.const !== undefined && !jsonEqual(schema.const, v)) { out.push({ code: 'not_allowed_value', path: jpath }); return v; }
-  if (schema.enum && !schema.enum.some((e) => jsonEqual(e, v))) { out.push({ code: 'not_allowed_value', path: jpath }); return v; }
-  if (typeof v === 'string') {
-    const len = [...v].length;
-    if (schema.minLength !== undefined && len < schema.minLength) out.push({ code: 'min_length', path: jpath });
-    if (schema.maxLength !== undefined && len > schema.maxLength) out.push({ code: 'max_length', path: jpath });
-    if (schema['x-maxUtf8Bytes'] !== undefined && Buffer.byteLength(v, 'utf8') > schema['x-maxUtf8Bytes']) out.push({ code: 'max_utf8_bytes', path: jpath });
-    if (schema.format === 'date-time' && !isDateTime(v)) out.push({ code: 'format', path: jpath });
-  }
-  if (isNum(v)) {
-    let unsafe = false;
-    if (schema['x-jsSafeInteger'] && typeof v === 'bigint') {
-      out.push({ code: 'unsafe_integer', path: jpath });
-      unsafe = true;
-    }
-    if (!unsafe) {
-      const lt = (a, b) => (typeof a === 'bigint' ? a < BigInt(b) : numVal(a) < b);
-      const gt = (a, b) => (typeof a === 'bigint' ? a > BigInt(b) : numVal(a) > b);
-      if (schema.minimum !== undefined && lt(v, schema.minimum)) out.push({ code: 'minimum', path: jpath });
-      if (schema.maximum !== undefined && gt(v, schema.maximum)) out.push({ code: 'maximum', path: jpath });
-    }
-  }
+  const leading = checkLeading(schema, v, jpath, file, out, { check, resolve, jsonEqual });
+  v = leading.value;
+  if (leading.done) return v;
+  if (typeof v === 'string' && schema.format === 'date-time' && !isDateTime(v)) out.push({ code: 'format', path: jpath });
+  if (isNum(v)) numberFindings(schema, v, jpath, out);
   if (Array.isArray(v)) {
-    if (schema.minItems !== undefined && v.length < schema.minItems) out.push({ code: 'min_items', path: jpath });
-    if (schema.maxItems !== undefined && v.length > schema.maxItems) out.push({ code: 'max_items', path: jpath });
+    lengthFindings(schema, v, jpath, out);
     if (schema.items !== undefined) v = v.map((x, i) => check(schema.items, x, `${jpath}[${i}]`, file, out));
   }
   if (isObj(v) && (schema.properties || schema.required || schema.additionalProperties !== undefined)) {

@@ -7,7 +7,7 @@
 // (min_length, the 128-character value rule, entropy) counts code points. The
 // views only ever remove ASCII characters, so a surrogate pair is never split.
 import { Float } from '../js/json.mjs';
-import { loadSchema } from '../js/validate.mjs';
+import { loadSchema } from '../js_common/schema.mjs';
 import { translate } from '../js/redact.mjs';
 
 // Unicode White_Space (docs/redaction.md, "The pattern dialect").

@@ -1,36 +1,13 @@
 #!/usr/bin/env node
 // A run-record producer speaking the producer protocol (docs/protocol.md) on stdio.
-import fs from 'node:fs';
-import readline from 'node:readline';
-import { JsonError, parse, stringify } from '../js/json.mjs';
-import { firstUnsafe, has, isObj, keyPath, loadSchema, options, validateDef } from './schema.mjs';
+import { Skipped, allDocumentTypes, roundtripInputFindings, serve } from '../js_common/protocol.mjs';
+import { has, isObj, keyPath } from '../js_common/schema.mjs';
+import { firstUnsafe, options, validateDef } from './schema.mjs';
 import { project, Reject } from './record.mjs';
 import { providerCallResponse } from './response.mjs';
 
 const IMPLEMENTATION = { name: 'acme-runrecord-js', version: '0.1.0', language: 'javascript' };
 const RR = 'run-record.schema.json';
-
-class Skipped extends Error {}
-
-const cmp = (a, b) => {
-  const x = [...a], y = [...b];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = x[i].codePointAt(0) - y[i].codePointAt(0);
-    if (d) return d;
-  }
-  return x.length - y.length;
-};
-function rejection(list) {
-  const seen = new Set();
-  const fs = [];
-  for (const f of list) {
-    const key = `${f.code}\u0000${f.path}`;
-    if (!seen.has(key)) { seen.add(key); fs.push({ code: f.code, path: f.path, message: f.message ?? `${f.code} at ${f.path}` }); }
-  }
-  fs.sort((a, b) => cmp(a.path, b.path) || cmp(a.code, b.code));
-  const all = fs.slice(0, 1000);
-  return { code: all[0].code, path: all[0].path, message: all[0].message, findings: all };
-}
 
 function runrecordProject(input) {
   if (!isObj(input)) throw new Reject([{ code: 'wrong_type', path: '$' }]);
@@ -78,27 +55,12 @@ function responseOp(input) {
 
 // Every document type of every contract schema (x-documentTypes), and the ones decoded here:
 // run-record's eight and the session journal's event (docs/protocol.md, "Contracts and spellings").
-const ALL_DOCTYPES = new Map();
-for (const [file, contract] of [
-  ['session-health.schema.json', 'session-health'], ['health-observation.schema.json', 'health-observation'],
-  ['session-feedback.schema.json', 'session-feedback'], ['session-recap-v1.schema.json', 'session-recap'],
-  ['run-record.schema.json', 'run-record'], ['session-event.schema.json', 'session-event'],
-]) {
-  try {
-    for (const [kind, ref] of Object.entries(loadSchema(file)['x-documentTypes'] ?? {})) ALL_DOCTYPES.set(`${contract}.${kind}`, [file, ref.split('/').pop()]);
-  } catch { /* a schema this checkout does not ship */ }
-}
+const ALL_DOCTYPES = allDocumentTypes();
 const DECODED = (dt) => dt.startsWith('run-record.') || dt === 'session-event.event';
 
 function roundtrip(input) {
   if (!isObj(input)) throw new Reject([{ code: 'wrong_type', path: '$' }]);
-  const shape = [];
-  for (const k of Object.keys(input)) if (!['doctype', 'document', 'historical', 'injected_at'].includes(k)) shape.push({ code: 'unknown_field', path: keyPath('$', k) });
-  if (!has(input, 'doctype')) shape.push({ code: 'required', path: '$.doctype' });
-  else if (typeof input.doctype !== 'string') shape.push({ code: 'wrong_type', path: '$.doctype' });
-  else if (!ALL_DOCTYPES.has(input.doctype)) shape.push({ code: 'not_allowed_value', path: '$.doctype' });
-  if (!has(input, 'document')) shape.push({ code: 'required', path: '$.document' });
-  if (has(input, 'historical') && typeof input.historical !== 'boolean') shape.push({ code: 'invalid_case', path: '$.historical' });
+  const shape = roundtripInputFindings(input, (doctype) => ALL_DOCTYPES.has(doctype));
   if (shape.length) throw new Reject(shape);
   if (!DECODED(input.doctype)) throw new Skipped(`document type ${input.doctype} is not of a contract this producer declares`);
   const [file, def] = ALL_DOCTYPES.get(input.doctype);
@@ -117,39 +79,5 @@ function roundtrip(input) {
 const OPERATIONS = {
   'document.roundtrip': roundtrip, 'runrecord.project': runrecordProject, 'runrecord.provider_call_response': responseOp };
 
-function answer(msg) {
-  if (msg.cmd === 'start') {
-    return { protocol_version: 1, implementation: IMPLEMENTATION, contracts: ['run-record'], operations: Object.keys(OPERATIONS) };
-  }
-  const seq = msg.seq;
-  const op = msg.case?.operation;
-  const fn = OPERATIONS[op];
-  if (!fn) return { seq, outcome: 'skipped', reason: `operation ${op} is not implemented` };
-  try {
-    return { seq, outcome: 'result', output: fn(msg.case.input) };
-  } catch (e) {
-    if (e instanceof Reject) return { seq, outcome: 'rejected', rejection: rejection(e.findings) };
-    if (e instanceof Skipped) return { seq, outcome: 'skipped', reason: e.message };
-    if (e instanceof JsonError) return { seq, outcome: 'rejected', rejection: { code: e.code, path: '$', message: e.message } };
-    return { seq, outcome: 'errored', message: String(e?.stack ?? e) };
-  }
-}
-
-const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-const LOG = process.env.JS_RUNRECORD_LOG;
-rl.on('line', (line) => {
-  if (line.trim() === '') return;
-  if (LOG) fs.appendFileSync(LOG, '> ' + line + '\n');
-  let msg;
-  try {
-    msg = parse(line);
-  } catch (e) {
-    process.stderr.write(`unreadable message: ${e.message}\n`);
-    return;
-  }
-  if (msg.cmd === 'stop') { rl.close(); return; }
-  const reply = stringify(answer(msg));
-  if (LOG) fs.appendFileSync(LOG, '< ' + reply + '\n');
-  process.stdout.write(reply + '\n');
-});
-rl.on('close', () => process.stdout.write('', () => process.exit(0)));
+// Debugging aid: JS_RUNRECORD_LOG=FILE appends every message received and answered.
+serve({ implementation: IMPLEMENTATION, contracts: ['run-record'], operations: OPERATIONS, log: 'JS_RUNRECORD_LOG' });

@@ -1,6 +1,8 @@
 // runrecord.project: the run record of a run spec and the session's events
 // (docs/runrecord.md sections 1, 2 and 5.1).
-import { check, firstUnsafe, has, spanTree, isNum, isObj, keyPath, loadSchema, validateDef } from './schema.mjs';
+import { Rejected } from '../js_common/protocol.mjs';
+import { has, isNum, isObj, keyPath, loadSchema } from '../js_common/schema.mjs';
+import { check, firstUnsafe, spanTree, validateDef } from './schema.mjs';
 
 const RR = 'run-record.schema.json';
 const EV = 'session-event.schema.json';
@@ -11,10 +13,10 @@ const DEFAULT_REASON = {
 };
 const INVALID_GAP = { component: 'execution_identity', code: 'projection_invalid', message: 'The persisted run contained invalid Harn execution evidence.' };
 
-export class Reject extends Error {
+// Every finding of a refused case, each (code, path) once (docs/protocol.md, "The answer").
+export class Reject extends Rejected {
   constructor(findings) {
-    super(findings.map((f) => `${f.code} at ${f.path}`).join('; '));
-    this.findings = findings;
+    super(findings, { dedupe: true });
   }
 }
 

@@ -2,7 +2,8 @@
 // model response (docs/runrecord.md sections 3 and 5.2).
 import { Float, parse as parseJson } from '../js/json.mjs';
 import { loadPolicy, redactText } from '../js/redact.mjs';
-import { has, isObj, jsonEqual } from './schema.mjs';
+import { has, isObj } from '../js_common/schema.mjs';
+import { jsonEqual } from './schema.mjs';
 
 const POLICY = loadPolicy();
 const MAX_SAFE = 9007199254740991;

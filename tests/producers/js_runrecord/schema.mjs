@@ -8,56 +8,16 @@
 // x-maxUtf8Bytes, x-jsSafeInteger, x-sameValue, x-eachSameValue, x-preferReference,
 // x-spanTree. An unsafe integer inside an open value (no typed schema) is
 // `canonical_unsafe_integer` at it (docs/protocol.md, "Rejected or errored").
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Float, keysOf, parse } from '../js/json.mjs';
-import { keyPath } from '../js/validate.mjs';
+import { keysOf } from '../js/json.mjs';
+import { checkLeading, has, isNum, isObj, jsonEqualBy, keyPath, lengthFindings, loadSchema, numberFindings, numVal } from '../js_common/schema.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const SCHEMA_DIR = path.resolve(here, '../../../schemas');
-const cache = new Map();
-
-export function loadSchema(file) {
-  if (!cache.has(file)) cache.set(file, parse(fs.readFileSync(path.join(SCHEMA_DIR, file), 'utf8')));
-  return cache.get(file);
-}
-
-export const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Float);
-export const isNum = (v) => typeof v === 'number' || typeof v === 'bigint' || v instanceof Float;
-const numVal = (v) => (v instanceof Float ? v.value : typeof v === 'bigint' ? Number(v) : v);
-export const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
-export { keyPath };
-
-function typeOk(t, v) {
-  switch (t) {
-    case 'null': return v === null;
-    case 'boolean': return typeof v === 'boolean';
-    case 'string': return typeof v === 'string';
-    case 'integer': return typeof v === 'number' || typeof v === 'bigint' || (v instanceof Float && Number.isInteger(v.value));
-    case 'number': return isNum(v);
-    case 'array': return Array.isArray(v);
-    case 'object': return isObj(v);
-    default: return false;
+// JSON value equality: numbers by value (1 == 1.0), a bigint only equal to a bigint.
+export const jsonEqual = jsonEqualBy((a, b) => {
+  if (typeof a === 'bigint' || typeof b === 'bigint') {
+    try { return BigInt(numVal(a)) === BigInt(numVal(b)) && typeof a === typeof b; } catch { return false; }
   }
-}
-
-// JSON value equality: numbers by value (1 == 1.0), true is not 1, key order ignored.
-export function jsonEqual(a, b) {
-  if (isNum(a) && isNum(b)) {
-    if (typeof a === 'bigint' || typeof b === 'bigint') {
-      try { return BigInt(numVal(a)) === BigInt(numVal(b)) && typeof a === typeof b; } catch { return false; }
-    }
-    return numVal(a) === numVal(b);
-  }
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  if (isObj(a)) {
-    if (!isObj(b)) return false;
-    const ka = Object.keys(a), kb = Object.keys(b);
-    return ka.length === kb.length && ka.every((k) => has(b, k) && jsonEqual(a[k], b[k]));
-  }
-  return a === b;
-}
+  return numVal(a) === numVal(b);
+});
 
 const unesc = (r) => r.replace(/~1/g, '/').replace(/~0/g, '~');
 export function pointer(root, ptr) {
@@ -109,49 +69,15 @@ const isOpen = (s) => s === true || (isObj(s) && Object.keys(s).every((k) => k =
 export function check(schema, v, jpath, file, out) {
   if (schema === undefined || isOpen(schema)) { scanOpen(v, jpath, out); return v; }
   if (schema === false) { out.push({ code: 'not', path: jpath }); return v; }
-  if (schema.$ref) {
-    const { node, file: f } = resolve(schema.$ref, file);
-    const before = out.length;
-    v = check(node, v, jpath, f, out);
-    if (out.length > before) return v;
-  }
-  if (schema.type !== undefined) {
-    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
-    if (!types.some((t) => typeOk(t, v))) {
-      if (types.includes('integer') && v instanceof Float) {
-        // 1.5 where an integer is required: wrong_type (plus a range finding, either agrees)
-        out.push({ code: 'wrong_type', path: jpath });
-      } else out.push({ code: 'wrong_type', path: jpath });
-      return v;
-    }
-    if (types.includes('integer') && !types.includes('number') && v instanceof Float) {
-      if (schema['x-jsSafeInteger']) { out.push({ code: 'integer_literal_required', path: jpath }); return v; }
-      v = v.value === 0 ? 0 : v.value;
-    }
-    if (types.includes('number') && !types.includes('integer') && (typeof v === 'number' || typeof v === 'bigint')) v = new Float(Number(v));
-  }
-  if (schema.const !== undefined && !jsonEqual(schema.const, v)) { out.push({ code: 'not_allowed_value', path: jpath }); return v; }
-  if (schema.enum && !schema.enum.some((e) => jsonEqual(e, v))) { out.push({ code: 'not_allowed_value', path: jpath }); return v; }
+  const leading = checkLeading(schema, v, jpath, file, out, { check, resolve, jsonEqual });
+  v = leading.value;
+  if (leading.done) return v;
   if (typeof v === 'string') {
-    const len = [...v].length;
-    if (schema.minLength !== undefined && len < schema.minLength) out.push({ code: 'min_length', path: jpath });
-    if (schema.maxLength !== undefined && len > schema.maxLength) out.push({ code: 'max_length', path: jpath });
-    if (schema['x-maxUtf8Bytes'] !== undefined && Buffer.byteLength(v, 'utf8') > schema['x-maxUtf8Bytes']) out.push({ code: 'max_utf8_bytes', path: jpath });
     if (schema.pattern !== undefined && !re(schema.pattern).test(v)) out.push({ code: 'pattern', path: jpath });
   }
-  if (isNum(v)) {
-    let unsafe = false;
-    if (schema['x-jsSafeInteger'] && typeof v === 'bigint') { out.push({ code: 'unsafe_integer', path: jpath }); unsafe = true; }
-    if (!unsafe) {
-      const lt = (a, b) => (typeof a === 'bigint' ? a < BigInt(b) : numVal(a) < b);
-      const gt = (a, b) => (typeof a === 'bigint' ? a > BigInt(b) : numVal(a) > b);
-      if (schema.minimum !== undefined && lt(v, schema.minimum)) out.push({ code: 'minimum', path: jpath });
-      if (schema.maximum !== undefined && gt(v, schema.maximum)) out.push({ code: 'maximum', path: jpath });
-    }
-  }
+  if (isNum(v)) numberFindings(schema, v, jpath, out);
   if (Array.isArray(v)) {
-    if (schema.minItems !== undefined && v.length < schema.minItems) out.push({ code: 'min_items', path: jpath });
-    if (schema.maxItems !== undefined && v.length > schema.maxItems) out.push({ code: 'max_items', path: jpath });
+    lengthFindings(schema, v, jpath, out);
     if (schema.items !== undefined) v = v.map((x, i) => check(schema.items, x, `${jpath}[${i}]`, file, out));
     if (schema.contains !== undefined && !v.some((x) => { const t = []; check(schema.contains, x, jpath, file, t); return t.length === 0; })) out.push({ code: 'contains', path: jpath });
   }
