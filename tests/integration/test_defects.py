@@ -16,7 +16,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import defects
 import pytest
+import serving
 
 from session_contracts.conformance.judge.certify import CheckResult, Trial, certify, run_check
 from session_contracts.conformance.judge.checks import check_by_id
@@ -25,10 +27,6 @@ from session_contracts.conformance.judge.runner import CaseOutcome, ProducerProc
 from session_contracts.conformance.protocol import Rejected, Skipped
 from session_contracts.conformance.reference.producer import HANDLERS
 from session_contracts.jsontext.wire import dumps_wire, loads_wire
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "producers"))
-import defects
-import serving
 
 PRODUCER = Path(__file__).resolve().parents[1] / "producers" / "defects.py"
 DEFAULT_EXAMPLES: int = inspect.signature(certify).parameters["examples"].default

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redaction_defects import defective_handler
 
 from session_contracts.conformance.judge.certify import Trial, run_check
 from session_contracts.conformance.judge.checks import check_by_id
@@ -19,9 +20,6 @@ from session_contracts.conformance.judge.runner import CaseOutcome
 from session_contracts.conformance.protocol import Handler, Rejected
 from session_contracts.conformance.reference.producer import HANDLERS
 from session_contracts.redaction.policy import default_policy, extended_policy
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "producers"))
-from redaction_defects import defective_handler
 
 DEFECTS = Path(__file__).resolve().parents[1] / "producers" / "redaction_defects.py"
 CHECK = check_by_id("redaction.apply")

@@ -21,7 +21,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import defects
+import faulty
 import pytest
+import serving
 
 from session_contracts.cli import main
 from session_contracts.conformance.judge.certify import (
@@ -45,11 +48,6 @@ from session_contracts.conformance.judge.report_html import certify_html, golden
 from session_contracts.conformance.protocol import Handler, Skipped
 from session_contracts.conformance.reference.producer import HANDLERS
 from session_contracts.redaction.canaries import canary_secrets
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "producers"))
-import defects
-import faulty
-import serving
 
 pytestmark = pytest.mark.integration  # drives Chromium and certifies in-process
 

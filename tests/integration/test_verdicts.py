@@ -22,7 +22,6 @@ pytestmark = pytest.mark.integration  # certifies producer processes
 PRODUCERS = Path(__file__).resolve().parents[1] / "producers"
 UNRELIABLE = PRODUCERS / "unreliable.py"
 HARN_LIKE = PRODUCERS / "harn_like.py"
-sys.path.insert(0, str(PRODUCERS))
 from unreliable import HOSTILE_ENDINGS, HOSTILE_LINES  # noqa: E402
 
 

@@ -43,7 +43,6 @@ from session_contracts.validation.validator import default_validator
 from session_contracts.validation.xkeywords import json_equal
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "producers"))
 import harn_like  # noqa: E402  (a producer of tests/producers, not a package)
 
 UPSTREAM = REPO / "tests" / "fixtures" / "upstream" / "harn"
