@@ -49,22 +49,20 @@ _JSON_TYPE_NAMES = {
 }
 
 
+# A Python value's JSON type, the first that matches (bool before int: True is an int).
+_JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (type(None), "null"),
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (Mapping, "object"),
+)
+
+
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return "unsupported"
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "unsupported")
 
 
 def _type_finding(value: Any, path: str, *types: str) -> Finding | None:
