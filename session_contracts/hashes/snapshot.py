@@ -181,34 +181,28 @@ def verify_snapshot(
             expected_projection = projection_hash(snapshot)
     except InvalidDocument:  # a value without a canonical form (NaN, a lone surrogate)
         expected_content = expected_projection = None
-    stated_hashes = (
-        (
-            "contentHash",
-            expected_content,
-            "content_hash_mismatch",
-            "the source object",
-            "hash the whole source object in Harn's canonical JSON (docs/hashing.md 4.2)",
-        ),
-        (
-            "projectionHash",
-            expected_projection,
-            "projection_hash_mismatch",
-            "the projection",
-            "hash {schema_version, session_id, query, cursor, coverage, content_hash, turns} "
-            "in Harn's canonical JSON (docs/hashing.md 4.3); extensions and source are not "
-            "included",
-        ),
-    )
-    for member, expected_hash, code, hashed, hint in stated_hashes:
-        if snapshot.get(member) != expected_hash:
-            findings.append(
-                Finding(
-                    json_path([*base, member]),
-                    code,
-                    f"{member} is {snapshot.get(member)!r}; {hashed} hashes to {expected_hash}",
-                    hint,
-                )
+    if snapshot.get("contentHash") != expected_content:
+        findings.append(
+            Finding(
+                json_path([*base, "contentHash"]),
+                "content_hash_mismatch",
+                f"contentHash is {snapshot.get('contentHash')!r}; the source object hashes to "
+                f"{expected_content}",
+                "hash the whole source object in Harn's canonical JSON (docs/hashing.md 4.2)",
             )
+        )
+    if snapshot.get("projectionHash") != expected_projection:
+        findings.append(
+            Finding(
+                json_path([*base, "projectionHash"]),
+                "projection_hash_mismatch",
+                f"projectionHash is {snapshot.get('projectionHash')!r}; the projection hashes to "
+                f"{expected_projection}",
+                "hash {schema_version, session_id, query, cursor, coverage, content_hash, turns} "
+                "in Harn's canonical JSON (docs/hashing.md 4.3); extensions and source are not "
+                "included",
+            )
+        )
     if journal_record_hashes is not None and isinstance(source, Mapping):
         for index, event in enumerate(source.get("events", [])):
             event_id = event.get("eventId") if isinstance(event, Mapping) else None
