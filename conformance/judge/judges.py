@@ -445,26 +445,13 @@ def judge_reference_rule(runner: Runner, trial: Trial) -> None:
             )
 
 
-def _strings(value: Any) -> Iterator[str]:
-    """Every string in a JSON value, member names included."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def judge_canaries(runner: Runner, trial: Trial) -> None:
-    from session_contracts.redaction.canaries import canary_secrets
+    from session_contracts.redaction.canaries import canary_secrets, strings_of
 
     outcome = run_case(runner, trial)
     # Every string as decoded, not the JSON text: a secret with a newline (a
     # PEM key) reads "\\n" in JSON and would never be found there.
-    texts = list(_strings({"output": outcome.output, "rejection": outcome.rejection}))
+    texts = list(strings_of({"output": outcome.output, "rejection": outcome.rejection}))
     texts.append(outcome.message)
     leaked = [kind for kind, secret in canary_secrets().items() if any(secret in t for t in texts)]
     if leaked:
