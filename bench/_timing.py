@@ -10,6 +10,7 @@ from typing import Any
 
 
 def median_seconds(function: Callable[[], Any], repeats: int) -> float:
+    """The median wall time of ``repeats`` runs of ``function``."""
     samples = []
     for _ in range(repeats):
         started = time.perf_counter()
@@ -34,3 +35,10 @@ def median_cpu_seconds(function: Callable[[], Any], repeats: int) -> float:
         function()
         samples.append(cpu_seconds() - started)
     return statistics.median(samples)
+
+
+def run_from_command_line(run: Callable[[int], Any], argv: list[str]) -> int:
+    """A benchmark module's ``python -m bench.NAME [repeats]``: ``run`` with the repeats
+    its first argument gives (5 without one); the exit status."""
+    run(int(argv[1]) if len(argv) > 1 else 5)
+    return 0

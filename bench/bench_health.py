@@ -1,6 +1,6 @@
 """Benchmark: the reference session-health reducer over a 10,000-iteration session.
 
-    python bench/bench_health.py [repeats]
+    python -m bench.bench_health [repeats]
 
 Times, as the median of ``repeats`` runs: ``reduce`` (the whole stream checked
 against ``health-observation.stream``, then folded), and the fold alone
@@ -11,12 +11,10 @@ emitted, the median milliseconds and facts per second.
 from __future__ import annotations
 
 import random
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from typing import Any
 
+from bench._timing import median_seconds, run_from_command_line
 from session_contracts.health import initial_state, reduce, step
 
 ITERATIONS = 10_000
@@ -100,23 +98,14 @@ def _fold(observations: list[dict[str, Any]]) -> int:
     return facts
 
 
-def _median_seconds(action: Callable[[], object], repeats: int) -> float:
-    samples = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        action()
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples)
-
-
 def run(repeats: int = 5) -> dict[str, float]:
     """Time reduce and the bare fold; print and return the figures."""
     observations = make_session()
     facts = len(reduce(SESSION_ID, observations))
     if _fold(observations) != facts:
         raise AssertionError("the fold and reduce emitted different facts")
-    reduce_s = _median_seconds(lambda: reduce(SESSION_ID, observations), repeats)
-    fold_s = _median_seconds(lambda: _fold(observations), repeats)
+    reduce_s = median_seconds(lambda: reduce(SESSION_ID, observations), repeats)
+    fold_s = median_seconds(lambda: _fold(observations), repeats)
     figures = {
         "iterations": float(ITERATIONS),
         "observations": float(len(observations)),
@@ -143,10 +132,5 @@ def run(repeats: int = 5) -> dict[str, float]:
     return figures
 
 
-def main(argv: list[str]) -> int:
-    run(int(argv[1]) if len(argv) > 1 else 5)
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv))
+    raise SystemExit(run_from_command_line(run, sys.argv))

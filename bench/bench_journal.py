@@ -1,6 +1,6 @@
 """Benchmark: the SQLite session journal with a 32,768-event session.
 
-    python bench/bench_journal.py [repeats]
+    python -m bench.bench_journal [repeats]
 
 Times, as the median of ``repeats`` runs on a fresh journal each: appending
 the whole session in one durable transaction, reading all of it back in one
@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench._timing import run_from_command_line
 from session_contracts.journal import (
     JsonlTape,
     SessionEvent,
@@ -286,10 +287,5 @@ def run(repeats: int = 5) -> dict[str, float]:
     return figures
 
 
-def main(argv: list[str]) -> int:
-    run(int(argv[1]) if len(argv) > 1 else 5)
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv))
+    raise SystemExit(run_from_command_line(run, sys.argv))

@@ -32,7 +32,8 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from typing import Any
 import orjson
 
 from session_contracts.accel import paused_gc
-from session_contracts.journal import SqliteJournal
+from session_contracts.journal import SessionEvent, SqliteJournal
 from session_contracts.jsontext.canonical import content_hash
 from session_contracts.recap import RecapService, envelope_bytes, query_echo
 
@@ -56,6 +57,16 @@ def _timed(action: Callable[[], Any]) -> tuple[float, Any]:
     start = time.perf_counter()
     result = action()
     return time.perf_counter() - start, result
+
+
+@contextmanager
+def _journal_of(events: list[SessionEvent], prefix: str) -> Iterator[Path]:
+    """A SQLite journal holding ``events``, in a temporary folder gone on leaving."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as folder:
+        path = Path(folder) / "events.sqlite"
+        with SqliteJournal.open(path, create=True) as writer:
+            writer.append(events)
+        yield path
 
 
 def _read_and_hash(path: Path) -> list[str]:
@@ -84,10 +95,7 @@ def run(repeats: int = 5) -> dict[str, float]:
     recaps: list[float] = []
     floors: list[float] = []
     serials: list[float] = []
-    with tempfile.TemporaryDirectory(prefix="bench-recap-") as folder:
-        path = Path(folder) / "events.sqlite"
-        with SqliteJournal.open(path, create=True) as writer:
-            writer.append(events)
+    with _journal_of(events, "bench-recap-") as path:
         service = RecapService(path)
         query = query_echo({"sessionId": SESSION_ID, "limit": EVENTS})
         service.answer(query)  # warm up: compiled validators, the policy's detector gates
@@ -152,10 +160,7 @@ def run_http(repeats: int = 7) -> dict[str, float]:
     events = make_session(HTTP_EVENTS)
     in_process: list[float] = []
     over_http: list[float] = []
-    with tempfile.TemporaryDirectory(prefix="bench-recap-http-") as folder:
-        path = Path(folder) / "events.sqlite"
-        with SqliteJournal.open(path, create=True) as writer:
-            writer.append(events)
+    with _journal_of(events, "bench-recap-http-") as path:
         service = RecapService(path)
         query = query_echo({"sessionId": SESSION_ID, "limit": HTTP_EVENTS})
         with TestClient(create_app(RecapService(path))) as client:

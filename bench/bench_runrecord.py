@@ -1,7 +1,7 @@
 """Benchmark: projecting and validating a 10,000-span run record.
 
     python -m bench.bench_runrecord [repeats]
-    python bench/bench_runrecord.py [repeats]
+    python -m bench.bench_runrecord [repeats]
 
 A workflow run of 10,000 completed spans (one workflow root, stages, LLM
 calls with and without an observed first token, tool calls under the LLM
@@ -21,12 +21,11 @@ Everything is built before timing starts.
 from __future__ import annotations
 
 import random
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
+from bench._timing import median_seconds, run_from_command_line
 from session_contracts.journal import SessionEvent
 from session_contracts.runrecord import (
     RECORD_DOCUMENT_TYPE,
@@ -137,15 +136,6 @@ def make_events(n: int = 400) -> list[SessionEvent]:
     return events
 
 
-def _median_ms(action: Callable[[], object], repeats: int) -> float:
-    samples = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        action()
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples) * 1000
-
-
 def run(repeats: int = 5) -> dict[str, float]:
     """Time projection, validation and tree building; print and return the medians in ms."""
     spans = make_spans()
@@ -164,13 +154,15 @@ def run(repeats: int = 5) -> dict[str, float]:
         raise AssertionError("the projected record does not validate")
     if len(record["evidence"]["trace_spans"]) != SPANS:
         raise AssertionError("the record lost spans")
+
+    def median_ms(action: Callable[[], object]) -> float:
+        return median_seconds(action, repeats) * 1000
+
     figures = {
         "spans": float(SPANS),
-        "project_ms": _median_ms(lambda: project_run_record(spec, events), repeats),
-        "validate_ms": _median_ms(
-            lambda: validator.validate(RECORD_DOCUMENT_TYPE, record), repeats
-        ),
-        "build_tree_ms": _median_ms(lambda: build_tree(spans), repeats),
+        "project_ms": median_ms(lambda: project_run_record(spec, events)),
+        "validate_ms": median_ms(lambda: validator.validate(RECORD_DOCUMENT_TYPE, record)),
+        "build_tree_ms": median_ms(lambda: build_tree(spans)),
     }
     per_span = 1e3 / SPANS
     print(f"run-record benchmark: {SPANS:,} spans, median of {repeats} runs")
@@ -186,10 +178,5 @@ def run(repeats: int = 5) -> dict[str, float]:
     return figures
 
 
-def main(argv: list[str]) -> int:
-    run(int(argv[1]) if len(argv) > 1 else 5)
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv))
+    raise SystemExit(run_from_command_line(run, sys.argv))

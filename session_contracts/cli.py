@@ -11,9 +11,9 @@ import argparse
 import itertools
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Generic, TextIO, TypeVar
 
 import orjson
 
@@ -185,27 +185,46 @@ def _cmd_validate(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FINDINGS if invalid else EXIT_OK
 
 
+_Converted = TypeVar("_Converted")
+
+
+class _Conversion(Generic[_Converted]):
+    """``roundtrip``'s and ``canonicalize``'s walk: each document converted, or its
+    findings on stderr (a usage error stops the command); zero documents never pass."""
+
+    def __init__(self, convert: Callable[[Any], _Converted]) -> None:
+        self._convert = convert
+        self._read = 0
+        self._failed = False
+
+    def each(self, documents: Iterable[JsonDocument]) -> Iterator[tuple[JsonDocument, _Converted]]:
+        for document in documents:
+            self._read += 1
+            try:
+                if document.error is not None:
+                    raise document.error
+                converted = self._convert(document.value)
+            except SessionContractsError as exc:
+                if exc.exit_status == EXIT_USAGE:
+                    raise
+                self._failed = True
+                _print_findings([f.at(document.source) for f in exc.findings], sys.stderr, "text")
+                continue
+            yield document, converted
+
+    def exit_status(self, file: str) -> int:
+        if not self._read:
+            _print_findings([_no_documents(f"{file} holds no document")], sys.stderr, "text")
+        return EXIT_FINDINGS if self._failed or not self._read else EXIT_OK
+
+
 def _cmd_roundtrip(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts.bindings import decode, encode
 
-    failed = False
-    read = 0
-    for document in _documents(args):
-        read += 1
-        try:
-            if document.error is not None:
-                raise document.error
-            encoded = encode(decode(args.doctype, document.value))
-        except SessionContractsError as exc:
-            if exc.exit_status == EXIT_USAGE:
-                raise
-            failed = True
-            _print_findings([f.at(document.source) for f in exc.findings], sys.stderr, "text")
-            continue
+    conversion = _Conversion(lambda value: encode(decode(args.doctype, value)))
+    for _, encoded in conversion.each(_documents(args)):
         out.write(dumps_wire(encoded).decode() + "\n")
-    if not read:
-        _print_findings([_no_documents(f"{args.file} holds no document")], sys.stderr, "text")
-    return EXIT_FINDINGS if failed or not read else EXIT_OK
+    return conversion.exit_status(args.file)
 
 
 def _cmd_generate(args: argparse.Namespace, out: TextIO) -> int:
@@ -315,35 +334,21 @@ def _cmd_canonicalize(args: argparse.Namespace, out: TextIO) -> int:
     from session_contracts.jsontext.harn_canonical import harn_canonical_bytes
 
     to_bytes = harn_canonical_bytes if args.form == "harn" else canonical_bytes
-    failed = False
     documents = _documents(args)
     # One document prints bare; several print with their source: look one ahead.
     first = next(documents, None)
     second = next(documents, None) if first is not None else None
     single = second is None
     ahead = [d for d in (first, second) if d is not None]
-    read = 0
-    for document in itertools.chain(ahead, documents):
-        read += 1
-        try:
-            if document.error is not None:
-                raise document.error
-            data = to_bytes(document.value)
-        except SessionContractsError as exc:
-            if exc.exit_status == EXIT_USAGE:
-                raise
-            failed = True
-            _print_findings([f.at(document.source) for f in exc.findings], sys.stderr, "text")
-            continue
+    conversion = _Conversion(to_bytes)
+    for document, data in conversion.each(itertools.chain(ahead, documents)):
         if args.command == "hash":
             out.write(hash_bytes(data) + ("\n" if single else f"  {document.source}\n"))
         else:
             out.flush()
             sys.stdout.buffer.write(data + (b"" if single else b"\n"))
             sys.stdout.buffer.flush()
-    if not read:
-        _print_findings([_no_documents(f"{args.file} holds no document")], sys.stderr, "text")
-    return EXIT_FINDINGS if failed or not read else EXIT_OK
+    return conversion.exit_status(args.file)
 
 
 def _journal_record_hashes(path: str, document: Any) -> dict[int, str]:

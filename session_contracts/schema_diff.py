@@ -21,7 +21,7 @@ import subprocess
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from session_contracts.errors import Finding, ToolError, UsageError
 
@@ -868,16 +868,12 @@ def diff_schema_sets(base: SchemaSetFiles, new: SchemaSetFiles) -> list[SchemaCh
                 _compare_root(file_name, base[file_name], new[file_name], out)
                 _compare(base[file_name], new[file_name], "", out)
             except RecursionError:
-                raise ToolError(
-                    [
-                        Finding(
-                            "$",
-                            "diff_schema_too_deep",
-                            f"{file_name} nests schemas too deeply to compare",
-                            "flatten the schema with $defs and $ref",
-                            source=file_name,
-                        )
-                    ]
+                raise _refusal(
+                    ToolError,
+                    "diff_schema_too_deep",
+                    f"{file_name} nests schemas too deeply to compare",
+                    "flatten the schema with $defs and $ref",
+                    source=file_name,
                 ) from None
         for pointer, code, detail in out.changes:
             types = tuple(
@@ -918,6 +914,15 @@ def blocking_changes(
 
 _GIT_TIMEOUT = 60
 
+_Refusal = TypeVar("_Refusal", UsageError, ToolError)
+
+
+def _refusal(
+    error: type[_Refusal], code: str, message: str, hint: str, source: str = ""
+) -> _Refusal:
+    """``error`` with its one finding, about the request as a whole (path ``$``)."""
+    return error([Finding("$", code, message, hint, source=source)])
+
 
 def _git(folder: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     try:
@@ -929,15 +934,11 @@ def _git(folder: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
             stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ToolError(
-            [
-                Finding(
-                    "$",
-                    "git_unavailable",
-                    f"cannot run git in {folder}: {exc}",
-                    "install git, or compare two folders instead of a revision",
-                )
-            ]
+        raise _refusal(
+            ToolError,
+            "git_unavailable",
+            f"cannot run git in {folder}: {exc}",
+            "install git, or compare two folders instead of a revision",
         ) from None
 
 
@@ -963,28 +964,20 @@ def _parse(text: bytes, source: str) -> Mapping[str, Any]:
     try:
         value = json.loads(text)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
-        raise ToolError(
-            [
-                Finding(
-                    "$",
-                    "diff_schema_unreadable",
-                    f"{source} is not JSON: {exc}",
-                    "fix the file, or compare another revision",
-                    source=source,
-                )
-            ]
+        raise _refusal(
+            ToolError,
+            "diff_schema_unreadable",
+            f"{source} is not JSON: {exc}",
+            "fix the file, or compare another revision",
+            source=source,
         ) from None
     if not isinstance(value, dict):
-        raise ToolError(
-            [
-                Finding(
-                    "$",
-                    "diff_schema_unreadable",
-                    f"{source} is not a JSON object",
-                    "a schema file holds one JSON object",
-                    source=source,
-                )
-            ]
+        raise _refusal(
+            ToolError,
+            "diff_schema_unreadable",
+            f"{source} is not a JSON object",
+            "a schema file holds one JSON object",
+            source=source,
         )
     return value
 
@@ -994,26 +987,18 @@ def _load_folder(folder: Path) -> dict[str, Mapping[str, Any]]:
         paths = sorted(folder.glob("*.schema.json"))
         files = {path.name: _parse(path.read_bytes(), str(path)) for path in paths}
     except OSError as exc:
-        raise UsageError(
-            [
-                Finding(
-                    "$",
-                    "diff_folder_unreadable",
-                    f"cannot read {folder}: {exc.strerror or exc}",
-                    "pass a readable schemas folder or a git revision",
-                )
-            ]
+        raise _refusal(
+            UsageError,
+            "diff_folder_unreadable",
+            f"cannot read {folder}: {exc.strerror or exc}",
+            "pass a readable schemas folder or a git revision",
         ) from None
     if not files:
-        raise UsageError(
-            [
-                Finding(
-                    "$",
-                    "diff_no_schemas",
-                    f"{folder} holds no *.schema.json file",
-                    "pass the schemas/ folder itself (or a git revision)",
-                )
-            ]
+        raise _refusal(
+            UsageError,
+            "diff_no_schemas",
+            f"{folder} holds no *.schema.json file",
+            "pass the schemas/ folder itself (or a git revision)",
         )
     return files
 
@@ -1021,45 +1006,33 @@ def _load_folder(folder: Path) -> dict[str, Mapping[str, Any]]:
 def _load_revision(revision: str, root: Path) -> dict[str, Mapping[str, Any]]:
     located = git_toplevel(root)
     if located is None:
-        raise UsageError(
-            [
-                Finding(
-                    "$",
-                    "diff_not_a_repository",
-                    f"{revision!r} is not a folder, and {root} is not in a git repository",
-                    "pass a schemas folder, or run inside the repository (or pass --root)",
-                )
-            ]
+        raise _refusal(
+            UsageError,
+            "diff_not_a_repository",
+            f"{revision!r} is not a folder, and {root} is not in a git repository",
+            "pass a schemas folder, or run inside the repository (or pass --root)",
         )
     top, prefix = located
     resolved = _git(
         top, "rev-parse", "--verify", "--quiet", "--end-of-options", revision + "^{commit}"
     )
     if revision.startswith("-") or resolved.returncode != 0:
-        raise UsageError(
-            [
-                Finding(
-                    "$",
-                    "diff_revision_unknown",
-                    f"{revision!r} is neither a folder nor a revision of {top}",
-                    "pass a schemas folder or a revision (HEAD~1, origin/main, a commit id); "
-                    "fetch first if it is a remote branch",
-                )
-            ]
+        raise _refusal(
+            UsageError,
+            "diff_revision_unknown",
+            f"{revision!r} is neither a folder nor a revision of {top}",
+            "pass a schemas folder or a revision (HEAD~1, origin/main, a commit id); "
+            "fetch first if it is a remote branch",
         )
     commit = resolved.stdout.decode().strip()
     tree = f"{commit}:{prefix}schemas"
     listing = _git(top, "ls-tree", "-z", "--name-only", tree)
     if listing.returncode != 0:
-        raise UsageError(
-            [
-                Finding(
-                    "$",
-                    "diff_no_schemas",
-                    f"revision {revision} has no {prefix}schemas/ folder",
-                    "compare against a revision that has the schemas",
-                )
-            ]
+        raise _refusal(
+            UsageError,
+            "diff_no_schemas",
+            f"revision {revision} has no {prefix}schemas/ folder",
+            "compare against a revision that has the schemas",
         )
     files: dict[str, Mapping[str, Any]] = {}
     for raw_name in listing.stdout.split(b"\0"):
@@ -1068,27 +1041,19 @@ def _load_revision(revision: str, root: Path) -> dict[str, Mapping[str, Any]]:
             continue
         blob = _git(top, "cat-file", "blob", f"{tree}/{name}")
         if blob.returncode != 0:
-            raise ToolError(
-                [
-                    Finding(
-                        "$",
-                        "diff_revision_unreadable",
-                        f"cannot read {prefix}schemas/{name} at {revision}",
-                        "check the repository with `git fsck`",
-                    )
-                ]
+            raise _refusal(
+                ToolError,
+                "diff_revision_unreadable",
+                f"cannot read {prefix}schemas/{name} at {revision}",
+                "check the repository with `git fsck`",
             )
         files[name] = _parse(blob.stdout, f"{revision}:{prefix}schemas/{name}")
     if not files:
-        raise UsageError(
-            [
-                Finding(
-                    "$",
-                    "diff_no_schemas",
-                    f"revision {revision} has no *.schema.json under {prefix}schemas/",
-                    "compare against a revision that has the schemas",
-                )
-            ]
+        raise _refusal(
+            UsageError,
+            "diff_no_schemas",
+            f"revision {revision} has no *.schema.json under {prefix}schemas/",
+            "compare against a revision that has the schemas",
         )
     return files
 
@@ -1099,14 +1064,10 @@ def load_schema_set(spec: str, root: Path) -> dict[str, Mapping[str, Any]]:
     if path.is_dir():
         return _load_folder(path)
     if path.exists():
-        raise UsageError(
-            [
-                Finding(
-                    "$",
-                    "diff_folder_unreadable",
-                    f"{spec} is a file, not a schemas folder",
-                    "pass the folder that holds the *.schema.json files, or a git revision",
-                )
-            ]
+        raise _refusal(
+            UsageError,
+            "diff_folder_unreadable",
+            f"{spec} is a file, not a schemas folder",
+            "pass the folder that holds the *.schema.json files, or a git revision",
         )
     return _load_revision(spec, root)

@@ -380,8 +380,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             escape(
                 f"certifying {info.implementation.get('name')} "
                 f"{info.implementation.get('version')} "
-                f"({info.implementation.get('language')}): {len(checks)} check(s), "
-                f"explicit cases and {args.examples} random case(s) each, seed {args.seed}"
+                f"({info.implementation.get('language')}): {_plan(args, checks)}"
                 + ("" if args.producer else "; no --producer given: the built-in reference")
             )
         )
@@ -400,6 +399,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     return _finish(args, console, info, results, seconds, restarts)
 
 
+def _plan(args: argparse.Namespace, checks: list[Check]) -> str:
+    """What the run sends, as its opening line says it."""
+    return (
+        f"{len(checks)} check(s), explicit cases and {args.examples} random case(s) each, "
+        f"seed {args.seed}"
+    )
+
+
 def _run_http(args: argparse.Namespace, console: Console, checks: list[Check]) -> int:
     from session_contracts.conformance.judge.certify_http import certify_http
 
@@ -410,8 +417,7 @@ def _run_http(args: argparse.Namespace, console: Console, checks: list[Check]) -
             escape(
                 f"certifying the HTTP recap adapter at {scrub(target.url)} "
                 f"({info.implementation.get('version')}), journal {args.journal}: "
-                f"{len(checks)} check(s), explicit cases and {args.examples} random case(s) each, "
-                f"seed {args.seed}"
+                f"{_plan(args, checks)}"
             )
         )
         with _progress(console, len(checks)) as progress:

@@ -188,26 +188,27 @@ def _expect_result(outcome: CaseOutcome) -> Any:
     return outcome.output
 
 
-def _reference_unless_rejected(outcome: CaseOutcome, trial: Trial, what: str) -> tuple[bool, Any]:
-    """(True, None) when the reference rejects the case, which the producer must do too,
-    with a rejection that agrees (raises otherwise); else (False, the reference's result)."""
+def _results_unless_rejected(runner: Runner, trial: Trial, what: str) -> tuple[Any, Any] | None:
+    """Run the case.  None when the reference rejects it, which the producer must do too,
+    with a rejection that agrees (raises otherwise); else (the reference's result, the
+    producer's), which must be a result."""
+    outcome = run_case(runner, trial)
     kind, expected = _reference(trial)
     if kind != "rejected":
-        return False, expected
+        return expected, _expect_result(outcome)
     if outcome.outcome != "rejected":
         found = ", ".join(f.render() for f in answered_findings(expected)[:6])
         raise Failed(f"accepted {what} the reference rejects ({found})")
     judge_rejection(expected, outcome)
-    return True, None
+    return None
 
 
 def judge_roundtrip_identity(runner: Runner, trial: Trial) -> None:
-    outcome = run_case(runner, trial)
     # A document past one of its limits, or with a value outside its enum, is refused.
-    rejected, expected = _reference_unless_rejected(outcome, trial, "a document")
-    if rejected:
+    results = _results_unless_rejected(runner, trial, "a document")
+    if results is None:
         return
-    output = _expect_result(outcome)
+    expected, output = results
     # The document itself, except a historical record loaded under its legacy names
     # (a span's parent_id), which is written again as new records are (parent_span_id);
     # or the reference's answer to the document as Harn's build reads its numbers.
@@ -293,11 +294,10 @@ def judge_determinism(runner: Runner, trial: Trial) -> None:
 
 
 def judge_semantics(runner: Runner, trial: Trial) -> None:
-    outcome = run_case(runner, trial)
-    rejected, expected = _reference_unless_rejected(outcome, trial, "an input")
-    if rejected:
+    results = _results_unless_rejected(runner, trial, "an input")
+    if results is None:
         return
-    actual = _expect_result(outcome)
+    expected, actual = results
     if trial.operation == "feedback.run":
         expected, actual = normalize_feedback(expected), normalize_feedback(actual)
     if _numbers_close(expected, actual):
@@ -445,26 +445,13 @@ def judge_reference_rule(runner: Runner, trial: Trial) -> None:
             )
 
 
-def _strings(value: Any) -> Iterator[str]:
-    """Every string in a JSON value, member names included."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def judge_canaries(runner: Runner, trial: Trial) -> None:
-    from session_contracts.redaction.canaries import canary_secrets
+    from session_contracts.redaction.canaries import canary_secrets, strings_of
 
     outcome = run_case(runner, trial)
     # Every string as decoded, not the JSON text: a secret with a newline (a
     # PEM key) reads "\\n" in JSON and would never be found there.
-    texts = list(_strings({"output": outcome.output, "rejection": outcome.rejection}))
+    texts = list(strings_of({"output": outcome.output, "rejection": outcome.rejection}))
     texts.append(outcome.message)
     leaked = [kind for kind, secret in canary_secrets().items() if any(secret in t for t in texts)]
     if leaked:
@@ -559,12 +546,11 @@ def judge_query_aliases(runner: Runner, trial: Trial) -> None:
 def judge_redaction_apply(runner: Runner, trial: Trial) -> None:
     from session_contracts.redaction.vectors import kinds_of
 
-    outcome = run_case(runner, trial)
     # A malformed input is refused, by the stage docs/protocol.md names.
-    rejected, expected = _reference_unless_rejected(outcome, trial, "a redaction input")
-    if rejected:
+    results = _results_unless_rejected(runner, trial, "a redaction input")
+    if results is None:
         return
-    actual = _expect_result(outcome)
+    expected, actual = results
     if not (isinstance(actual, dict) and json_equal(actual, expected)):
         # Name the detector, never the text: the input holds a (fake) secret.
         where = _first_difference_path(expected, actual)

@@ -49,22 +49,20 @@ _JSON_TYPE_NAMES = {
 }
 
 
+# A Python value's JSON type, the first that matches (bool before int: True is an int).
+_JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (type(None), "null"),
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (Mapping, "object"),
+)
+
+
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return "unsupported"
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "unsupported")
 
 
 def _type_finding(value: Any, path: str, *types: str) -> Finding | None:
@@ -646,12 +644,7 @@ def _recap_of_stored(case: Mapping[str, Any], unknown: Sequence[Finding]) -> Any
         raise Rejected(
             "invalid_case", "$", "give the session's events as events or as storedEvents, not both"
         )
-    events, findings = _stored_events(case)
-    findings.extend(_query_findings(case))
-    findings.extend(unknown)
-    if findings:
-        raise _rejected(findings)
-    journal_state, admission, damaged = _recap_conditions(case)
+    events, journal_state, admission, damaged = _recap_input(case, _stored_events(case), unknown)
     if damaged:
         raise Rejected(
             "invalid_case",
@@ -686,12 +679,7 @@ def _recap_project(case: Any) -> Any:
     unknown = _members(case, "$", (), _RECAP_MEMBERS)
     if "storedEvents" in case:
         return _recap_of_stored(case, unknown)
-    events, findings = _events(case)
-    findings.extend(_query_findings(case))
-    findings.extend(unknown)
-    if findings:
-        raise _rejected(findings)
-    journal_state, admission, damaged = _recap_conditions(case)
+    events, journal_state, admission, damaged = _recap_input(case, _events(case), unknown)
     with tempfile.TemporaryDirectory(prefix="sc-recap-") as folder:
         path = Path(folder) / "journal.sqlite"
         with SqliteJournal.open(path, create=True) as journal:
@@ -709,6 +697,22 @@ def _recap_project(case: Any) -> Any:
             except InvalidDocument as exc:
                 raise _reject(exc, "$.query") from None
     return outcome.envelope
+
+
+def _recap_input(
+    case: Mapping[str, Any],
+    events_read: tuple[list[Any], list[Finding]],
+    unknown: Sequence[Finding],
+) -> tuple[list[Any], str, str, list[int]]:
+    """A recap case's events (as ``events_read`` read them, journal or stored events),
+    journal state, admission and damaged ids; rejected with every finding against the
+    events, the query and unknown members together."""
+    events, findings = events_read
+    findings.extend(_query_findings(case))
+    findings.extend(unknown)
+    if findings:
+        raise _rejected(findings)
+    return (events, *_recap_conditions(case))
 
 
 _RECAP_CONDITIONS = ("journal", "admission", "damagedEventIds")

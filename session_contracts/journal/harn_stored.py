@@ -70,6 +70,22 @@ def _plan_document(payload: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+# Per journal kind whose transcript event carries only metadata: each metadata member
+# (Harn's name) and the payload member it comes from, in the order Harn writes them.
+_METADATA_MEMBERS: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "loop_checkpoint": (("kind", "checkpoint"), ("iteration", "iteration")),
+    "tool_call": (("tool_call_id", "callId"), ("tool_name", "toolName"), ("input", "input")),
+    "tool_result": (
+        ("tool_call_id", "callId"),
+        ("tool_name", "toolName"),
+        ("is_error", "isError"),
+        ("output", "output"),
+    ),
+    "progress": (("message", "message"), ("entries", "entries"), ("replace", "replace")),
+    "terminal": (("final_status", "finalStatus"), ("stop_reason", "stopReason")),
+}
+
+
 def stored_kind_and_payload(kind: str, payload: Mapping[str, Any]) -> tuple[Any, Any]:
     """Harn's ``kind`` and ``payload`` for a journal event's ``kind`` and ``payload``."""
     if kind == "message":
@@ -77,28 +93,29 @@ def stored_kind_and_payload(kind: str, payload: Mapping[str, Any]) -> tuple[Any,
             {"role": payload["role"], "visibility": payload["visibility"], "text": payload["text"]}
         )
         return HARN_KINDS[kind], {"transcript_event": event}
-    if kind == "loop_checkpoint":
-        metadata = _present({"kind": payload["checkpoint"], "iteration": payload["iteration"]})
-        return HARN_KINDS[kind], {"transcript_event": {"metadata": metadata}}
-    if kind == "tool_call":
-        metadata = _present(
-            {
-                "tool_call_id": payload["callId"],
-                "tool_name": payload["toolName"],
-                "input": payload["input"],
+    if kind == "plan":
+        document = _plan_document(payload)
+        plan_metadata: dict[str, Any] = {"plan_document": document}
+        plan_event = payload["event"]
+        if isinstance(plan_event, Mapping):
+            plan_metadata["plan_document_event"] = {
+                **_present(
+                    {
+                        "kind": plan_event["kind"],
+                        "event_id": plan_event["eventId"],
+                        "input_revision_id": plan_event["inputRevisionId"],
+                    }
+                ),
+                "document": _plan_document(payload),
             }
-        )
-        return HARN_KINDS[kind], {"transcript_event": {"metadata": metadata}}
+        return HARN_KINDS[kind], {"transcript_event": {"metadata": plan_metadata}}
+    members = _METADATA_MEMBERS.get(kind)
+    if members is None:
+        # Kinds the recap does not read: a custom kind named after the journal kind.
+        return {"kind": "custom", "type": kind}, dict(payload)
+    metadata = _present({harn: payload[journal] for harn, journal in members})
+    out: dict[str, Any] = {"transcript_event": {"metadata": metadata}}
     if kind == "tool_result":
-        metadata = _present(
-            {
-                "tool_call_id": payload["callId"],
-                "tool_name": payload["toolName"],
-                "is_error": payload["isError"],
-                "output": payload["output"],
-            }
-        )
-        out: dict[str, Any] = {"transcript_event": {"metadata": metadata}}
         verification = payload["verification"]
         if isinstance(verification, Mapping):
             out["raw_message"] = {
@@ -112,42 +129,11 @@ def stored_kind_and_payload(kind: str, payload: Mapping[str, Any]) -> tuple[Any,
                     }
                 }
             }
-        return HARN_KINDS[kind], out
-    if kind == "plan":
-        document = _plan_document(payload)
-        metadata = {"plan_document": document}
-        plan_event = payload["event"]
-        if isinstance(plan_event, Mapping):
-            metadata["plan_document_event"] = {
-                **_present(
-                    {
-                        "kind": plan_event["kind"],
-                        "event_id": plan_event["eventId"],
-                        "input_revision_id": plan_event["inputRevisionId"],
-                    }
-                ),
-                "document": _plan_document(payload),
-            }
-        return HARN_KINDS[kind], {"transcript_event": {"metadata": metadata}}
-    if kind == "progress":
-        metadata = _present(
-            {
-                "message": payload["message"],
-                "entries": payload["entries"],
-                "replace": payload["replace"],
-            }
-        )
-        return HARN_KINDS[kind], {"transcript_event": {"metadata": metadata}}
-    if kind == "terminal":
-        metadata = _present(
-            {"final_status": payload["finalStatus"], "stop_reason": payload["stopReason"]}
-        )
+    elif kind == "terminal":
         metadata["terminal"] = _present(
             {"kind": payload["kind"], "owner": payload["owner"], "reason": payload["reason"]}
         )
-        return HARN_KINDS[kind], {"transcript_event": {"metadata": metadata}}
-    # Kinds the recap does not read: a custom kind named after the journal kind.
-    return {"kind": "custom", "type": kind}, dict(payload)
+    return HARN_KINDS[kind], out
 
 
 def _headers(event: Mapping[str, Any]) -> dict[str, str]:

@@ -70,6 +70,7 @@ __all__ = [
     "key_refusal",
     "refusal",
     "scalar_problem",
+    "shortest_digits",
     "type_census",
     "type_name",
 ]
@@ -715,6 +716,26 @@ def _utf16_order(item: tuple[str, Any]) -> bytes:
     return item[0].encode("utf-16-be")
 
 
+def shortest_digits(number: float) -> tuple[str, str, int]:
+    """A finite nonzero double as ``(sign, digits, point)``: ``sign`` is ``""`` or ``"-"``,
+    ``digits`` the shortest digit string that round-trips (Python's ``repr`` finds it),
+    without leading or trailing zeros, and the value is ``0.<digits> * 10**point``.
+
+    RFC 8785's form and serde_json's place the decimal point of these same digits;
+    only their notations differ.
+    """
+    text = repr(number)
+    sign = ""
+    if text[0] == "-":
+        sign, text = "-", text[1:]
+    mantissa, _, exponent = text.partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    every_digit = whole + fraction
+    significant = every_digit.lstrip("0")
+    point = len(whole) + int(exponent or "0") - (len(every_digit) - len(significant))
+    return sign, significant.rstrip("0"), point
+
+
 def _format_number(number: float) -> str:
     """ECMAScript Number.prototype.toString of a finite double (RFC 8785 3.2.2.3).
 
@@ -724,18 +745,7 @@ def _format_number(number: float) -> str:
     """
     if number == 0:
         return "0"  # both +0 and -0
-    text = repr(number)
-    sign = ""
-    if text[0] == "-":
-        sign, text = "-", text[1:]
-    mantissa, _, exponent = text.partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    digits = whole + fraction
-    # value = 0.<digits> * 10**point
-    point = len(whole) + (int(exponent) if exponent else 0)
-    stripped = digits.lstrip("0")
-    point -= len(digits) - len(stripped)
-    digits = stripped.rstrip("0")
+    sign, digits, point = shortest_digits(number)
     count = len(digits)
     if count <= point <= 21:
         body = digits + "0" * (point - count)

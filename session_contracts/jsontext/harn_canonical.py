@@ -44,6 +44,7 @@ from session_contracts.jsontext.canonical import (
     key_refusal,
     refusal,
     scalar_problem,
+    shortest_digits,
     type_census,
 )
 
@@ -124,17 +125,7 @@ def serde_float_format(number: float) -> str:
     """
     if number == 0.0:
         return "-0.0" if math.copysign(1.0, number) < 0 else "0.0"
-    text = repr(number)
-    sign = ""
-    if text[0] == "-":
-        sign, text = "-", text[1:]
-    mantissa, _, exponent_text = text.partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    every_digit = whole + fraction
-    significant = every_digit.lstrip("0")
-    # value = 0.<significant> * 10**point
-    point = len(whole) + int(exponent_text or "0") - (len(every_digit) - len(significant))
-    digits = significant.rstrip("0")
+    sign, digits, point = shortest_digits(number)
     length = len(digits)
     if length <= point <= 16:
         return f"{sign}{digits}{'0' * (point - length)}.0"

@@ -51,14 +51,21 @@ class _NonFinite(ValueError):
     pass
 
 
+def _first_repeated_key(pairs: list[tuple[str, Any]]) -> str:
+    """The first key of an object's ``pairs`` that an earlier pair already has
+    (called once a dict of them came out shorter than the pairs)."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            return key
+        seen.add(key)
+    raise AssertionError("no key repeats")
+
+
 def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
+        raise _DuplicateKey(_first_repeated_key(pairs))
     return obj
 
 
@@ -300,12 +307,7 @@ class _Bad(float):
 def _locating_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = _Flagged(pairs)
     if len(obj) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                obj.duplicate = key
-                break
-            seen.add(key)
+        obj.duplicate = _first_repeated_key(pairs)
     return obj
 
 

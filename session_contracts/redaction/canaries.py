@@ -9,11 +9,20 @@ hash so they are deterministic yet as random-looking as real secrets.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from typing import Any
 
 from session_contracts.redaction.engine import RedactionPolicy
 from session_contracts.redaction.policy import default_policy
 
-__all__ = ["canaries", "canary_secrets", "known_canaries", "known_canary_secrets", "lookalikes"]
+__all__ = [
+    "canaries",
+    "canary_secrets",
+    "known_canaries",
+    "known_canary_secrets",
+    "lookalikes",
+    "strings_of",
+]
 
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _UPPER_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -129,6 +138,20 @@ def canary_secrets(policy: RedactionPolicy | None = None) -> dict[str, str]:
     """The part of each canary that must not survive redaction (the key or scheme may)."""
     parts = _all_canary_parts()
     return {kind: parts[kind][1] for kind in _kinds_of(policy) if kind in parts}
+
+
+def strings_of(value: Any) -> Iterator[str]:
+    """Every string of a JSON value, member names included, as decoded: where a canary's
+    secret must not be (in JSON text a secret with a newline, a PEM key, reads ``\\n``)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from strings_of(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings_of(item)
 
 
 def known_canaries() -> dict[str, str]:

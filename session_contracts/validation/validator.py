@@ -322,13 +322,11 @@ class DocumentValidator:
         name = f"ints-only:{doctype}"
         validator = self._fast.get(name)
         if validator is None:
-            validator = jsonschema_rs.validator_for(
-                {"$schema": _DIALECT, "$ref": self.schema_set.document_type(doctype).ref},
-                registry=self._ints_only_registry,
-                keywords=_FAST_KEYWORDS,
-                validate_formats=True,
+            validator = self._compile(
+                name,
+                {"$ref": self.schema_set.document_type(doctype).ref},
+                self._ints_only_registry,
             )
-            self._fast[name] = validator
         return validator
 
     def ints_only_list_validator(self, doctype: str) -> Any:
@@ -338,29 +336,31 @@ class DocumentValidator:
         name = f"ints-only-list:{doctype}"
         validator = self._fast.get(name)
         if validator is None:
-            validator = jsonschema_rs.validator_for(
-                {
-                    "$schema": _DIALECT,
-                    "type": "array",
-                    "items": {"$ref": self.schema_set.document_type(doctype).ref},
-                },
-                registry=self._ints_only_registry,
-                keywords=_FAST_KEYWORDS,
-                validate_formats=True,
+            validator = self._compile(
+                name,
+                {"type": "array", "items": {"$ref": self.schema_set.document_type(doctype).ref}},
+                self._ints_only_registry,
             )
-            self._fast[name] = validator
         return validator
 
     def _fast_validator(self, document_type: DocumentType) -> Any:
         validator = self._fast.get(document_type.name)
         if validator is None:
-            validator = jsonschema_rs.validator_for(
-                {"$schema": _DIALECT, "$ref": document_type.ref},
-                registry=self._rs_registry,
-                keywords=_FAST_KEYWORDS,
-                validate_formats=True,
+            validator = self._compile(
+                document_type.name, {"$ref": document_type.ref}, self._rs_registry
             )
-            self._fast[document_type.name] = validator
+        return validator
+
+    def _compile(self, name: str, root: dict[str, Any], registry: Any) -> Any:
+        """The jsonschema-rs validator of ``root`` (a schema in the dialect, over
+        ``registry``), kept under ``name`` for the next call."""
+        validator = jsonschema_rs.validator_for(
+            {"$schema": _DIALECT, **root},
+            registry=registry,
+            keywords=_FAST_KEYWORDS,
+            validate_formats=True,
+        )
+        self._fast[name] = validator
         return validator
 
     def _convert_rs(self, error: Any, instance: Any) -> Iterable[Finding]:
