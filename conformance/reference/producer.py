@@ -18,6 +18,7 @@ from session_contracts.accel import paused_gc
 from session_contracts.conformance.protocol import Handler, Rejected, serve
 from session_contracts.contracts import CONTRACTS
 from session_contracts.errors import Finding, InvalidDocument, json_path, json_path_steps
+from session_contracts.jsontext.canonical import MAX_SAFE_INTEGER
 from session_contracts.validation.schema_set import DocumentType
 from session_contracts.validation.validator import DocumentValidator, default_validator
 from session_contracts.version import __version__
@@ -36,8 +37,6 @@ MAX_REJECTION_FINDINGS = 1000
 # members whose findings the protocol gives codes of their own (document.roundtrip's
 # doctype and historical, recap.project's runtime conditions, redaction.apply's
 # text and value) are checked here, with the same paths.
-
-MAX_SAFE_INTEGER = 2**53 - 1
 
 _JSON_TYPE_NAMES = {
     "object": "an object",

@@ -72,7 +72,6 @@ USAGE_FUTURE_TOLERANCE_MS: Final = 300_000
 STALE_AFTER_MS: Final = 900_000
 """A report older than 15 minutes is stale (an observation age, not proof of inactivity)."""
 
-MAX_SAFE_INTEGER: Final = 2**53 - 1
 MAX_IDENTIFIER_BYTES: Final = 256
 
 RejectionCode: TypeAlias = Literal[

@@ -38,7 +38,6 @@ import orjson
 from session_contracts.errors import Finding, InvalidDocument, SessionContractsError
 from session_contracts.feedback.rules import (
     CONTRACT_VERSION,
-    MAX_SAFE_INTEGER,
     NO_USAGE,
     Accept,
     CheckpointPrior,
@@ -62,6 +61,7 @@ from session_contracts.feedback.rules import (
     parse_start,
     receipt,
 )
+from session_contracts.jsontext.canonical import MAX_SAFE_INTEGER
 
 __all__ = ["APPLICATION_ID", "FORMAT_VERSION", "FeedbackStore", "FeedbackStoreError", "Synchronous"]
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from session_contracts.errors import Finding, InvalidDocument, json_path
-from session_contracts.jsontext.canonical import canonical_bytes
+from session_contracts.jsontext.canonical import MAX_SAFE_INTEGER, canonical_bytes
 from session_contracts.jsontext.frozen import thaw_json
 from session_contracts.jsontext.strict import loads_strict
 from session_contracts.redaction.engine import Detection, RedactionPolicy, redact_text, redact_value
@@ -62,7 +62,6 @@ LOOP_STATE_END: Final = "## END_LOOP_STATE"
 LOOP_STATE_MALFORMED: Final = "loop_state_malformed"
 TOOL_CALL_UNPARSED: Final = "tool_call_unparsed"
 
-MAX_SAFE_INTEGER: Final = 2**53 - 1
 _MAX_NAME_BYTES: Final = 256  # ParsedToolCall.name and .id (x-maxUtf8Bytes)
 # A secret found in one place is scrubbed from every other stored string; a
 # very short "secret" (a 2-character password) would shred unrelated text.

@@ -19,10 +19,10 @@ import jsonschema_rs
 import orjson
 
 from session_contracts.errors import Finding, json_path
+from session_contracts.jsontext.canonical import MAX_SAFE_INTEGER
 from session_contracts.validation.schema_set import DocumentType, SchemaSet, default_schema_set
 from session_contracts.validation.xkeywords import (
     CHECK_KEYWORDS,
-    JS_SAFE_INTEGER_MAX,
     CheckFunction,
     Violation,
 )
@@ -247,8 +247,8 @@ def _ints_only_variant(schema: Any) -> Any:
         short = {"maxLength": limit // 4}
         out["allOf"] = [*out.get("allOf", []), {"anyOf": [short, {"x-maxUtf8Bytes": limit}]}]
     if schema.get("x-jsSafeInteger") is True:
-        out["minimum"] = max(-JS_SAFE_INTEGER_MAX, out.get("minimum", -JS_SAFE_INTEGER_MAX))
-        out["maximum"] = min(JS_SAFE_INTEGER_MAX, out.get("maximum", JS_SAFE_INTEGER_MAX))
+        out["minimum"] = max(-MAX_SAFE_INTEGER, out.get("minimum", -MAX_SAFE_INTEGER))
+        out["maximum"] = min(MAX_SAFE_INTEGER, out.get("maximum", MAX_SAFE_INTEGER))
     return out
 
 

@@ -13,10 +13,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from session_contracts.jsontext.canonical import MAX_SAFE_INTEGER
+
 __all__ = [
     "ANNOTATION_KEYWORDS",
     "CHECK_KEYWORDS",
-    "JS_SAFE_INTEGER_MAX",
     "RATIO_ABSOLUTE_TOLERANCE",
     "RATIO_RELATIVE_TOLERANCE",
     "Violation",
@@ -24,7 +25,6 @@ __all__ = [
     "resolve_pointer",
 ]
 
-JS_SAFE_INTEGER_MAX = 2**53 - 1
 RATIO_RELATIVE_TOLERANCE = 1e-9
 # Near zero a relative bound is no bound: 0 / 1 written as 5e-230 is still 0 (docs/x-keywords.md).
 RATIO_ABSOLUTE_TOLERANCE = 1e-12
@@ -129,13 +129,13 @@ def js_safe_integer(enabled: bool, instance: Any) -> Iterator[Violation]:
                 f"write it as {int(instance)}" if math.isfinite(instance) else "write an integer",
                 (("set", (), int(instance)),),
             )
-    elif isinstance(instance, int) and abs(instance) > JS_SAFE_INTEGER_MAX:
+    elif isinstance(instance, int) and abs(instance) > MAX_SAFE_INTEGER:
         yield Violation(
             (),
             "unsafe_integer",
             f"{instance} is outside JavaScript's safe integer range (+-9007199254740991)",
             "carry larger values as strings; JavaScript readers would round this one",
-            (("set", (), JS_SAFE_INTEGER_MAX if instance > 0 else -JS_SAFE_INTEGER_MAX),),
+            (("set", (), MAX_SAFE_INTEGER if instance > 0 else -MAX_SAFE_INTEGER),),
         )
 
 

@@ -17,6 +17,7 @@ from urllib.parse import urljoin
 from hypothesis import strategies as st
 
 from session_contracts.conformance.judge.cases.from_schema import SchemaStrategies
+from session_contracts.jsontext.canonical import MAX_SAFE_INTEGER
 from session_contracts.validation.validator import DocumentValidator, default_validator
 
 __all__ = ["apply_fix", "bundled_schema", "documents", "object_paths", "repair"]
@@ -124,7 +125,7 @@ def _json_safe(value: Any) -> bool:
         node = pending.pop()
         if isinstance(node, bool):
             continue
-        if isinstance(node, int) and abs(node) > 2**53 - 1:
+        if isinstance(node, int) and abs(node) > MAX_SAFE_INTEGER:
             return False
         if isinstance(node, dict):
             pending.extend(node.values())

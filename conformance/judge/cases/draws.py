@@ -27,6 +27,8 @@ from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
+from session_contracts.jsontext.canonical import MAX_SAFE_INTEGER
+
 __all__ = [
     "SMALL",
     "characters",
@@ -216,8 +218,8 @@ def one_in(count: int) -> st.SearchStrategy[bool]:
 
 def json_values(max_leaves: int = 12) -> st.SearchStrategy[Any]:
     """Any JSON value (integers within JavaScript's safe range, finite floats)."""
-    safe = 2**53 - 1
-    leaves = st.none() | st.booleans() | integers(-safe, safe) | floats() | text()
+    safe = integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)
+    leaves = st.none() | st.booleans() | safe | floats() | text()
     return st.recursive(leaves, _json_containers, max_leaves=max_leaves)
 
 

@@ -28,10 +28,10 @@ import jsonschema_rs
 from hypothesis import strategies as st
 
 from session_contracts.conformance.judge.cases import draws
+from session_contracts.jsontext.canonical import MAX_SAFE_INTEGER
 
 __all__ = ["SchemaStrategies", "UnsupportedSchema"]
 
-JS_SAFE = 2**53 - 1
 # Arrays drawn with at most this many items (unless minItems asks more): nested lists
 # (a snapshot's turns, iterations, tools) otherwise multiply into large documents.
 ITEMS = 3
@@ -366,7 +366,7 @@ class SchemaStrategies:
 
     @staticmethod
     def _integer_bounds(node: Mapping[str, Any]) -> tuple[int, int]:
-        low, high = -JS_SAFE, JS_SAFE
+        low, high = -MAX_SAFE_INTEGER, MAX_SAFE_INTEGER
         if "minimum" in node:
             low = max(low, math.ceil(node["minimum"]))
         if "exclusiveMinimum" in node:

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from session_contracts.conformance.judge.cases import draws
 from session_contracts.conformance.judge.cases.documents import documents, object_paths
 from session_contracts.contracts import CONTRACT_DOCTYPES
+from session_contracts.jsontext.canonical import MAX_SAFE_INTEGER
 from session_contracts.validation.schema_set import default_schema_set
 
 __all__ = [
@@ -168,7 +169,7 @@ def unknown_field_inputs(contracts: tuple[str, ...]) -> st.SearchStrategy[dict[s
 _JSON_LEAVES = (
     st.none()
     | st.booleans()
-    | draws.integers(-(2**53) + 1, 2**53 - 1)
+    | draws.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)
     | draws.floats()
     | draws.text(max_size=20)
     # Extensions keep every JSON number: integers past 64 bits,
@@ -771,7 +772,7 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
 
 # Numbers of both kinds, integral floats among them: Harn keeps 1.0 a float (docs/recap.md 4).
 _numbers = st.one_of(
-    draws.integers(-(2**53) + 1, 2**53 - 1),
+    draws.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER),
     draws.integers(-1000, 1000).map(float),
     st.sampled_from([-0.0, 1e20, 2.0**53, 1e300]),
     draws.floats(),
