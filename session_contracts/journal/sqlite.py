@@ -37,12 +37,15 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from itertools import repeat
+from operator import add
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from session_contracts.errors import Finding, InvalidDocument
+from session_contracts.journal.batch import CheckedEvents, check_events, element_forms
 from session_contracts.journal.harn_stored import (
     chained_stored_events,
     discriminator,
@@ -58,14 +61,11 @@ from session_contracts.journal.model import (
     JournalWriteError,
     SessionEvent,
     SessionMissing,
-    all_events_valid,
     corrupt,
     decode_stored_form,
     rejected,
     stored_findings,
-    validate_event,
 )
-from session_contracts.jsontext.canonical import canonical_bytes, hash_bytes
 from session_contracts.jsontext.harn_canonical import (
     harn_canonical_bytes,
     harn_canonical_bytes_of_parsed,
@@ -305,26 +305,26 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
         refused.  On any refusal or failure nothing of the batch is written
         and :class:`JournalWriteError` says why.
         """
-        problems: list[Finding] = []
-        pairs: list[tuple[dict[str, Any], str]] = []
         raws = [event.to_json() for event in events]
-        checked = all_events_valid(raws)  # else each is checked below, to say why
-        for index, raw in enumerate(raws):
-            try:
-                if not checked:
-                    validate_event(raw)
-                # The record hash; RFC 8785 also refuses what no record hash could cover.
-                pairs.append((raw, hash_bytes(canonical_bytes(raw))))
-            except InvalidDocument as exc:
-                problems.extend(rejected(exc.findings, index=index, event_id=raw["id"]))
+        checked, found = check_events(raws)
+        if found:
+            problems: list[Finding] = []
+            for index, finding in found:
+                problems.extend(rejected([finding], index=index, event_id=raws[index]["id"]))
                 if len(problems) >= MAX_FINDINGS:
                     break
-        if problems:
             raise JournalWriteError(problems[:MAX_FINDINGS])
+        return self.append_checked(checked)
+
+    def append_checked(self, events: CheckedEvents) -> int:
+        """Append journal events that :func:`check_events` checked (wire form, as a
+        request carries them), each as its stored form, as :meth:`append` does."""
+        pairs = list(zip(events.events, events.record_hashes, strict=True))
         return self._write(
             lambda previous: list(chained_stored_events(pairs, previous=previous)),
-            sessions={raw["sessionId"] for raw, _ in pairs},
+            sessions={event["sessionId"] for event in events.events},
             id_member="id",
+            plain=True,
         )
 
     def append_stored(self, events: Iterable[Stored]) -> int:
@@ -359,9 +359,12 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
         *,
         sessions: set[str],
         id_member: str,
+        plain: bool = False,
     ) -> int:
         """Encode and insert the stored forms ``stored_forms(previous)`` gives, where
-        ``previous`` maps each session to its last record hash, in one transaction."""
+        ``previous`` maps each session to its last record hash, in one transaction.
+        ``plain``: the stored forms are built of checked journal events, which have an
+        RFC 8785 form, and so only of JSON's own types, every float finite."""
         connection = self._open_connection()
         if not self._writable:
             raise _write_error(
@@ -378,7 +381,7 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
                 previous = {session: tail[1] for session, tail in tails.items()}
                 stored = stored_forms(previous)
                 rows, problems = _encode_batch(
-                    stored, {s: t[0] for s, t in tails.items()}, id_member
+                    stored, {s: t[0] for s, t in tails.items()}, id_member, plain=plain
                 )
                 if problems:
                     raise JournalWriteError(problems)
@@ -599,16 +602,18 @@ def _quick_check_all(rows: Sequence[_Row]) -> list[dict[str, Any] | None]:
     the row to the full check, which decides and names the problem.
     """
     datas: list[bytes] = [row[-1] for row in rows]
-    parsed: list[Any] = []
-    for data in datas:
-        if len(data) > MAX_DOCUMENT_BYTES or _opening_count(data) > MAX_DEPTH:
-            parsed.append(None)  # the strict reader's limits might apply: let it judge
-            continue
-        try:
-            raw = orjson.loads(data)
-        except ValueError:
-            raw = None
-        parsed.append(raw if isinstance(raw, dict) and _integral_members(raw) else None)
+    parsed: list[Any] | None = _all_parsed(datas)
+    if parsed is None:
+        parsed = []
+        for data in datas:
+            if len(data) > MAX_DOCUMENT_BYTES or _opening_count(data) > MAX_DEPTH:
+                parsed.append(None)  # the strict reader's limits might apply: let it judge
+                continue
+            try:
+                raw = orjson.loads(data)
+            except ValueError:
+                raw = None
+            parsed.append(raw if isinstance(raw, dict) and _integral_members(raw) else None)
     is_valid = quick_validator(STORED_EVENT_DOCUMENT_TYPE).is_valid
     if None not in parsed:  # the usual case: every row parsed, check them as one batch
         canonical = _canonical_rows(parsed, datas)
@@ -623,6 +628,37 @@ def _quick_check_all(rows: Sequence[_Row]) -> list[dict[str, Any] | None]:
         if same and is_valid(parsed[index]):
             out[index] = parsed[index]
     return out
+
+
+def _all_parsed(datas: list[bytes]) -> list[Any] | None:
+    """Every row parsed, when each is within the strict reader's size and nesting limits,
+    parses as an object and has integral envelope members (:func:`_integral_members`):
+    what the loop of :func:`_quick_check_all` finds row by row, found for all rows at
+    once with loops in C (the usual read of thousands of rows). None when some row is
+    not so: then the loop judges each row."""
+    if not datas:
+        return []
+    try:
+        if max(map(len, datas)) > MAX_DOCUMENT_BYTES:
+            return None
+        braces = map(bytes.count, datas, repeat(b"{"))
+        if max(map(add, braces, map(bytes.count, datas, repeat(b"[")))) > MAX_DEPTH:
+            return None
+        parsed = list(map(orjson.loads, datas))
+    except (ValueError, TypeError):
+        return None
+    if set(map(type, parsed)) != {dict}:
+        return None
+    if (
+        set(map(type, map(dict.get, parsed, repeat("event_id")))) != {int}
+        or set(map(type, map(dict.get, parsed, repeat("ts_ms")))) != {int}
+        or not set(map(type, map(dict.get, parsed, repeat("parent_event_id")))) <= _INT_OR_NONE
+    ):
+        return None
+    return parsed
+
+
+_INT_OR_NONE = frozenset({int, type(None)})
 
 
 def _integral_members(raw: dict[str, Any]) -> bool:
@@ -666,20 +702,23 @@ def quick_validator(doctype: str) -> Any:
 
 
 def _encode_batch(
-    events: Sequence[Stored], tails: Mapping[str, int], id_member: str
+    events: Sequence[Stored], tails: Mapping[str, int], id_member: str, *, plain: bool = False
 ) -> tuple[list[_Row], list[Finding]]:
     """Rows for a batch of checked stored events, or the findings that refuse it: ids
-    increase within each session, after the session's last id in the journal."""
+    increase within each session, after the session's last id in the journal.
+    ``plain``: the events hold only JSON's own types, every float finite (see ``_write``)."""
     rows: list[_Row] = []
     problems: list[Finding] = []
     last = dict(tails)
-    # One look at the whole batch (the usual answer: every integer held), else at each event.
+    # One look at the whole batch (the usual answer: every integer held, every event with
+    # Harn's canonical form, cut out of the batch's), else at each event.
     all_held = unheld_integer(list(events)) is None
+    bodies = _harn_forms(events, plain=plain)
     for index, event in enumerate(events):
         if len(problems) >= MAX_FINDINGS:
             break
         try:
-            body = harn_canonical_bytes(dict(event))
+            body = bodies[index] if bodies is not None else harn_canonical_bytes(dict(event))
         except InvalidDocument as exc:
             problems.extend(rejected(exc.findings, index=index, event_id=event["event_id"]))
             continue
@@ -719,6 +758,19 @@ def _encode_batch(
         last[session] = event_id
         rows.append((*copied_columns(event), body.decode("utf-8")))
     return rows, problems
+
+
+def _harn_forms(events: Sequence[Stored], *, plain: bool) -> list[bytes] | None:
+    """Harn's canonical bytes of each stored event, encoded as one list and cut
+    (:func:`element_forms`); None when the batch has no such form or cannot be cut.
+    ``plain``: the events hold only JSON's own types, every float finite, which the
+    type census would find again (``harn_canonical_bytes_of_parsed``)."""
+    encode = harn_canonical_bytes_of_parsed if plain else harn_canonical_bytes
+    try:
+        whole = encode(list(events))
+    except InvalidDocument:
+        return None
+    return element_forms(events, whole)
 
 
 # The layout before this one: journal-model events, one per row, ids across sessions.
