@@ -72,6 +72,9 @@ def _plan_document(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 def stored_kind_and_payload(kind: str, payload: Mapping[str, Any]) -> tuple[Any, Any]:
     """Harn's ``kind`` and ``payload`` for a journal event's ``kind`` and ``payload``."""
+    if kind not in HARN_KINDS:
+        # Kinds the recap does not read: a custom kind named after the journal kind.
+        return {"kind": "custom", "type": kind}, dict(payload)
     if kind == "message":
         event = _present(
             {"role": payload["role"], "visibility": payload["visibility"], "text": payload["text"]}
@@ -138,16 +141,14 @@ def stored_kind_and_payload(kind: str, payload: Mapping[str, Any]) -> tuple[Any,
             }
         )
         return HARN_KINDS[kind], {"transcript_event": {"metadata": metadata}}
-    if kind == "terminal":
-        metadata = _present(
-            {"final_status": payload["finalStatus"], "stop_reason": payload["stopReason"]}
-        )
-        metadata["terminal"] = _present(
-            {"kind": payload["kind"], "owner": payload["owner"], "reason": payload["reason"]}
-        )
-        return HARN_KINDS[kind], {"transcript_event": {"metadata": metadata}}
-    # Kinds the recap does not read: a custom kind named after the journal kind.
-    return {"kind": "custom", "type": kind}, dict(payload)
+    # terminal, the last kind of HARN_KINDS
+    metadata = _present(
+        {"final_status": payload["finalStatus"], "stop_reason": payload["stopReason"]}
+    )
+    metadata["terminal"] = _present(
+        {"kind": payload["kind"], "owner": payload["owner"], "reason": payload["reason"]}
+    )
+    return HARN_KINDS[kind], {"transcript_event": {"metadata": metadata}}
 
 
 def _headers(event: Mapping[str, Any]) -> dict[str, str]:
@@ -159,10 +160,13 @@ def _headers(event: Mapping[str, Any]) -> dict[str, str]:
     iteration = event["iteration"]
     if type(iteration) is int and iteration >= 0:
         headers["iteration"] = str(iteration)
-    for journal_name, header in (("runId", "run_id"), ("topic", "topic"), ("turnId", "turn_id")):
-        value = event[journal_name]
-        if isinstance(value, str):
-            headers[header] = value
+    run_id, topic, turn_id = event["runId"], event["topic"], event["turnId"]
+    if isinstance(run_id, str):
+        headers["run_id"] = run_id
+    if isinstance(topic, str):
+        headers["topic"] = topic
+    if isinstance(turn_id, str):
+        headers["turn_id"] = turn_id
     return headers
 
 

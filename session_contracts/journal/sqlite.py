@@ -38,9 +38,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from itertools import repeat
-from operator import add
+from operator import add, itemgetter, lt, methodcaller
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -71,7 +71,10 @@ from session_contracts.jsontext.harn_canonical import (
     harn_canonical_bytes_of_parsed,
 )
 from session_contracts.jsontext.strict import MAX_DEPTH, MAX_DOCUMENT_BYTES, loads_strict
-from session_contracts.validation.validator import default_validator
+from session_contracts.validation.validator import (
+    compact_text_may_hold_integral_float,
+    default_validator,
+)
 
 
 def _opening_count(raw: bytes, /) -> int:
@@ -142,7 +145,34 @@ _INSERT = (
 )
 
 _Row = tuple[Any, ...]
+_COPIED_OF_ROW = itemgetter(slice(1, -1))  # a row's copied columns, in _COPIED order
 Stored = Mapping[str, Any]
+
+
+def copied_columns_of(events: Sequence[Stored]) -> list[tuple[Any, ...]]:
+    """:func:`copied_columns` of each event, for many at once (loops in C but for the
+    kind's discriminator); what ``copied_columns`` raises on an event, so does this."""
+    headers = list(map(itemgetter("headers"), events))
+    return list(
+        zip(
+            map(itemgetter("session_id"), events),
+            map(itemgetter("event_id"), events),
+            map(discriminator, map(itemgetter("kind"), events)),
+            map(_GET_RUN_ID, headers),
+            map(_GET_TURN_ID, headers),
+            map(_GET_EXECUTION_ID, headers),
+            map(_GET_TOPIC, headers),
+            map(itemgetter("record_hash"), events),
+            map(itemgetter("prev_hash"), events),
+            strict=True,
+        )
+    )
+
+
+_GET_RUN_ID = methodcaller("get", "run_id")
+_GET_TURN_ID = methodcaller("get", "turn_id")
+_GET_EXECUTION_ID = methodcaller("get", "execution_id")
+_GET_TOPIC = methodcaller("get", "topic")
 
 
 def copied_columns(event: Stored) -> tuple[Any, ...]:
@@ -564,9 +594,15 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
             ) from None
 
     def _decode_all(self, rows: Sequence[_Row]) -> list[Stored]:
+        quick = _quick_check_all(rows)
+        # The usual read, decided at once: every row checked, and its columns agree.
+        if None not in quick:
+            checked = cast(list[Stored], quick)
+            if copied_columns_of(checked) == list(map(_COPIED_OF_ROW, rows)):
+                return checked
         out: list[Stored] = []
         append = out.append
-        for row, checked in zip(rows, _quick_check_all(rows), strict=True):
+        for row, checked in zip(rows, quick, strict=True):
             # The common case inline: a checked event whose columns agree.
             if checked is not None and copied_columns(checked) == row[1:-1]:
                 append(checked)
@@ -617,7 +653,13 @@ def _quick_check_all(rows: Sequence[_Row]) -> list[dict[str, Any] | None]:
     is_valid = quick_validator(STORED_EVENT_DOCUMENT_TYPE).is_valid
     if None not in parsed:  # the usual case: every row parsed, check them as one batch
         canonical = _canonical_rows(parsed, datas)
-        if all(canonical) and default_validator().all_valid(STORED_EVENT_DOCUMENT_TYPE, parsed):
+        # Every row its own canonical text, which is orjson's compact text of its parse:
+        # the texts say whether an integral float is held.
+        if all(canonical) and default_validator().all_valid(
+            STORED_EVENT_DOCUMENT_TYPE,
+            parsed,
+            may_hold_integral_float=compact_text_may_hold_integral_float(b",".join(datas)),
+        ):
             return list(parsed)
         pairs = zip(parsed, canonical, strict=True)
         return [raw if same and is_valid(raw) else None for raw, same in pairs]
@@ -714,6 +756,10 @@ def _encode_batch(
     # Harn's canonical form, cut out of the batch's), else at each event.
     all_held = unheld_integer(list(events)) is None
     bodies = _harn_forms(events, plain=plain)
+    if all_held and bodies is not None:
+        in_order = _rows_in_order(events, bodies, tails)
+        if in_order is not None:
+            return in_order, problems
     for index, event in enumerate(events):
         if len(problems) >= MAX_FINDINGS:
             break
@@ -758,6 +804,23 @@ def _encode_batch(
         last[session] = event_id
         rows.append((*copied_columns(event), body.decode("utf-8")))
     return rows, problems
+
+
+def _rows_in_order(
+    events: Sequence[Stored], bodies: Sequence[bytes], tails: Mapping[str, int]
+) -> list[_Row] | None:
+    """The rows of a batch of one session whose ids increase through the batch and after
+    the session's last id in the journal (the usual batch, decided at once); None when
+    the batch is not so, and ``_encode_batch`` looks at each event."""
+    sessions = set(map(itemgetter("session_id"), events))
+    if len(sessions) != 1:
+        return None
+    (session,) = sessions
+    ids = list(map(itemgetter("event_id"), events))
+    tail = tails.get(session)
+    if (tail is not None and not ids[0] > tail) or not all(map(lt, ids, ids[1:])):
+        return None
+    return list(map(tuple.__add__, copied_columns_of(events), zip(map(bytes.decode, bodies))))
 
 
 def _harn_forms(events: Sequence[Stored], *, plain: bool) -> list[bytes] | None:
