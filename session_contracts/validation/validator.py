@@ -257,21 +257,16 @@ def holds_integral_float(instance: Any) -> bool:
     """Whether ``instance`` holds a float with an integral value (``5.0``, ``-0.0``,
     ``1e20``).
 
-    orjson writes such a float ``5.0`` (then ``,``, a line break when indented, or the
-    end) below 1e16 and with ``e+`` from there on, and no other float so: text without
-    those marks holds none, found at C speed; text with them (a string may hold them too)
-    is walked.
+    orjson writes such a float ``5.0`` below 1e16 and with ``e+`` from there on, and no
+    other float so: text without those marks holds none, found at C speed
+    (:func:`compact_text_may_hold_integral_float`); text with them (a string may hold
+    them too) is walked.
     """
     try:
-        written = orjson.dumps(instance, option=orjson.OPT_INDENT_2)
+        written = orjson.dumps(instance)
     except (TypeError, orjson.JSONEncodeError):  # big integers, deep nesting: walk it
         return _walk_for_integral_float(instance)
-    if (
-        b".0," not in written
-        and b".0\n" not in written
-        and b"e+" not in written
-        and not written.endswith(b".0")
-    ):
+    if not compact_text_may_hold_integral_float(written):
         return False
     return _walk_for_integral_float(instance)
 
@@ -280,10 +275,14 @@ def compact_text_may_hold_integral_float(written: bytes) -> bool:
     """Whether orjson's compact text of a value (``orjson.dumps`` without indent, keys
     sorted or not) may hold a float with an integral value: False when it holds none.
 
-    The marks :func:`holds_integral_float` looks for, in compact text, where a number
-    is followed by ``,``, ``]``, ``}`` or the end: for a caller that has the text at
-    hand (a journal read has its rows' canonical text) and so need not write it again.
+    In compact text a number is followed by ``,``, ``]``, ``}`` or the end, so an
+    integral float below 1e16 reads ``.0`` and one of those, and from 1e16 on holds
+    ``e+``. Each mark holds a ``.`` or a ``+``: text with neither byte (one memchr each)
+    holds none. A caller with the text at hand (a journal read has its rows' canonical
+    text) need not write it again.
     """
+    if b"." not in written and b"+" not in written:
+        return False
     return (
         b".0," in written
         or b".0]" in written
