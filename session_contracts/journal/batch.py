@@ -91,7 +91,9 @@ def element_forms(items: Sequence[Any], whole: bytes) -> list[bytes] | None:
     the texts joined by ``,``, and ``]``, so each of the ``n - 1`` boundaries reads
     ``,{"K":``. The same bytes never occur inside a string (a quote there is escaped),
     only as structure, nested in an item; when ``whole`` holds them exactly ``n - 1``
-    times, none is nested, and the pieces between them are the items' texts.
+    times, none is nested, and the pieces between the boundaries' commas are the items'
+    texts. Each such comma becomes a NUL byte, which canonical text never holds (a
+    string escapes it), to split at.
     """
     if not items:
         return [] if whole == b"[]" else None
@@ -104,12 +106,10 @@ def element_forms(items: Sequence[Any], whole: bytes) -> list[bytes] | None:
     except (TypeError, ValueError):  # an empty object, keys that are not all strings
         return None
     opening = b'{"' + first.encode("ascii") + b'":'
-    if not (whole.startswith(b"[" + opening) and whole.endswith(b"]")):
+    if not (whole.startswith(b"[" + opening) and whole.endswith(b"]")) or b"\0" in whole:
         return None
-    pieces = whole[1:-1].split(b"," + opening)
-    if len(pieces) != len(items):
-        return None
-    return [pieces[0], *map(opening.__add__, pieces[1:])]
+    pieces = whole[1:-1].replace(b"," + opening, b"\0" + opening).split(b"\0")
+    return pieces if len(pieces) == len(items) else None
 
 
 _PLAIN_NAME = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")

@@ -145,27 +145,33 @@ _INSERT = (
 )
 
 _Row = tuple[Any, ...]
-_COPIED_OF_ROW = itemgetter(slice(1, -1))  # a row's copied columns, in _COPIED order
 Stored = Mapping[str, Any]
 
 
-def copied_columns_of(events: Sequence[Stored]) -> list[tuple[Any, ...]]:
-    """:func:`copied_columns` of each event, for many at once (loops in C but for the
-    kind's discriminator); what ``copied_columns`` raises on an event, so does this."""
+def _copied_column_values(events: Sequence[Stored]) -> tuple[Iterator[Any], ...]:
+    """Each copied column's values over ``events``, in ``_COPIED`` order, as iterators
+    (loops in C but for the kind's discriminator): what :func:`copied_columns` gives one
+    event, column by column for many; what it raises on an event, so do these."""
     headers = list(map(itemgetter("headers"), events))
-    return list(
-        zip(
-            map(itemgetter("session_id"), events),
-            map(itemgetter("event_id"), events),
-            map(discriminator, map(itemgetter("kind"), events)),
-            map(_GET_RUN_ID, headers),
-            map(_GET_TURN_ID, headers),
-            map(_GET_EXECUTION_ID, headers),
-            map(_GET_TOPIC, headers),
-            map(itemgetter("record_hash"), events),
-            map(itemgetter("prev_hash"), events),
-            strict=True,
-        )
+    return (
+        map(itemgetter("session_id"), events),
+        map(itemgetter("event_id"), events),
+        map(discriminator, map(itemgetter("kind"), events)),
+        map(_GET_RUN_ID, headers),
+        map(_GET_TURN_ID, headers),
+        map(_GET_EXECUTION_ID, headers),
+        map(_GET_TOPIC, headers),
+        map(itemgetter("record_hash"), events),
+        map(itemgetter("prev_hash"), events),
+    )
+
+
+def _columns_agree(events: Sequence[Stored], rows: Sequence[_Row]) -> bool:
+    """Whether every row's copied columns equal its event's (``copied_columns(event) ==
+    row[1:-1]`` for each), compared column by column."""
+    return all(
+        list(values) == list(map(itemgetter(at), rows))
+        for at, values in enumerate(_copied_column_values(events), start=1)
     )
 
 
@@ -598,7 +604,7 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
         # The usual read, decided at once: every row checked, and its columns agree.
         if None not in quick:
             checked = cast(list[Stored], quick)
-            if copied_columns_of(checked) == list(map(_COPIED_OF_ROW, rows)):
+            if _columns_agree(checked, rows):
                 return checked
         out: list[Stored] = []
         append = out.append
@@ -820,7 +826,7 @@ def _rows_in_order(
     tail = tails.get(session)
     if (tail is not None and not ids[0] > tail) or not all(map(lt, ids, ids[1:])):
         return None
-    return list(map(tuple.__add__, copied_columns_of(events), zip(map(bytes.decode, bodies))))
+    return list(zip(*_copied_column_values(events), map(bytes.decode, bodies), strict=True))
 
 
 def _harn_forms(events: Sequence[Stored], *, plain: bool) -> list[bytes] | None:
