@@ -542,6 +542,7 @@ def _run_path(record_path: str, run: Mapping[str, Any]) -> str:
 
 
 def runrecord_project(case: Any) -> Any:
+    from session_contracts.journal import SessionEvent
     from session_contracts.runrecord import project_run_record
 
     case = _case_object(case)
@@ -557,7 +558,10 @@ def runrecord_project(case: Any) -> Any:
     if findings:
         raise _rejected(findings)
     try:
-        return project_run_record(_run_spec(case["run"]), events)
+        return project_run_record(
+            _run_spec(case["run"]),
+            [SessionEvent.from_json(event, checked=True) for event in events.events],
+        )
     except InvalidDocument as exc:
         # The library names the record it would build; the input is the run.  A
         # record member the run does not give (a run's id is its execution_id) is

@@ -603,9 +603,9 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
         quick = _quick_check_all(rows)
         # The usual read, decided at once: every row checked, and its columns agree.
         if None not in quick:
-            checked = cast(list[Stored], quick)
-            if _columns_agree(checked, rows):
-                return checked
+            vouched = cast(list[Stored], quick)
+            if _columns_agree(vouched, rows):
+                return vouched
         out: list[Stored] = []
         append = out.append
         for row, checked in zip(rows, quick, strict=True):
