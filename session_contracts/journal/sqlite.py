@@ -37,10 +37,9 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from itertools import repeat
-from operator import add, itemgetter, lt, methodcaller
+from operator import itemgetter, lt
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import orjson
 
@@ -146,39 +145,6 @@ _INSERT = (
 
 _Row = tuple[Any, ...]
 Stored = Mapping[str, Any]
-
-
-def _copied_column_values(events: Sequence[Stored]) -> tuple[Iterator[Any], ...]:
-    """Each copied column's values over ``events``, in ``_COPIED`` order, as iterators
-    (loops in C but for the kind's discriminator): what :func:`copied_columns` gives one
-    event, column by column for many; what it raises on an event, so do these."""
-    headers = list(map(itemgetter("headers"), events))
-    return (
-        map(itemgetter("session_id"), events),
-        map(itemgetter("event_id"), events),
-        map(discriminator, map(itemgetter("kind"), events)),
-        map(_GET_RUN_ID, headers),
-        map(_GET_TURN_ID, headers),
-        map(_GET_EXECUTION_ID, headers),
-        map(_GET_TOPIC, headers),
-        map(itemgetter("record_hash"), events),
-        map(itemgetter("prev_hash"), events),
-    )
-
-
-def _columns_agree(events: Sequence[Stored], rows: Sequence[_Row]) -> bool:
-    """Whether every row's copied columns equal its event's (``copied_columns(event) ==
-    row[1:-1]`` for each), compared column by column."""
-    return all(
-        list(values) == list(map(itemgetter(at), rows))
-        for at, values in enumerate(_copied_column_values(events), start=1)
-    )
-
-
-_GET_RUN_ID = methodcaller("get", "run_id")
-_GET_TURN_ID = methodcaller("get", "turn_id")
-_GET_EXECUTION_ID = methodcaller("get", "execution_id")
-_GET_TOPIC = methodcaller("get", "topic")
 
 
 def copied_columns(event: Stored) -> tuple[Any, ...]:
@@ -487,11 +453,15 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
         rows = self._bounded_rows(session_id, from_event_id, limit)
         bounded = rows[:limit]
         scanned = self._decode_all(bounded)
-        events = tuple(
-            event
-            for event in scanned
-            if (run_id is None or event["headers"].get("run_id") == run_id)
-            and (turn_id is None or event["headers"].get("turn_id") == turn_id)
+        events = (
+            tuple(scanned)
+            if run_id is None and turn_id is None
+            else tuple(
+                event
+                for event in scanned
+                if (run_id is None or event["headers"].get("run_id") == run_id)
+                and (turn_id is None or event["headers"].get("turn_id") == turn_id)
+            )
         )
         last = scanned[-1]["event_id"] if scanned else None
         pending = 0
@@ -600,15 +570,11 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
             ) from None
 
     def _decode_all(self, rows: Sequence[_Row]) -> list[Stored]:
-        quick = _quick_check_all(rows)
-        # The usual read, decided at once: every row checked, and its columns agree.
-        if None not in quick:
-            vouched = cast(list[Stored], quick)
-            if _columns_agree(vouched, rows):
-                return vouched
         out: list[Stored] = []
         append = out.append
-        for row, checked in zip(rows, quick, strict=True):
+        # Row by row: each event's columns while it is at hand (a pass over all the events
+        # for each column costs twice as much, fetching each event again and again).
+        for row, checked in zip(rows, _quick_check_all(rows), strict=True):
             # The common case inline: a checked event whose columns agree.
             if checked is not None and copied_columns(checked) == row[1:-1]:
                 append(checked)
@@ -644,18 +610,16 @@ def _quick_check_all(rows: Sequence[_Row]) -> list[dict[str, Any] | None]:
     the row to the full check, which decides and names the problem.
     """
     datas: list[bytes] = [row[-1] for row in rows]
-    parsed: list[Any] | None = _all_parsed(datas)
-    if parsed is None:
-        parsed = []
-        for data in datas:
-            if len(data) > MAX_DOCUMENT_BYTES or _opening_count(data) > MAX_DEPTH:
-                parsed.append(None)  # the strict reader's limits might apply: let it judge
-                continue
-            try:
-                raw = orjson.loads(data)
-            except ValueError:
-                raw = None
-            parsed.append(raw if isinstance(raw, dict) and _integral_members(raw) else None)
+    parsed: list[Any] = []
+    for data in datas:
+        if len(data) > MAX_DOCUMENT_BYTES or _opening_count(data) > MAX_DEPTH:
+            parsed.append(None)  # the strict reader's limits might apply: let it judge
+            continue
+        try:
+            raw = orjson.loads(data)
+        except ValueError:
+            raw = None
+        parsed.append(raw if isinstance(raw, dict) and _integral_members(raw) else None)
     is_valid = quick_validator(STORED_EVENT_DOCUMENT_TYPE).is_valid
     if None not in parsed:  # the usual case: every row parsed, check them as one batch
         canonical = _canonical_rows(parsed, datas)
@@ -676,37 +640,6 @@ def _quick_check_all(rows: Sequence[_Row]) -> list[dict[str, Any] | None]:
         if same and is_valid(parsed[index]):
             out[index] = parsed[index]
     return out
-
-
-def _all_parsed(datas: list[bytes]) -> list[Any] | None:
-    """Every row parsed, when each is within the strict reader's size and nesting limits,
-    parses as an object and has integral envelope members (:func:`_integral_members`):
-    what the loop of :func:`_quick_check_all` finds row by row, found for all rows at
-    once with loops in C (the usual read of thousands of rows). None when some row is
-    not so: then the loop judges each row."""
-    if not datas:
-        return []
-    try:
-        if max(map(len, datas)) > MAX_DOCUMENT_BYTES:
-            return None
-        braces = map(bytes.count, datas, repeat(b"{"))
-        if max(map(add, braces, map(bytes.count, datas, repeat(b"[")))) > MAX_DEPTH:
-            return None
-        parsed = list(map(orjson.loads, datas))
-    except (ValueError, TypeError):
-        return None
-    if set(map(type, parsed)) != {dict}:
-        return None
-    if (
-        set(map(type, map(dict.get, parsed, repeat("event_id")))) != {int}
-        or set(map(type, map(dict.get, parsed, repeat("ts_ms")))) != {int}
-        or not set(map(type, map(dict.get, parsed, repeat("parent_event_id")))) <= _INT_OR_NONE
-    ):
-        return None
-    return parsed
-
-
-_INT_OR_NONE = frozenset({int, type(None)})
 
 
 def _integral_members(raw: dict[str, Any]) -> bool:
@@ -826,7 +759,10 @@ def _rows_in_order(
     tail = tails.get(session)
     if (tail is not None and not ids[0] > tail) or not all(map(lt, ids, ids[1:])):
         return None
-    return list(zip(*_copied_column_values(events), map(bytes.decode, bodies), strict=True))
+    return [
+        (*copied_columns(event), body)
+        for event, body in zip(events, map(bytes.decode, bodies), strict=True)
+    ]
 
 
 def _harn_forms(events: Sequence[Stored], *, plain: bool) -> list[bytes] | None:
