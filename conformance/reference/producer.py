@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from session_contracts.accel import paused_gc
 from session_contracts.conformance.protocol import Handler, Rejected, serve
@@ -22,6 +23,9 @@ from session_contracts.jsontext.canonical import MAX_SAFE_INTEGER
 from session_contracts.validation.schema_set import DocumentType
 from session_contracts.validation.validator import DocumentValidator, default_validator
 from session_contracts.version import __version__
+
+if TYPE_CHECKING:
+    from session_contracts.journal import CheckedEvents
 
 __all__ = ["HANDLERS", "MAX_REJECTION_FINDINGS", "main"]
 
@@ -250,33 +254,30 @@ def _each(items: Any, parse: Any, prefix: str) -> list[Any]:
     return parsed
 
 
-def _events(case: Mapping[str, Any]) -> tuple[list[Any], list[Finding]]:
-    """A case's journal events and the findings against them: each event's own, and
-    each id that does not increase on the one before (the protocol's events are one list
-    in journal order: such a list is a rejected input, not an error of ours)."""
-    from session_contracts.journal import SessionEvent, all_events_valid
-    from session_contracts.jsontext.canonical import canonical_bytes
+def _events(case: Mapping[str, Any]) -> tuple[CheckedEvents, list[Finding]]:
+    """A case's journal events, checked for the journal (``CheckedEvents``), and the
+    findings against them: each event's own, and each id that does not increase on the
+    one before (the protocol's events are one list in journal order: such a list is a
+    rejected input, not an error of ours)."""
+    from session_contracts.journal import check_events
 
-    raw = case.get("events")
-    # The usual case is decided for all the events at once: every one valid (checked in
-    # batches), and the whole list with an RFC 8785 form, so each event has one (a valid
-    # event's wire form is the event as given: every member present, the contract closed).
-    # Otherwise each event is checked on its own, to say which and why.
-    checked = isinstance(raw, list) and all_events_valid(raw)
-    writable = checked and _has_canonical_form(raw)
-
-    def storable(raw_event: Any) -> Any:
-        # A journal event's record hash is of its RFC 8785 form: a number that form
-        # cannot hold exactly (an integer beyond 2**53 - 1 in an open payload) is
-        # refused as the event is written, a rejected input like any other finding.
-        event = SessionEvent.from_json(raw_event, checked=checked)
-        if not writable:
-            canonical_bytes(event.to_json())
-        return event
-
-    events, findings = _parse_each(case.get("events", []), storable, "$.events")
+    raw = case.get("events", [])
+    findings: list[Finding] = []
+    if not isinstance(raw, list):
+        findings.append(
+            Finding("$.events", "wrong_type", "events is a JSON array", "send an array")
+        )
+        raw = []
+    # Each event against the contract, and for an RFC 8785 form: a journal event's
+    # record hash is of that form, so a number it cannot hold exactly (an integer
+    # beyond 2**53 - 1 in an open payload) is refused as the event is written, a
+    # rejected input like any other finding.
+    events, found = check_events(raw)
+    findings.extend(_rebased(finding, f"$.events[{index}]") for index, finding in found)
+    if not found and _ids_increase(events.events):  # the usual list, decided at once
+        return events, findings
     previous: int | None = None
-    for index, event in enumerate(raw if isinstance(raw, list) else []):
+    for index, event in enumerate(raw):
         event_id = event.get("id") if isinstance(event, Mapping) else None
         if isinstance(event_id, bool) or not isinstance(event_id, int):
             continue
@@ -293,14 +294,10 @@ def _events(case: Mapping[str, Any]) -> tuple[list[Any], list[Finding]]:
     return events, findings
 
 
-def _has_canonical_form(value: Any) -> bool:
-    from session_contracts.jsontext.canonical import canonical_bytes
-
-    try:
-        canonical_bytes(value)
-    except InvalidDocument:
-        return False
-    return True
+def _ids_increase(events: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether checked events' ids (each an int) increase through the list (loops in C)."""
+    ids = list(map(operator.itemgetter("id"), events))
+    return all(map(operator.lt, ids, ids[1:]))
 
 
 def document_roundtrip(case: Any) -> Any:
@@ -542,6 +539,7 @@ def _run_path(record_path: str, run: Mapping[str, Any]) -> str:
 
 
 def runrecord_project(case: Any) -> Any:
+    from session_contracts.journal import SessionEvent
     from session_contracts.runrecord import project_run_record
 
     case = _case_object(case)
@@ -557,7 +555,10 @@ def runrecord_project(case: Any) -> Any:
     if findings:
         raise _rejected(findings)
     try:
-        return project_run_record(_run_spec(case["run"]), events)
+        return project_run_record(
+            _run_spec(case["run"]),
+            [SessionEvent.from_json(event, checked=True) for event in events.events],
+        )
     except InvalidDocument as exc:
         # The library names the record it would build; the input is the run.  A
         # record member the run does not give (a run's id is its execution_id) is
@@ -682,8 +683,8 @@ def _recap_project(case: Any) -> Any:
     with tempfile.TemporaryDirectory(prefix="sc-recap-") as folder:
         path = Path(folder) / "journal.sqlite"
         with SqliteJournal.open(path, create=True) as journal:
-            if events:
-                journal.append(events)
+            if events.events:
+                journal.append_checked(events)
         if damaged:
             damage_events(path, damaged, DAMAGED_ROW)
         if journal_state == "unavailable":
@@ -698,11 +699,14 @@ def _recap_project(case: Any) -> Any:
     return outcome.envelope
 
 
+_Events = TypeVar("_Events")
+
+
 def _recap_input(
     case: Mapping[str, Any],
-    events_read: tuple[list[Any], list[Finding]],
+    events_read: tuple[_Events, list[Finding]],
     unknown: Sequence[Finding],
-) -> tuple[list[Any], str, str, list[int]]:
+) -> tuple[_Events, str, str, list[int]]:
     """A recap case's events (as ``events_read`` read them, journal or stored events),
     journal state, admission and damaged ids; rejected with every finding against the
     events, the query and unknown members together."""
@@ -722,10 +726,13 @@ def _recap_conditions(case: Mapping[str, Any]) -> tuple[str, str, list[int]]:
     judged by their entries of RecapProjectInput, every finding together (a ``journal``
     of another JSON type is both ``wrong_type`` and ``not_allowed_value``; a damaged id
     below 1 is ``minimum``)."""
+    # Only the conditions' own members are judged: the schema's entries for them are
+    # all that can find anything at their paths (the events are not read again here).
+    conditions = {name: case[name] for name in _RECAP_CONDITIONS if name in case}
     _check(
         [
             finding
-            for finding in _input_findings("RecapProjectInput", case)
+            for finding in _input_findings("RecapProjectInput", conditions)
             if any(
                 finding.path == f"$.{name}" or finding.path.startswith(f"$.{name}[")
                 for name in _RECAP_CONDITIONS

@@ -9,6 +9,7 @@ the two.  Events of the journal's own model (:class:`SessionEvent`,
 describes the model, the layout and the error codes.
 """
 
+from session_contracts.journal.batch import CheckedEvents, check_events
 from session_contracts.journal.harn_stored import (
     harn_record_hash,
     journal_event_of,
@@ -58,6 +59,7 @@ __all__ = [
     "MAX_FINDINGS",
     "SESSION_EVENT_SCHEMA_ID",
     "STORED_EVENT_DOCUMENT_TYPE",
+    "CheckedEvents",
     "EventKind",
     "FileImport",
     "JournalCorrupt",
@@ -70,6 +72,7 @@ __all__ = [
     "SessionMissing",
     "SqliteJournal",
     "all_events_valid",
+    "check_events",
     "damage_events",
     "decode_stored_form",
     "event_findings",

@@ -145,10 +145,13 @@ def _headers(event: Mapping[str, Any]) -> dict[str, str]:
     iteration = event["iteration"]
     if type(iteration) is int and iteration >= 0:
         headers["iteration"] = str(iteration)
-    for journal_name, header in (("runId", "run_id"), ("topic", "topic"), ("turnId", "turn_id")):
-        value = event[journal_name]
-        if isinstance(value, str):
-            headers[header] = value
+    run_id, topic, turn_id = event["runId"], event["topic"], event["turnId"]
+    if isinstance(run_id, str):
+        headers["run_id"] = run_id
+    if isinstance(topic, str):
+        headers["topic"] = topic
+    if isinstance(turn_id, str):
+        headers["turn_id"] = turn_id
     return headers
 
 

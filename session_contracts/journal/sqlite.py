@@ -37,12 +37,14 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from operator import itemgetter, lt
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from session_contracts.errors import Finding, InvalidDocument
+from session_contracts.journal.batch import CheckedEvents, check_events, element_forms
 from session_contracts.journal.harn_stored import (
     chained_stored_events,
     discriminator,
@@ -58,20 +60,20 @@ from session_contracts.journal.model import (
     JournalWriteError,
     SessionEvent,
     SessionMissing,
-    all_events_valid,
     corrupt,
     decode_stored_form,
     rejected,
     stored_findings,
-    validate_event,
 )
-from session_contracts.jsontext.canonical import canonical_bytes, hash_bytes
 from session_contracts.jsontext.harn_canonical import (
     harn_canonical_bytes,
     harn_canonical_bytes_of_parsed,
 )
 from session_contracts.jsontext.strict import MAX_DEPTH, MAX_DOCUMENT_BYTES, loads_strict
-from session_contracts.validation.validator import default_validator
+from session_contracts.validation.validator import (
+    compact_text_may_hold_integral_float,
+    default_validator,
+)
 
 
 def _opening_count(raw: bytes, /) -> int:
@@ -305,26 +307,26 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
         refused.  On any refusal or failure nothing of the batch is written
         and :class:`JournalWriteError` says why.
         """
-        problems: list[Finding] = []
-        pairs: list[tuple[dict[str, Any], str]] = []
         raws = [event.to_json() for event in events]
-        checked = all_events_valid(raws)  # else each is checked below, to say why
-        for index, raw in enumerate(raws):
-            try:
-                if not checked:
-                    validate_event(raw)
-                # The record hash; RFC 8785 also refuses what no record hash could cover.
-                pairs.append((raw, hash_bytes(canonical_bytes(raw))))
-            except InvalidDocument as exc:
-                problems.extend(rejected(exc.findings, index=index, event_id=raw["id"]))
+        checked, found = check_events(raws)
+        if found:
+            problems: list[Finding] = []
+            for index, finding in found:
+                problems.extend(rejected([finding], index=index, event_id=raws[index]["id"]))
                 if len(problems) >= MAX_FINDINGS:
                     break
-        if problems:
             raise JournalWriteError(problems[:MAX_FINDINGS])
+        return self.append_checked(checked)
+
+    def append_checked(self, events: CheckedEvents) -> int:
+        """Append journal events that :func:`check_events` checked (wire form, as a
+        request carries them), each as its stored form, as :meth:`append` does."""
+        pairs = list(zip(events.events, events.record_hashes, strict=True))
         return self._write(
             lambda previous: list(chained_stored_events(pairs, previous=previous)),
-            sessions={raw["sessionId"] for raw, _ in pairs},
+            sessions={event["sessionId"] for event in events.events},
             id_member="id",
+            plain=True,
         )
 
     def append_stored(self, events: Iterable[Stored]) -> int:
@@ -359,9 +361,12 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
         *,
         sessions: set[str],
         id_member: str,
+        plain: bool = False,
     ) -> int:
         """Encode and insert the stored forms ``stored_forms(previous)`` gives, where
-        ``previous`` maps each session to its last record hash, in one transaction."""
+        ``previous`` maps each session to its last record hash, in one transaction.
+        ``plain``: the stored forms are built of checked journal events, which have an
+        RFC 8785 form, and so only of JSON's own types, every float finite."""
         connection = self._open_connection()
         if not self._writable:
             raise _write_error(
@@ -378,7 +383,7 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
                 previous = {session: tail[1] for session, tail in tails.items()}
                 stored = stored_forms(previous)
                 rows, problems = _encode_batch(
-                    stored, {s: t[0] for s, t in tails.items()}, id_member
+                    stored, {s: t[0] for s, t in tails.items()}, id_member, plain=plain
                 )
                 if problems:
                     raise JournalWriteError(problems)
@@ -448,11 +453,15 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
         rows = self._bounded_rows(session_id, from_event_id, limit)
         bounded = rows[:limit]
         scanned = self._decode_all(bounded)
-        events = tuple(
-            event
-            for event in scanned
-            if (run_id is None or event["headers"].get("run_id") == run_id)
-            and (turn_id is None or event["headers"].get("turn_id") == turn_id)
+        events = (
+            tuple(scanned)
+            if run_id is None and turn_id is None
+            else tuple(
+                event
+                for event in scanned
+                if (run_id is None or event["headers"].get("run_id") == run_id)
+                and (turn_id is None or event["headers"].get("turn_id") == turn_id)
+            )
         )
         last = scanned[-1]["event_id"] if scanned else None
         pending = 0
@@ -563,6 +572,8 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
     def _decode_all(self, rows: Sequence[_Row]) -> list[Stored]:
         out: list[Stored] = []
         append = out.append
+        # Row by row: each event's columns while it is at hand (a pass over all the events
+        # for each column costs twice as much, fetching each event again and again).
         for row, checked in zip(rows, _quick_check_all(rows), strict=True):
             # The common case inline: a checked event whose columns agree.
             if checked is not None and copied_columns(checked) == row[1:-1]:
@@ -612,7 +623,13 @@ def _quick_check_all(rows: Sequence[_Row]) -> list[dict[str, Any] | None]:
     is_valid = quick_validator(STORED_EVENT_DOCUMENT_TYPE).is_valid
     if None not in parsed:  # the usual case: every row parsed, check them as one batch
         canonical = _canonical_rows(parsed, datas)
-        if all(canonical) and default_validator().all_valid(STORED_EVENT_DOCUMENT_TYPE, parsed):
+        # Every row its own canonical text, which is orjson's compact text of its parse:
+        # the texts say whether an integral float is held.
+        if all(canonical) and default_validator().all_valid(
+            STORED_EVENT_DOCUMENT_TYPE,
+            parsed,
+            may_hold_integral_float=compact_text_may_hold_integral_float(b",".join(datas)),
+        ):
             return list(parsed)
         pairs = zip(parsed, canonical, strict=True)
         return [raw if same and is_valid(raw) else None for raw, same in pairs]
@@ -666,20 +683,27 @@ def quick_validator(doctype: str) -> Any:
 
 
 def _encode_batch(
-    events: Sequence[Stored], tails: Mapping[str, int], id_member: str
+    events: Sequence[Stored], tails: Mapping[str, int], id_member: str, *, plain: bool = False
 ) -> tuple[list[_Row], list[Finding]]:
     """Rows for a batch of checked stored events, or the findings that refuse it: ids
-    increase within each session, after the session's last id in the journal."""
+    increase within each session, after the session's last id in the journal.
+    ``plain``: the events hold only JSON's own types, every float finite (see ``_write``)."""
     rows: list[_Row] = []
     problems: list[Finding] = []
     last = dict(tails)
-    # One look at the whole batch (the usual answer: every integer held), else at each event.
+    # One look at the whole batch (the usual answer: every integer held, every event with
+    # Harn's canonical form, cut out of the batch's), else at each event.
     all_held = unheld_integer(list(events)) is None
+    bodies = _harn_forms(events, plain=plain)
+    if all_held and bodies is not None:
+        in_order = _rows_in_order(events, bodies, tails)
+        if in_order is not None:
+            return in_order, problems
     for index, event in enumerate(events):
         if len(problems) >= MAX_FINDINGS:
             break
         try:
-            body = harn_canonical_bytes(dict(event))
+            body = bodies[index] if bodies is not None else harn_canonical_bytes(dict(event))
         except InvalidDocument as exc:
             problems.extend(rejected(exc.findings, index=index, event_id=event["event_id"]))
             continue
@@ -719,6 +743,39 @@ def _encode_batch(
         last[session] = event_id
         rows.append((*copied_columns(event), body.decode("utf-8")))
     return rows, problems
+
+
+def _rows_in_order(
+    events: Sequence[Stored], bodies: Sequence[bytes], tails: Mapping[str, int]
+) -> list[_Row] | None:
+    """The rows of a batch of one session whose ids increase through the batch and after
+    the session's last id in the journal (the usual batch, decided at once); None when
+    the batch is not so, and ``_encode_batch`` looks at each event."""
+    sessions = set(map(itemgetter("session_id"), events))
+    if len(sessions) != 1:
+        return None
+    (session,) = sessions
+    ids = list(map(itemgetter("event_id"), events))
+    tail = tails.get(session)
+    if (tail is not None and not ids[0] > tail) or not all(map(lt, ids, ids[1:])):
+        return None
+    return [
+        (*copied_columns(event), body)
+        for event, body in zip(events, map(bytes.decode, bodies), strict=True)
+    ]
+
+
+def _harn_forms(events: Sequence[Stored], *, plain: bool) -> list[bytes] | None:
+    """Harn's canonical bytes of each stored event, encoded as one list and cut
+    (:func:`element_forms`); None when the batch has no such form or cannot be cut.
+    ``plain``: the events hold only JSON's own types, every float finite, which the
+    type census would find again (``harn_canonical_bytes_of_parsed``)."""
+    encode = harn_canonical_bytes_of_parsed if plain else harn_canonical_bytes
+    try:
+        whole = encode(list(events))
+    except InvalidDocument:
+        return None
+    return element_forms(events, whole)
 
 
 # The layout before this one: journal-model events, one per row, ids across sessions.

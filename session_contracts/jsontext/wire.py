@@ -15,7 +15,6 @@ orjson when it is exact, an exact path only when a number needs it.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
@@ -23,9 +22,12 @@ import orjson
 __all__ = ["dumps_wire", "loads_wire"]
 
 # An integer literal of 19 digits or more may be beyond 64 bits (-9223372036854775809,
-# one below i64's least, has 19); shorter ones never are. Digits inside strings match
-# too: that only costs the exact path.
-_LONG_DIGITS = re.compile(rb"\d{19}")
+# one below i64's least, has 19); shorter ones never are. Digits inside strings count
+# too: that only costs the exact path. Found as 19 zeros in the text with every digit
+# made 0 and every other byte a space (bytes.translate and a substring search run at
+# C speed; a regular expression tries each position, ten times slower on megabytes).
+_DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_LONG_DIGITS = b"0" * 19
 
 
 def _refuse_constant(name: str) -> Any:
@@ -41,7 +43,7 @@ def loads_wire(data: bytes | bytearray | memoryview | str) -> Any:
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     value = orjson.loads(raw)
-    if _LONG_DIGITS.search(raw) is None:
+    if _LONG_DIGITS not in raw.translate(_DIGITS_AS_ZEROS):
         return value
     # orjson accepted the text, so it is valid UTF-8 JSON: re-read it with
     # Python's parser, whose integers are exact.

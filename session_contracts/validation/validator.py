@@ -41,6 +41,7 @@ __all__ = [
     "DocumentValidator",
     "apply_historical_aliases",
     "apply_input_aliases",
+    "compact_text_may_hold_integral_float",
     "default_validator",
     "holds_integral_float",
 ]
@@ -256,23 +257,39 @@ def holds_integral_float(instance: Any) -> bool:
     """Whether ``instance`` holds a float with an integral value (``5.0``, ``-0.0``,
     ``1e20``).
 
-    orjson writes such a float ``5.0`` (then ``,``, a line break when indented, or the
-    end) below 1e16 and with ``e+`` from there on, and no other float so: text without
-    those marks holds none, found at C speed; text with them (a string may hold them too)
-    is walked.
+    orjson writes such a float ``5.0`` below 1e16 and with ``e+`` from there on, and no
+    other float so: text without those marks holds none, found at C speed
+    (:func:`compact_text_may_hold_integral_float`); text with them (a string may hold
+    them too) is walked.
     """
     try:
-        written = orjson.dumps(instance, option=orjson.OPT_INDENT_2)
+        written = orjson.dumps(instance)
     except (TypeError, orjson.JSONEncodeError):  # big integers, deep nesting: walk it
         return _walk_for_integral_float(instance)
-    if (
-        b".0," not in written
-        and b".0\n" not in written
-        and b"e+" not in written
-        and not written.endswith(b".0")
-    ):
+    if not compact_text_may_hold_integral_float(written):
         return False
     return _walk_for_integral_float(instance)
+
+
+def compact_text_may_hold_integral_float(written: bytes) -> bool:
+    """Whether orjson's compact text of a value (``orjson.dumps`` without indent, keys
+    sorted or not) may hold a float with an integral value: False when it holds none.
+
+    In compact text a number is followed by ``,``, ``]``, ``}`` or the end, so an
+    integral float below 1e16 reads ``.0`` and one of those, and from 1e16 on holds
+    ``e+``. Each mark holds a ``.`` or a ``+``: text with neither byte (one memchr each)
+    holds none. A caller with the text at hand (a journal read has its rows' canonical
+    text) need not write it again.
+    """
+    if b"." not in written and b"+" not in written:
+        return False
+    return (
+        b".0," in written
+        or b".0]" in written
+        or b".0}" in written
+        or b"e+" in written
+        or written.endswith(b".0")
+    )
 
 
 def _walk_for_integral_float(instance: Any) -> bool:
@@ -629,15 +646,26 @@ class DocumentValidator:
         instance, findings = apply_input_aliases(document_type, instance)
         return not findings and bool(self._fast_validator(document_type).is_valid(instance))
 
-    def all_valid(self, doctype: str, instances: Sequence[Any]) -> bool:
+    def all_valid(
+        self,
+        doctype: str,
+        instances: Sequence[Any],
+        *,
+        may_hold_integral_float: bool | None = None,
+    ) -> bool:
         """True only when :meth:`validate` finds nothing in any of ``instances``, decided
         in batches (one call into the engine per ``VALIDATION_BATCH`` documents instead of
         one per document). False when one is invalid, and also when the batch cannot be
         screened so (the document type has input aliases, an integral float such as 5.0
-        is held, a value the engine cannot convert): then ask :meth:`validate` of each."""
+        is held, a value the engine cannot convert): then ask :meth:`validate` of each.
+        ``may_hold_integral_float``: False when the caller knows that none of
+        ``instances`` holds an integral float (:func:`compact_text_may_hold_integral_float`
+        of their text), None to look here."""
         if self.schema_set.document_type(doctype).input_aliases:
             return False
-        if holds_integral_float(instances):  # the ints-only engine's one condition
+        if may_hold_integral_float is None:
+            may_hold_integral_float = holds_integral_float(instances)
+        if may_hold_integral_float:  # the ints-only engine's one condition
             return False
         is_valid = self.ints_only_list_validator(doctype).is_valid
         try:

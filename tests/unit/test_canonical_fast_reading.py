@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -241,3 +242,32 @@ def test_the_fast_reader_never_misses_an_integral_float(value: Any) -> None:
         assert may_hold
     elif ".0" not in text and "e+" not in text:
         assert not may_hold  # the answer is exact when no text imitates a float
+
+
+def _has_integral_float(value: Any) -> bool:
+    if isinstance(value, float):
+        return value.is_integer()
+    if isinstance(value, dict):
+        return any(map(_has_integral_float, value.values()))
+    if isinstance(value, list):
+        return any(map(_has_integral_float, value))
+    return False
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=_FLOAT_JSON)
+def test_the_integral_float_screens_agree_with_a_walk(value: Any) -> None:
+    """holds_integral_float is exact, and the compact-text screen a journal read uses
+    (one memchr for ``.`` and ``+`` first) never misses an integral float."""
+    from session_contracts.validation.validator import (
+        compact_text_may_hold_integral_float,
+        holds_integral_float,
+    )
+
+    held = _has_integral_float(value)
+    assert holds_integral_float(value) == held
+    if held:
+        assert compact_text_may_hold_integral_float(orjson.dumps(value))
+        assert compact_text_may_hold_integral_float(
+            orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        )
