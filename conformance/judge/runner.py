@@ -144,6 +144,38 @@ def descendants(root: int, token: str | None = None) -> set[int]:
     return found
 
 
+#: Whether this kernel lists a task's children (/proc/PID/task/TID/children): then a
+#: producer's tree is found by reading its own processes, not every process's.
+_LISTS_CHILDREN = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+
+
+def _tree(root: int) -> set[int]:
+    """``root``'s live descendants by their parent links: each process's children as
+    its threads list them where the kernel can (a few reads for a producer of one
+    process), else from the whole process table (:func:`descendants` without a token)."""
+    if not _LISTS_CHILDREN:
+        return descendants(root)
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        pid = stack.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue  # it ended meanwhile
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+                    listed = handle.read().split()
+            except OSError:
+                continue
+            for child in map(int, listed):
+                if child not in found and child != root:
+                    found.add(child)
+                    stack.append(child)
+    return found
+
+
 def _kill_descendants(root: int, token: str | None) -> None:
     """SIGKILL every descendant of ``root`` until none is left (they may fork meanwhile)."""
     for _ in range(20):
@@ -320,6 +352,8 @@ class ProducerProcess:
         self.gave_up: str = ""
         self._first_start_seconds: float | None = None
         self._token: str | None = None
+        #: The processes that left the producer's tree but carry its token, as last seen.
+        self._escaped: set[int] = set()
         #: What the strict reader said of the last answer that was not JSON.
         self.last_json_problem = ""
         # The producer's CPU time and the clock at the last look past a case's deadline.
@@ -393,6 +427,7 @@ class ProducerProcess:
 
     def _spawn(self, timeout: float) -> None:
         self._token = uuid.uuid4().hex
+        self._escaped = set()
         env = dict(os.environ if self.env is None else self.env)
         env[TOKEN_VARIABLE] = self._token
         try:
@@ -480,14 +515,37 @@ class ProducerProcess:
                 select.select([], [fd], [], remaining)
         return True
 
-    def cpu_seconds(self) -> float | None:
+    def measured_processes(self, *, every_process: bool = True) -> set[int]:
+        """The producer's processes whose CPU time is its own: its live descendants, and
+        the processes that left its tree but carry its token.
+
+        With ``every_process`` every process on the machine is looked at for the token
+        (milliseconds with a hundred processes); without it, the producer's tree is
+        read from its own processes' child lists and the escaped processes the last
+        full look found are added (microseconds): the measure every case takes at its
+        start. A process that escaped since that last look is found at the deadline,
+        and its CPU time then counts as the case's (a stricter measure, never a laxer)."""
+        process = self._process
+        if process is None:
+            return set()
+        if every_process:
+            found = descendants(process.pid, self._token)
+            self._escaped = found - _tree(process.pid)
+            return found
+        marker = f"{TOKEN_VARIABLE}={self._token}".encode()
+        found = _tree(process.pid)
+        found.update(pid for pid in self._escaped if _carries_token(pid, marker))
+        return found
+
+    def cpu_seconds(self, *, every_process: bool = True) -> float | None:
         """The CPU seconds the producer and every process it started have used so far
-        (finished children included), or None where /proc cannot tell."""
+        (finished children included), or None where /proc cannot tell;
+        ``every_process`` as for :meth:`measured_processes`."""
         process = self._process
         if process is None:
             return None
         total = 0.0
-        for pid in (process.pid, *descendants(process.pid, self._token)):
+        for pid in (process.pid, *self.measured_processes(every_process=every_process)):
             used = _cpu_ticks(pid)
             if used is None and pid == process.pid:
                 return None
@@ -521,7 +579,7 @@ class ProducerProcess:
         :meth:`_still_computing`)."""
         assert self._stdout is not None
         began = time.monotonic()
-        cpu_at_start = self.cpu_seconds() if while_computing else None
+        cpu_at_start = self.cpu_seconds(every_process=False) if while_computing else None
         self._cpu_at_last_look, self._last_look = cpu_at_start or 0.0, began
         deadline = began + timeout
         while True:
