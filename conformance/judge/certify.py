@@ -664,10 +664,22 @@ def _runner_for(producer: ProducerProcess, budget: TimeBudget) -> Runner:
     def runner(trial: Trial) -> CaseOutcome:
         counter["seq"] += 1
         case = {"operation": trial.operation, "input": dict(trial.input)}
-        # The judge needs the reference's answer anyway; its time sets the budget.
-        reference = reference_answer(trial.operation, case["input"])
-        outcome = producer.run(counter["seq"], case, timeout=budget.seconds(reference))
+
+        def full_budget() -> float:
+            return budget.seconds(reference_answer(trial.operation, case["input"]))
+
+        # Every case gets at least the floor (or the fixed budget); the reference's
+        # time, which may raise a case's budget above the floor, is asked for only
+        # when the producer has not answered by then: a judge that compares with the
+        # reference's answer computes it anyway, one that does not never pays for it.
+        outcome = producer.run(
+            counter["seq"],
+            case,
+            timeout=budget.at_least(),
+            full_budget=None if budget.fixed is not None else full_budget,
+        )
         if outcome.error_code == "timeout":
+            reference = reference_answer(trial.operation, case["input"])
             return replace(outcome, message=f"{outcome.message} ({budget.explain(reference)})")
         return outcome
 

@@ -25,7 +25,7 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -354,6 +354,8 @@ class ProducerProcess:
         self._token: str | None = None
         #: The processes that left the producer's tree but carry its token, as last seen.
         self._escaped: set[int] = set()
+        #: The seconds the last answer was waited for at most (its budget).
+        self.budget = timeout
         #: What the strict reader said of the last answer that was not JSON.
         self.last_json_problem = ""
         # The producer's CPU time and the clock at the last look past a case's deadline.
@@ -573,10 +575,18 @@ class ProducerProcess:
         # Look again soon: the producer's share of the machine may change.
         return min(budget - used, left_in_wall, LOOK_AGAIN_SECONDS)
 
-    def _read(self, timeout: float, *, while_computing: bool = False) -> object:
+    def _read(
+        self,
+        timeout: float,
+        *,
+        while_computing: bool = False,
+        full_budget: Callable[[], float] | None = None,
+    ) -> object:
         """The next answer within ``timeout`` seconds; with ``while_computing``, the
         timeout is the producer's CPU time where it can be measured (see
-        :meth:`_still_computing`)."""
+        :meth:`_still_computing`). ``full_budget``, when given, is asked once, at
+        ``timeout``, for the case's whole budget (at least ``timeout``), which the
+        wait then runs to. The budget the wait ran to is kept in ``self.budget``."""
         assert self._stdout is not None
         began = time.monotonic()
         cpu_at_start = self.cpu_seconds(every_process=False) if while_computing else None
@@ -584,12 +594,21 @@ class ProducerProcess:
         deadline = began + timeout
         while True:
             line = self._stdout.read_line(deadline)
-            if line != "timeout" or cpu_at_start is None:
+            if line != "timeout":
+                break
+            if full_budget is not None:
+                timeout = max(timeout, full_budget())
+                full_budget = None
+                deadline = began + timeout
+                if deadline > time.monotonic():
+                    continue
+            if cpu_at_start is None:
                 break
             extension = self._still_computing(timeout, began, cpu_at_start)
             if extension <= 0:
                 break
             deadline = time.monotonic() + extension
+        self.budget = timeout
         if line is _EOF:
             return "producer_crashed"
         if line is _TOO_LONG:
@@ -613,9 +632,21 @@ class ProducerProcess:
             self.last_json_problem = f"it is not JSON: {exc.findings[0].message}"
             return "invalid_json"
 
-    def run(self, seq: int, case: Mapping[str, Any], timeout: float | None = None) -> CaseOutcome:
+    def run(
+        self,
+        seq: int,
+        case: Mapping[str, Any],
+        timeout: float | None = None,
+        *,
+        full_budget: Callable[[], float] | None = None,
+    ) -> CaseOutcome:
         """Send one case and classify the answer within ``timeout`` seconds (the
-        producer's default when None); never raises for producer faults."""
+        producer's default when None); never raises for producer faults.
+
+        ``full_budget``, when given, says the case's whole budget, asked only when the
+        producer has not answered within ``timeout`` (a budget that costs something to
+        know, the reference's time for the case, is then paid for only by a slow case);
+        the answer is then waited for until the greater of the two."""
         timeout = self.timeout if timeout is None else timeout
         if self.gave_up:
             return CaseOutcome(seq, "errored", error_code="producer_gave_up", message=self.gave_up)
@@ -647,11 +678,11 @@ class ProducerProcess:
         started = time.perf_counter()
         if not self._send({"cmd": "run", "seq": seq, "case": dict(case)}, timeout):
             return self._broken(seq, "producer_crashed", "the producer stopped reading", started)
-        answer = self._read(timeout, while_computing=True)
+        answer = self._read(timeout, while_computing=True, full_budget=full_budget)
         if isinstance(answer, str):
             messages = {
-                "timeout": f"no answer within {timeout:.1f} s"
-                + _waited(time.perf_counter() - started, timeout),
+                "timeout": f"no answer within {self.budget:.1f} s"
+                + _waited(time.perf_counter() - started, self.budget),
                 "producer_crashed": "the producer exited before answering",
                 "line_too_long": f"the answer exceeds {self.max_line_bytes:,} bytes",
                 "invalid_json": f"the answer cannot be judged: {self.last_json_problem}",
