@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from session_contracts.conformance.judge.budget import TimeBudget
 from session_contracts.conformance.judge.cases.explicit import ExplicitCase
-from session_contracts.conformance.judge.checks import CHECKS, Check
+from session_contracts.conformance.judge.checks import CHECKS, Check, in_run_order
 from session_contracts.conformance.judge.expected import reference_answer, reference_outcome
 from session_contracts.conformance.judge.golden import answer_of
 from session_contracts.conformance.judge.judges import Errored, Failed, Runner, Skip
@@ -726,12 +726,14 @@ def certify(
     progress: Progress = SILENT,
     budget: TimeBudget = DERIVED_BUDGET,
 ) -> list[CheckResult]:
+    """Run ``checks`` against ``producer`` in the run order (``checks.RUN_ORDER``: the
+    contracts of small cases first); the results come in the order of ``checks``."""
     info = producer.info or producer.start()
     runner = _runner_for(producer, budget)
 
-    results = []
-    for check in checks:
-        result = run_check(
+    results: dict[int, CheckResult] = {}
+    for check in in_run_order(checks):
+        results[id(check)] = run_check(
             check,
             runner,
             contracts=info.contracts,
@@ -741,8 +743,7 @@ def certify(
             failures_dir=failures_dir,
             progress=progress,
         )
-        results.append(result)
-    return results
+    return [results[id(check)] for check in checks]
 
 
 def replay_trial(
