@@ -20,6 +20,7 @@ cases whatever was imported before.
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from collections.abc import Sequence
@@ -72,6 +73,10 @@ def _natural(draw: st.DrawFn, limit: int) -> int:
     return min(value, limit)
 
 
+# The builders below are cached: a strategy is immutable, and one a composite builds at
+# every draw would be validated anew by Hypothesis each time. The same strategy draws
+# the same cases.
+@functools.cache
 def naturals(limit: int) -> st.SearchStrategy[int]:
     """An integer from 0 to ``limit``."""
     if limit < SMALL:
@@ -79,6 +84,7 @@ def naturals(limit: int) -> st.SearchStrategy[int]:
     return _natural(limit)
 
 
+@functools.cache
 def integers(min_value: int, max_value: int) -> st.SearchStrategy[int]:
     """An integer in [``min_value``, ``max_value``], shrinking towards 0 or the bound nearest it."""
     if min_value > -SMALL and max_value < SMALL:
@@ -139,6 +145,7 @@ def _cut(drawn: tuple[int, str]) -> str:
     return string[:length]
 
 
+@functools.cache
 def text(min_size: int = 0, max_size: int = 20, exclude: str = "") -> st.SearchStrategy[str]:
     """A string of ``min_size`` to ``max_size`` characters: any code point but a
     surrogate and those in ``exclude`` (as ``st.text()``)."""
@@ -149,6 +156,7 @@ def text(min_size: int = 0, max_size: int = 20, exclude: str = "") -> st.SearchS
     ).map(_cut)
 
 
+@functools.cache
 def characters(exclude: str = "") -> st.SearchStrategy[str]:
     """One character: any code point but a surrogate and those in ``exclude``."""
     return text(1, 1, exclude)
@@ -192,6 +200,7 @@ def _float(draw: st.DrawFn) -> float:
     return value if math.isfinite(value) else float(bits >> 11)
 
 
+@functools.cache
 def floats(
     min_value: float | None = None,
     max_value: float | None = None,
@@ -231,11 +240,13 @@ def date_times() -> st.SearchStrategy[str]:
     return _date_time()
 
 
+@functools.cache
 def one_in(count: int) -> st.SearchStrategy[bool]:
     """True once in ``count`` draws (``count`` below 100)."""
     return st.integers(0, count - 1).map(lambda drawn: drawn == 0)
 
 
+@functools.cache
 def json_values(max_leaves: int = 12) -> st.SearchStrategy[Any]:
     """Any JSON value (integers within JavaScript's safe range, finite floats)."""
     safe = 2**53 - 1
