@@ -33,6 +33,12 @@ class TimeBudget:
 
     fixed: float | None = None
 
+    def at_least(self) -> float:
+        """The seconds every case gets, whatever the reference's time for it: the fixed
+        budget, or the floor. Only a case the producer has not answered by then needs
+        the reference's time to know its whole budget (:meth:`seconds`)."""
+        return self.fixed if self.fixed is not None else BUDGET_FLOOR_SECONDS
+
     def seconds(self, reference: ReferenceAnswer) -> float:
         """The seconds the producer gets for a case the reference answered as ``reference``."""
         if self.fixed is not None:

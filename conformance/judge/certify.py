@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from session_contracts.conformance.judge.budget import TimeBudget
 from session_contracts.conformance.judge.cases.explicit import ExplicitCase
-from session_contracts.conformance.judge.checks import CHECKS, Check
+from session_contracts.conformance.judge.checks import CHECKS, Check, in_run_order
 from session_contracts.conformance.judge.expected import reference_answer, reference_outcome
 from session_contracts.conformance.judge.golden import answer_of
 from session_contracts.conformance.judge.judges import Errored, Failed, Runner, Skip
@@ -664,10 +664,22 @@ def _runner_for(producer: ProducerProcess, budget: TimeBudget) -> Runner:
     def runner(trial: Trial) -> CaseOutcome:
         counter["seq"] += 1
         case = {"operation": trial.operation, "input": dict(trial.input)}
-        # The judge needs the reference's answer anyway; its time sets the budget.
-        reference = reference_answer(trial.operation, case["input"])
-        outcome = producer.run(counter["seq"], case, timeout=budget.seconds(reference))
+
+        def full_budget() -> float:
+            return budget.seconds(reference_answer(trial.operation, case["input"]))
+
+        # Every case gets at least the floor (or the fixed budget); the reference's
+        # time, which may raise a case's budget above the floor, is asked for only
+        # when the producer has not answered by then: a judge that compares with the
+        # reference's answer computes it anyway, one that does not never pays for it.
+        outcome = producer.run(
+            counter["seq"],
+            case,
+            timeout=budget.at_least(),
+            full_budget=None if budget.fixed is not None else full_budget,
+        )
         if outcome.error_code == "timeout":
+            reference = reference_answer(trial.operation, case["input"])
             return replace(outcome, message=f"{outcome.message} ({budget.explain(reference)})")
         return outcome
 
@@ -714,12 +726,14 @@ def certify(
     progress: Progress = SILENT,
     budget: TimeBudget = DERIVED_BUDGET,
 ) -> list[CheckResult]:
+    """Run ``checks`` against ``producer`` in the run order (``checks.RUN_ORDER``: the
+    contracts of small cases first); the results come in the order of ``checks``."""
     info = producer.info or producer.start()
     runner = _runner_for(producer, budget)
 
-    results = []
-    for check in checks:
-        result = run_check(
+    results: dict[int, CheckResult] = {}
+    for check in in_run_order(checks):
+        results[id(check)] = run_check(
             check,
             runner,
             contracts=info.contracts,
@@ -729,8 +743,7 @@ def certify(
             failures_dir=failures_dir,
             progress=progress,
         )
-        results.append(result)
-    return results
+    return [results[id(check)] for check in checks]
 
 
 def replay_trial(

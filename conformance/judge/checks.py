@@ -30,7 +30,7 @@ from session_contracts.conformance.judge.cases import operations as strategies
 from session_contracts.conformance.judge.cases.explicit import ExplicitCase
 from session_contracts.conformance.judge.trials import Trial
 
-__all__ = ["CHECKS", "Check", "check_by_id"]
+__all__ = ["CHECKS", "RUN_ORDER", "Check", "check_by_id", "in_run_order"]
 
 # The random cases of a check, given the producer's contracts and operations: one strategy,
 # or one per operation (each then gets its own cases).
@@ -488,6 +488,23 @@ CHECKS: tuple[Check, ...] = (
         explicit=_none,
     ),
 )
+
+
+#: The order certify runs the checks in, by contract: the contracts whose cases are smallest
+#: first, and last the checks of every contract (hundreds of documents, every operation's
+#: outputs); within a contract, its semantics check (``*.semantics``, the most cases) after
+#: its checks of one rule, else the catalogue's order. A producer that breaks is told so
+#: within seconds, not after the document round trip's 871 cases, and nothing the first
+#: check does not need is built before its result. Reports keep the catalogue's order.
+RUN_ORDER = ("session-health", "session-feedback", "run-record", "session-recap", "all")
+
+
+def in_run_order(checks: Sequence[Check]) -> list[Check]:
+    """``checks`` in the order certify runs them (:data:`RUN_ORDER`)."""
+    return sorted(
+        checks,
+        key=lambda check: (RUN_ORDER.index(check.contract), check.id.endswith(".semantics")),
+    )
 
 
 def check_by_id(check_id: str) -> Check | None:

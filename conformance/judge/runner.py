@@ -25,7 +25,7 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,6 +141,38 @@ def descendants(root: int, token: str | None = None) -> set[int]:
         me = os.getpid()
         found.update(pid for pid in table if pid != me and _carries_token(pid, marker))
     found.discard(root)
+    return found
+
+
+#: Whether this kernel lists a task's children (/proc/PID/task/TID/children): then a
+#: producer's tree is found by reading its own processes, not every process's.
+_LISTS_CHILDREN = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+
+
+def _tree(root: int) -> set[int]:
+    """``root``'s live descendants by their parent links: each process's children as
+    its threads list them where the kernel can (a few reads for a producer of one
+    process), else from the whole process table (:func:`descendants` without a token)."""
+    if not _LISTS_CHILDREN:
+        return descendants(root)
+    found: set[int] = set()
+    stack = [root]
+    while stack:
+        pid = stack.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue  # it ended meanwhile
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/children", "rb") as handle:
+                    listed = handle.read().split()
+            except OSError:
+                continue
+            for child in map(int, listed):
+                if child not in found and child != root:
+                    found.add(child)
+                    stack.append(child)
     return found
 
 
@@ -320,6 +352,10 @@ class ProducerProcess:
         self.gave_up: str = ""
         self._first_start_seconds: float | None = None
         self._token: str | None = None
+        #: The processes that left the producer's tree but carry its token, as last seen.
+        self._escaped: set[int] = set()
+        #: The seconds the last answer was waited for at most (its budget).
+        self.budget = timeout
         #: What the strict reader said of the last answer that was not JSON.
         self.last_json_problem = ""
         # The producer's CPU time and the clock at the last look past a case's deadline.
@@ -393,6 +429,7 @@ class ProducerProcess:
 
     def _spawn(self, timeout: float) -> None:
         self._token = uuid.uuid4().hex
+        self._escaped = set()
         env = dict(os.environ if self.env is None else self.env)
         env[TOKEN_VARIABLE] = self._token
         try:
@@ -480,14 +517,37 @@ class ProducerProcess:
                 select.select([], [fd], [], remaining)
         return True
 
-    def cpu_seconds(self) -> float | None:
+    def measured_processes(self, *, every_process: bool = True) -> set[int]:
+        """The producer's processes whose CPU time is its own: its live descendants, and
+        the processes that left its tree but carry its token.
+
+        With ``every_process`` every process on the machine is looked at for the token
+        (milliseconds with a hundred processes); without it, the producer's tree is
+        read from its own processes' child lists and the escaped processes the last
+        full look found are added (microseconds): the measure every case takes at its
+        start. A process that escaped since that last look is found at the deadline,
+        and its CPU time then counts as the case's (a stricter measure, never a laxer)."""
+        process = self._process
+        if process is None:
+            return set()
+        if every_process:
+            found = descendants(process.pid, self._token)
+            self._escaped = found - _tree(process.pid)
+            return found
+        marker = f"{TOKEN_VARIABLE}={self._token}".encode()
+        found = _tree(process.pid)
+        found.update(pid for pid in self._escaped if _carries_token(pid, marker))
+        return found
+
+    def cpu_seconds(self, *, every_process: bool = True) -> float | None:
         """The CPU seconds the producer and every process it started have used so far
-        (finished children included), or None where /proc cannot tell."""
+        (finished children included), or None where /proc cannot tell;
+        ``every_process`` as for :meth:`measured_processes`."""
         process = self._process
         if process is None:
             return None
         total = 0.0
-        for pid in (process.pid, *descendants(process.pid, self._token)):
+        for pid in (process.pid, *self.measured_processes(every_process=every_process)):
             used = _cpu_ticks(pid)
             if used is None and pid == process.pid:
                 return None
@@ -515,23 +575,40 @@ class ProducerProcess:
         # Look again soon: the producer's share of the machine may change.
         return min(budget - used, left_in_wall, LOOK_AGAIN_SECONDS)
 
-    def _read(self, timeout: float, *, while_computing: bool = False) -> object:
+    def _read(
+        self,
+        timeout: float,
+        *,
+        while_computing: bool = False,
+        full_budget: Callable[[], float] | None = None,
+    ) -> object:
         """The next answer within ``timeout`` seconds; with ``while_computing``, the
         timeout is the producer's CPU time where it can be measured (see
-        :meth:`_still_computing`)."""
+        :meth:`_still_computing`). ``full_budget``, when given, is asked once, at
+        ``timeout``, for the case's whole budget (at least ``timeout``), which the
+        wait then runs to. The budget the wait ran to is kept in ``self.budget``."""
         assert self._stdout is not None
         began = time.monotonic()
-        cpu_at_start = self.cpu_seconds() if while_computing else None
+        cpu_at_start = self.cpu_seconds(every_process=False) if while_computing else None
         self._cpu_at_last_look, self._last_look = cpu_at_start or 0.0, began
         deadline = began + timeout
         while True:
             line = self._stdout.read_line(deadline)
-            if line != "timeout" or cpu_at_start is None:
+            if line != "timeout":
+                break
+            if full_budget is not None:
+                timeout = max(timeout, full_budget())
+                full_budget = None
+                deadline = began + timeout
+                if deadline > time.monotonic():
+                    continue
+            if cpu_at_start is None:
                 break
             extension = self._still_computing(timeout, began, cpu_at_start)
             if extension <= 0:
                 break
             deadline = time.monotonic() + extension
+        self.budget = timeout
         if line is _EOF:
             return "producer_crashed"
         if line is _TOO_LONG:
@@ -555,9 +632,21 @@ class ProducerProcess:
             self.last_json_problem = f"it is not JSON: {exc.findings[0].message}"
             return "invalid_json"
 
-    def run(self, seq: int, case: Mapping[str, Any], timeout: float | None = None) -> CaseOutcome:
+    def run(
+        self,
+        seq: int,
+        case: Mapping[str, Any],
+        timeout: float | None = None,
+        *,
+        full_budget: Callable[[], float] | None = None,
+    ) -> CaseOutcome:
         """Send one case and classify the answer within ``timeout`` seconds (the
-        producer's default when None); never raises for producer faults."""
+        producer's default when None); never raises for producer faults.
+
+        ``full_budget``, when given, says the case's whole budget, asked only when the
+        producer has not answered within ``timeout`` (a budget that costs something to
+        know, the reference's time for the case, is then paid for only by a slow case);
+        the answer is then waited for until the greater of the two."""
         timeout = self.timeout if timeout is None else timeout
         if self.gave_up:
             return CaseOutcome(seq, "errored", error_code="producer_gave_up", message=self.gave_up)
@@ -589,11 +678,11 @@ class ProducerProcess:
         started = time.perf_counter()
         if not self._send({"cmd": "run", "seq": seq, "case": dict(case)}, timeout):
             return self._broken(seq, "producer_crashed", "the producer stopped reading", started)
-        answer = self._read(timeout, while_computing=True)
+        answer = self._read(timeout, while_computing=True, full_budget=full_budget)
         if isinstance(answer, str):
             messages = {
-                "timeout": f"no answer within {timeout:.1f} s"
-                + _waited(time.perf_counter() - started, timeout),
+                "timeout": f"no answer within {self.budget:.1f} s"
+                + _waited(time.perf_counter() - started, self.budget),
                 "producer_crashed": "the producer exited before answering",
                 "line_too_long": f"the answer exceeds {self.max_line_bytes:,} bytes",
                 "invalid_json": f"the answer cannot be judged: {self.last_json_problem}",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import operator
+import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from session_contracts.conformance.protocol import Handler, Rejected, serve
 from session_contracts.contracts import CONTRACTS
 from session_contracts.errors import Finding, InvalidDocument, json_path, json_path_steps
 from session_contracts.jsontext.canonical import MAX_SAFE_INTEGER
+from session_contracts.jsontext.wire import dumps_wire
 from session_contracts.validation.schema_set import DocumentType
 from session_contracts.validation.validator import DocumentValidator, default_validator
 from session_contracts.version import __version__
@@ -442,6 +444,36 @@ def health_a2a_status_update(case: Any) -> Any:
         raise _rejected(found) from None
 
 
+# -- the throwaway stores a case writes ---------------------------------------------------------
+# recap.project and feedback.run write each case to a fresh SQLite file and remove it at the
+# case's end. Its durable commits (synchronous = FULL) cost a disk flush each: in a memory
+# file system (Linux's /dev/shm) a small recap case costs half the CPU time and a sixth of
+# the wall time. The stores are the same; only their folder differs.
+MEMORY_FOLDER = Path("/dev/shm")
+#: A case's journal, with its write-ahead log, takes up to about 9 times the case's JSON
+#: size (50 MB for the 32,770-event case of 5.9 MB): the memory folder is used only
+#: with this many times that free, and MEMORY_FOLDER_SPARE_BYTES more (a container's
+#: /dev/shm is often 64 MB, shared with the judge's own copy of the case).
+MEMORY_FOLDER_FACTOR = 20
+MEMORY_FOLDER_SPARE_BYTES = 64 * 1024 * 1024
+
+
+def _scratch(case: Any, prefix: str) -> tempfile.TemporaryDirectory[str]:
+    """A fresh folder for one case's stores: in the memory folder when it exists, is
+    writable, has room for the case and TMPDIR does not name another place; else in
+    the system's temporary folder."""
+    folder: str | None = None
+    if "TMPDIR" not in os.environ and os.access(MEMORY_FOLDER, os.W_OK | os.X_OK):
+        try:
+            stats = os.statvfs(MEMORY_FOLDER)
+            needed = MEMORY_FOLDER_FACTOR * len(dumps_wire(case)) + MEMORY_FOLDER_SPARE_BYTES
+            if stats.f_bavail * stats.f_frsize >= needed:
+                folder = str(MEMORY_FOLDER)
+        except (OSError, TypeError):
+            folder = None
+    return tempfile.TemporaryDirectory(prefix=prefix, dir=folder)
+
+
 def _reader_version(step: Mapping[str, Any], index: int) -> int:
     """The reader's contract version (default 1): reports of another are stale."""
     version = step.get("reader_contract_version", 1)
@@ -465,7 +497,7 @@ def feedback_run(case: Any) -> Any:
             _reader_version(step, index)
     now = {"ms": 0}
     responses: list[Any] = []
-    with tempfile.TemporaryDirectory(prefix="sc-feedback-") as folder:
+    with _scratch(case, "sc-feedback-") as folder:
         store = FeedbackStore.open(Path(folder) / "feedback.sqlite", clock=lambda: now["ms"])
         try:
             for index, step in enumerate(steps):
@@ -680,7 +712,7 @@ def _recap_project(case: Any) -> Any:
     if "storedEvents" in case:
         return _recap_of_stored(case, unknown)
     events, journal_state, admission, damaged = _recap_input(case, _events(case), unknown)
-    with tempfile.TemporaryDirectory(prefix="sc-recap-") as folder:
+    with _scratch(case, "sc-recap-") as folder:
         path = Path(folder) / "journal.sqlite"
         with SqliteJournal.open(path, create=True) as journal:
             if events.events:

@@ -8,6 +8,7 @@ hash so they are deterministic yet as random-looking as real secrets.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterator
 from typing import Any
@@ -118,7 +119,13 @@ def _harn_canary_parts() -> dict[str, tuple[str, str, str]]:
 
 
 def _all_canary_parts() -> dict[str, tuple[str, str, str]]:
-    return {**_canary_parts(), **_harn_canary_parts()}
+    return dict(_built_canary_parts())
+
+
+@functools.cache
+def _built_canary_parts() -> tuple[tuple[str, tuple[str, str, str]], ...]:
+    """Built once: every golden fixture that names a secret asks for them all."""
+    return tuple({**_canary_parts(), **_harn_canary_parts()}.items())
 
 
 def _kinds_of(policy: RedactionPolicy | None) -> tuple[str, ...]:

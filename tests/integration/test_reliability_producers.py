@@ -211,3 +211,25 @@ def test_certify_writes_its_reports_when_the_producer_cannot_restart(tmp_path: P
     assert codes <= {"producer_crashed", "producer_restart_failed", "producer_gave_up"}
     assert "producer_gave_up" in codes
     assert (tmp_path / "state" / "starts").read_text() == "2"
+
+
+@linux_only
+def test_the_measure_at_a_case_start_finds_what_the_full_look_found(tmp_path: Path) -> None:
+    # The quick measure every case takes reads the producer's own child lists; an
+    # orphan that left its tree is measured once a full look (at a deadline) found it.
+    with ProducerProcess(producer_command(tmp_path, "orphans"), timeout=5) as producer:
+        producer.start()
+        assert producer.run(1, CASE).outcome == "skipped"
+        (orphan,) = wait_for_pids(tmp_path / "state" / "pids")
+        assert orphan not in producer.measured_processes(every_process=False)
+        full = producer.measured_processes()
+        assert orphan in full
+        assert producer.measured_processes(every_process=False) == full
+    apart = tmp_path / "escapes"
+    apart.mkdir()
+    with ProducerProcess(producer_command(apart, "escapes"), timeout=5) as producer:
+        producer.start()
+        (child,) = wait_for_pids(apart / "state" / "pids")
+        # Still a descendant by its parent link, though in a session of its own.
+        assert child in producer.measured_processes(every_process=False)
+        assert producer.measured_processes(every_process=False) == producer.measured_processes()

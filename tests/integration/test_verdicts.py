@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -169,3 +169,31 @@ def test_a_budget_is_cpu_time_for_a_producer_that_computes() -> None:
             waited = producer.run(1, CASE)
     assert computed.outcome == "result", computed
     assert (waited.outcome, waited.error_code) == ("errored", "timeout")
+
+
+def test_a_case_past_the_floor_gets_its_whole_budget_asked_for_then() -> None:
+    # The whole budget (the reference's time for the case) is asked for only when the
+    # producer has not answered within the first timeout, and the wait runs to it.
+    asked: list[float] = []
+
+    def full_budget(seconds: float) -> Callable[[], float]:
+        def ask() -> float:
+            asked.append(seconds)
+            return seconds
+
+        return ask
+
+    command = [sys.executable, str(MISBEHAVING), "computes_1_5_s"]
+    with ProducerProcess(command, timeout=0.5) as producer:
+        producer.start()
+        slow = producer.run(1, CASE, timeout=0.5, full_budget=full_budget(20.0))
+        too_slow = producer.run(2, CASE, timeout=0.5, full_budget=full_budget(0.2))
+    with ProducerProcess([sys.executable, str(MISBEHAVING), "polite"], timeout=5) as producer:
+        producer.start()
+        fast = producer.run(1, CASE, timeout=5, full_budget=full_budget(99.0))
+    assert slow.outcome == "result", slow
+    # A whole budget below the first timeout does not shorten it.
+    assert (too_slow.outcome, too_slow.error_code) == ("errored", "timeout")
+    assert "within 0.5 s" in too_slow.message
+    assert fast.outcome != "errored", fast
+    assert asked == [20.0, 0.2]

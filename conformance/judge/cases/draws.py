@@ -20,6 +20,7 @@ cases whatever was imported before.
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from collections.abc import Sequence
@@ -39,6 +40,7 @@ __all__ = [
     "naturals",
     "one_in",
     "pick",
+    "sampled",
     "strings_of",
     "text",
 ]
@@ -73,6 +75,10 @@ def _natural(draw: st.DrawFn, limit: int) -> int:
     return min(value, limit)
 
 
+# The builders below are cached: a strategy is immutable, and one a composite builds at
+# every draw would be validated anew by Hypothesis each time. The same strategy draws
+# the same cases.
+@functools.cache
 def naturals(limit: int) -> st.SearchStrategy[int]:
     """An integer from 0 to ``limit``."""
     if limit < SMALL:
@@ -80,6 +86,7 @@ def naturals(limit: int) -> st.SearchStrategy[int]:
     return _natural(limit)
 
 
+@functools.cache
 def integers(min_value: int, max_value: int) -> st.SearchStrategy[int]:
     """An integer in [``min_value``, ``max_value``], shrinking towards 0 or the bound nearest it."""
     if min_value > -SMALL and max_value < SMALL:
@@ -109,6 +116,27 @@ def pick(values: Sequence[T]) -> st.SearchStrategy[T]:
     return _index(len(values)).map(values.__getitem__)
 
 
+def sampled(values: Sequence[T]) -> st.SearchStrategy[T]:
+    """``st.sampled_from(values)``, built once for the same values: a composite strategy
+    that builds its choices at every draw would have Hypothesis validate a new strategy
+    each time (a tenth of certify's drawing). The same strategy draws the same cases."""
+    values = tuple(values)
+    # By repr: True, 1 and 1.0 are equal keys of a dict, but not the same choices.
+    key = repr(values)
+    built = _SAMPLED.get(key)
+    if built is None:
+        built = st.sampled_from(values)
+        if len(_SAMPLED) < _SAMPLED_KEPT:
+            _SAMPLED[key] = built
+    return built
+
+
+_SAMPLED: dict[str, st.SearchStrategy[Any]] = {}
+# The choices written in the strategies' code are a few hundred; choices drawn from a case
+# (its earlier requests, its facts) are sampled with st.sampled_from, never kept here.
+_SAMPLED_KEPT = 4096
+
+
 # A string draw at least this long is never answered with a harvested constant (those are
 # 20 characters at most): strings are drawn this long, then cut to the length drawn apart.
 _UNHARVESTED_LENGTH = 21
@@ -119,6 +147,7 @@ def _cut(drawn: tuple[int, str]) -> str:
     return string[:length]
 
 
+@functools.cache
 def text(min_size: int = 0, max_size: int = 20, exclude: str = "") -> st.SearchStrategy[str]:
     """A string of ``min_size`` to ``max_size`` characters: any code point but a
     surrogate and those in ``exclude`` (as ``st.text()``)."""
@@ -129,6 +158,7 @@ def text(min_size: int = 0, max_size: int = 20, exclude: str = "") -> st.SearchS
     ).map(_cut)
 
 
+@functools.cache
 def characters(exclude: str = "") -> st.SearchStrategy[str]:
     """One character: any code point but a surrogate and those in ``exclude``."""
     return text(1, 1, exclude)
@@ -172,6 +202,7 @@ def _float(draw: st.DrawFn) -> float:
     return value if math.isfinite(value) else float(bits >> 11)
 
 
+@functools.cache
 def floats(
     min_value: float | None = None,
     max_value: float | None = None,
@@ -211,11 +242,13 @@ def date_times() -> st.SearchStrategy[str]:
     return _date_time()
 
 
+@functools.cache
 def one_in(count: int) -> st.SearchStrategy[bool]:
     """True once in ``count`` draws (``count`` below 100)."""
     return st.integers(0, count - 1).map(lambda drawn: drawn == 0)
 
 
+@functools.cache
 def json_values(max_leaves: int = 12) -> st.SearchStrategy[Any]:
     """Any JSON value (integers within JavaScript's safe range, finite floats)."""
     safe = integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER)

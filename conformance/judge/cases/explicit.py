@@ -1160,8 +1160,9 @@ def recap_stored_harn_read_numbers() -> list[ExplicitCase]:
 
 # -- the table ------------------------------------------------------------------------------------
 @functools.cache
-def _golden_corpus() -> tuple[tuple[str, str, str, Mapping[str, Any]], ...]:
-    """(operation, name, description, input) of every packaged golden fixture."""
+def golden_corpus() -> tuple[tuple[str, str, str, Mapping[str, Any]], ...]:
+    """(operation, name, description, input) of every packaged golden fixture, read once
+    (every user copies an input before changing it)."""
     from session_contracts.conformance.judge.golden import default_fixtures_dir, load_corpus
 
     corpus = load_corpus(default_fixtures_dir())
@@ -1190,7 +1191,7 @@ def golden(
             ExplicitCase(
                 operation, copy.deepcopy(case_input), f"golden fixture {name}: {why}", name
             )
-            for fixture_operation, name, why, case_input in _golden_corpus()
+            for fixture_operation, name, why, case_input in golden_corpus()
             if fixture_operation == operation and keep(case_input)
         ]
 

@@ -378,14 +378,14 @@ def _richest_journal() -> dict[str, Any]:
     """The recap.project golden fixture whose journal holds the most kinds of events and
     which the reference projects to an available snapshot: a journal whose every event
     kind is read, so each member of each event gets its variants."""
-    from session_contracts.conformance.judge.golden import default_fixtures_dir, load_corpus
+    from session_contracts.conformance.judge.cases.explicit import golden_corpus
     from session_contracts.conformance.reference.producer import HANDLERS
 
     ranked = sorted(
         (
-            (-len({event.get("kind") for event in case.input["events"]}), case.name, case.input)
-            for case in load_corpus(default_fixtures_dir()).cases
-            if case.operation == "recap.project" and isinstance(case.input.get("events"), list)
+            (-len({event.get("kind") for event in case_input["events"]}), name, case_input)
+            for operation, name, _, case_input in golden_corpus()
+            if operation == "recap.project" and isinstance(case_input.get("events"), list)
         ),
         key=lambda item: item[:2],
     )

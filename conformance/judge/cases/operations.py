@@ -109,12 +109,12 @@ def roundtrip_inputs(contracts: tuple[str, ...]) -> st.SearchStrategy[dict[str, 
     """A valid document of a contract the producer supports."""
     names = _doctypes(contracts)
     light = [n for n in names if n not in ("session-recap.snapshot", "session-recap.envelope")]
-    bundled = st.sampled_from(names).map(
+    bundled = draws.sampled(names).map(
         lambda name: {"doctype": name, "document": copy.deepcopy(bundled_examples()[name])}
     )
     if not light:
         return bundled
-    generated = st.sampled_from(light).flatmap(
+    generated = draws.sampled(light).flatmap(
         lambda name: documents(name).map(lambda doc: {"doctype": name, "document": doc})
     )
     return st.one_of(bundled, generated)
@@ -155,15 +155,15 @@ def unknown_field_inputs(contracts: tuple[str, ...]) -> st.SearchStrategy[dict[s
 
     def inject(name: str, data: st.DataObject) -> dict[str, Any]:
         document = copy.deepcopy(bundled_examples()[name])
-        where = list(data.draw(st.sampled_from(closed_objects(name)), label="object path"))
+        where = list(data.draw(draws.sampled(closed_objects(name)), label="object path"))
         node = document
         for part in where:
             node = node[part]
-        node[UNKNOWN_KEY] = copy.deepcopy(data.draw(st.sampled_from(_UNKNOWN_VALUES)))
+        node[UNKNOWN_KEY] = copy.deepcopy(data.draw(draws.sampled(_UNKNOWN_VALUES)))
         return {"doctype": name, "document": document, "injected_at": where}
 
     names = [name for name in _doctypes(contracts) if closed_objects(name)]
-    return st.tuples(st.sampled_from(names), st.data()).map(lambda pair: inject(*pair))
+    return st.tuples(draws.sampled(names), st.data()).map(lambda pair: inject(*pair))
 
 
 _JSON_LEAVES = (
@@ -174,7 +174,7 @@ _JSON_LEAVES = (
     | draws.text(max_size=20)
     # Extensions keep every JSON number: integers past 64 bits,
     # which a reader that parses numbers as doubles or 64-bit integers loses.
-    | st.sampled_from([2**64, -(2**63) - 1, 900719925474099312345678901234567890, -0.0, 1e21])
+    | draws.sampled([2**64, -(2**63) - 1, 900719925474099312345678901234567890, -0.0, 1e21])
     | draws.integers(2**64, 10**40)
 )
 
@@ -198,7 +198,7 @@ def extension_inputs() -> st.SearchStrategy[dict[str, Any]]:
 
     return st.builds(
         build,
-        st.sampled_from(["session-recap.snapshot", "session-recap.envelope"]),
+        draws.sampled(["session-recap.snapshot", "session-recap.envelope"]),
         st.dictionaries(draws.text(min_size=1, max_size=16), extension_values, max_size=5),
     )
 
@@ -218,11 +218,11 @@ def _session_observations(draw: st.DrawFn, resets: bool = True) -> dict[str, Any
     historical loads, finishes revisited, and a terminal outcome before, between
     or after iterations."""
     observations: list[dict[str, Any]] = []
-    calls = st.sampled_from(["c1", "c2", "c3"])
-    commands = st.none() | st.sampled_from(["cmd-1", "cmd-2"])
-    diagnostics = st.sampled_from([("fp-a", 2), ("fp-b", 5), ("fp-c", 2), ("fp-a", 3), ("fp-e", 0)])
+    calls = draws.sampled(["c1", "c2", "c3"])
+    commands = st.none() | draws.sampled(["cmd-1", "cmd-2"])
+    diagnostics = draws.sampled([("fp-a", 2), ("fp-b", 5), ("fp-c", 2), ("fp-a", 3), ("fp-e", 0)])
     collected: list[tuple[str, int]] = []  # diagnostic collections so far
-    stop_classes = st.sampled_from(["natural", "policy_budget", "runtime_error", "unknown"])
+    stop_classes = draws.sampled(["natural", "policy_budget", "runtime_error", "unknown"])
 
     def telemetry() -> dict[str, Any] | None:
         if draw(draws.integers(0, 2)) == 0:
@@ -241,7 +241,7 @@ def _session_observations(draw: st.DrawFn, resets: bool = True) -> dict[str, Any
             verification = {"diagnostics": measured}
         return {
             "command_id": draw(commands),
-            "command_exit_code": draw(st.none() | st.sampled_from([0, 0, 1, 2, -9])),
+            "command_exit_code": draw(st.none() | draws.sampled([0, 0, 1, 2, -9])),
             "verification": verification,
         }
 
@@ -261,7 +261,7 @@ def _session_observations(draw: st.DrawFn, resets: bool = True) -> dict[str, Any
         observations.append({"kind": "iteration_started", "iteration": iteration})
         for _ in range(draw(draws.integers(0, 5))):
             moves = ["call", "call", "call", "abandon", "reset", "history", "terminal"]
-            move = draw(st.sampled_from(moves if resets else [m for m in moves if m != "reset"]))
+            move = draw(draws.sampled(moves if resets else [m for m in moves if m != "reset"]))
             if move == "call":
                 observations.append(call())
             elif move == "abandon":
@@ -337,15 +337,15 @@ _BASE_MS = 1_700_000_000_000
 @st.composite
 def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
     """A session's start, checkpoints (some replays, some rule breakers) and reads."""
-    session = "sess-" + draw(st.sampled_from(["a", "b"]))
+    session = "sess-" + draw(draws.sampled(["a", "b"]))
     clock = _BASE_MS
     capabilities = draw(
         st.fixed_dictionaries(
             {},
             optional={
-                "usage": st.sampled_from(["supported", "unsupported", "unknown"]),
-                "progress": st.sampled_from(["supported", "unsupported", "unknown"]),
-                "model": st.sampled_from(["supported", "unsupported", "unknown"]),
+                "usage": draws.sampled(["supported", "unsupported", "unknown"]),
+                "progress": draws.sampled(["supported", "unsupported", "unknown"]),
+                "model": draws.sampled(["supported", "unsupported", "unknown"]),
             },
         )
     )
@@ -363,9 +363,9 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
     last_counter = ""
     sent: list[dict[str, Any]] = []
     for index in range(draw(draws.integers(0, 6))):
-        clock += draw(st.sampled_from([0, 1000, 60_000, 1_000_000]))
+        clock += draw(draws.sampled([0, 1000, 60_000, 1_000_000]))
         move = draw(
-            st.sampled_from(
+            draws.sampled(
                 [
                     "plain",
                     "usage",
@@ -389,7 +389,7 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
                 "can_read_raw_receipts": draw(st.booleans()),
             }
             if draw(draws.integers(0, 3)) == 0:  # now and then a reader of another version
-                step["reader_contract_version"] = draw(st.sampled_from([1, 2]))
+                step["reader_contract_version"] = draw(draws.sampled([1, 2]))
             steps.append(step)
             continue
         if move == "replay" and sent:
@@ -409,7 +409,7 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
             "next_action": "continue",
             "open_loops": [],
         }
-        counter = draw(st.sampled_from(["c1", "c2"]))
+        counter = draw(draws.sampled(["c1", "c2"]))
         # The rule breakers aim at a counter that has a sample, when there is one.
         if move in ("older", "decrease", "conflict"):
             if not last_counter:
@@ -432,7 +432,7 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
             request["usage"] = usage_sample(last_usage_at, tokens + 1, 10, counter=counter)
         elif move == "future":
             # Past the five minutes, or within them (accepted: a clock may lag the host's).
-            ahead = draw(st.sampled_from([300_001, 1, 1000, 300_000]))
+            ahead = draw(draws.sampled([300_001, 1, 1000, 300_000]))
             request["usage"] = usage_sample(clock + ahead, tokens + 1, 10, counter=counter)
             future_accepted = ahead <= 300_000 and clock + ahead > last_usage_at
             if future_accepted:
@@ -442,7 +442,7 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
             request["usage"] = usage_sample(later, max(0, tokens - 1), 10, counter=counter)
         elif move == "progress":
             request["progress"] = {
-                "phase": draw(st.sampled_from(["testing", "blocked"])),
+                "phase": draw(draws.sampled(["testing", "blocked"])),
                 "summary": "步骤" * draw(draws.integers(0, 3)),
                 **draw(_progress_at_a_limit()),
             }
@@ -461,7 +461,7 @@ def feedback_steps(draw: st.DrawFn) -> dict[str, Any]:
             "conflict",
         ):
             version += 1
-    clock += draw(st.sampled_from([0, 900_000, 900_001]))
+    clock += draw(draws.sampled([0, 900_000, 900_001]))
     steps.append(
         {
             "at_unix_ms": clock,
@@ -484,7 +484,7 @@ def _limited_text(limit: int, over: bool) -> str:
 def _progress_at_a_limit(draw: st.DrawFn) -> dict[str, Any]:
     """Progress members with one limited field at its bound, now and then one past it."""
     field = draw(
-        st.sampled_from(
+        draws.sampled(
             ["", "", "completed", "blockers", "label", "reference", "test", "items", "summary"]
         )
     )
@@ -498,7 +498,7 @@ def _progress_at_a_limit(draw: st.DrawFn) -> dict[str, Any]:
     if field == "test":
         return {"tests": [{"name": _limited_text(256, over), "outcome": "passed"}]}
     if field == "items":
-        member = draw(st.sampled_from(["completed", "blockers", "artifacts", "tests"]))
+        member = draw(draws.sampled(["completed", "blockers", "artifacts", "tests"]))
         count = 9 if over else 8
         item: Any = {
             "completed": "done",
@@ -513,9 +513,9 @@ def _progress_at_a_limit(draw: st.DrawFn) -> dict[str, Any]:
 
 
 # -- run records --------------------------------------------------------------------------------
-_NAMES = st.sampled_from(["run_tests", "edit_file", "search"])
+_NAMES = draws.sampled(["run_tests", "edit_file", "search"])
 _ARGS = st.dictionaries(
-    st.sampled_from(["path", "query", "n"]),
+    draws.sampled(["path", "query", "n"]),
     draws.integers(0, 9) | draws.text(max_size=8),
     max_size=2,
 )
@@ -525,7 +525,7 @@ _NATIVE_CALL = st.builds(
     _NAMES,
     _ARGS,
 )
-_LOOP_VALUE = st.sampled_from(
+_LOOP_VALUE = draws.sampled(
     ["true", "false", "null", "nil", "nil", "NIL", "3", "-2.5", "done", "1e3", "yes"]
 )
 
@@ -551,7 +551,7 @@ def provider_responses(draw: st.DrawFn, canary: str | None = None) -> dict[str, 
         elif where == "loop_state":
             pieces.append(f"## LOOP_STATE\nnote: {canary}\n## END_LOOP_STATE")
     if draw(draws.integers(0, 2)):  # a LOOP_STATE block in two responses out of three
-        keys = draw(st.lists(st.sampled_from(["done", "step", "retry", "note"]), max_size=3))
+        keys = draw(st.lists(draws.sampled(["done", "step", "retry", "note"]), max_size=3))
         block = ["## LOOP_STATE", *(f"{k}: {draw(_LOOP_VALUE)}" for k in keys)]
         if draw(draws.integers(0, 3)):  # mostly complete blocks
             block.append("## END_LOOP_STATE")
@@ -579,7 +579,7 @@ def provider_responses(draw: st.DrawFn, canary: str | None = None) -> dict[str, 
 @st.composite
 def run_projections(draw: st.DrawFn) -> dict[str, Any]:
     """A run description (kind, owner, spans, gaps) and the session's events."""
-    kind = draw(st.sampled_from(["run", "workflow", "session"]))
+    kind = draw(draws.sampled(["run", "workflow", "session"]))
     execution_id = _RUN_EXECUTION if kind == "run" else draw(st.none() | st.just(_RUN_EXECUTION))
     count = draw(draws.integers(0, 6))
     spans = []
@@ -589,7 +589,7 @@ def run_projections(draw: st.DrawFn) -> dict[str, Any]:
             "trace_id": "trace-1",
             "span_id": span_id,
             "parent_span_id": parent,
-            "kind": draw(st.sampled_from(["llm_call", "tool", "workflow"])),
+            "kind": draw(draws.sampled(["llm_call", "tool", "workflow"])),
             "name": "step",
             "start_ms": draw(draws.integers(0, 1000)),
             "duration_ms": draw(draws.integers(0, 1000)),
@@ -609,7 +609,7 @@ def run_projections(draw: st.DrawFn) -> dict[str, Any]:
     events = []
     for event_id in range(1, draw(draws.integers(0, 4)) + 1):
         value = draw(st.none() | extension_values)
-        name = draw(st.sampled_from(["completion_receipt", "other"]))
+        name = draw(draws.sampled(["completion_receipt", "other"]))
         events.append(attribute_event(event_id, name, value))
     run: dict[str, Any] = {
         "kind": kind,
@@ -681,7 +681,7 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
         text = text.map(lambda prefix: f"{prefix} {canary} ")
     # Drawn first, so that the journal's many draws do not crowd the limit's
     # values out of the first examples.
-    limit = draw(st.sampled_from([None, 0, 1, 2, 3, 5, 4096, 32768, 32769, 10**6]))
+    limit = draw(draws.sampled([None, 0, 1, 2, 3, 5, 4096, 32768, 32769, 10**6]))
     events: list[dict[str, Any]] = []
     next_id = draw(draws.integers(0, 3))
     planted = False
@@ -691,14 +691,14 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
         events.append(recap_event(next_id, session, run, turn, None, kind, payload))
         next_id += 1
 
-    for turn_index in range(draw(st.sampled_from([0, 1, 1, 2, 2, 3]))):
+    for turn_index in range(draw(draws.sampled([0, 1, 1, 2, 2, 3]))):
         turn = f"turn-{turn_index}"
-        run = draw(st.sampled_from(["run-1", "run-1", "run-2", None]))
-        session = "sess-1" if turn_index == 0 else draw(st.sampled_from(["sess-1", "sess-2"]))
+        run = draw(draws.sampled(["run-1", "run-1", "run-2", None]))
+        session = "sess-1" if turn_index == 0 else draw(draws.sampled(["sess-1", "sess-2"]))
         prompt = draw(text)
         if canary is not None and not planted:
             prompt, planted = f"{prompt} {canary}", True
-        visibility = draw(st.sampled_from([None, None, "public", "internal"]))
+        visibility = draw(draws.sampled([None, None, "public", "internal"]))
         add(
             session,
             run,
@@ -715,15 +715,15 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
                 )
             for _ in range(draw(draws.integers(0, 4))):
                 kind, payload = draw(_recap_fact(text))
-                scope = draw(st.sampled_from([turn] * 6 + [None]))
+                scope = draw(draws.sampled([turn] * 6 + [None]))
                 add(session, run, scope, kind, payload)
-            closing = draw(st.sampled_from(["iteration_end"] * 4 + ["none", "compacted"]))
+            closing = draw(draws.sampled(["iteration_end"] * 4 + ["none", "compacted"]))
             if closing != "none":
-                label = draw(st.sampled_from([iteration, iteration, None]))
+                label = draw(draws.sampled([iteration, iteration, None]))
                 add(session, run, turn, "loop_checkpoint", _checkpoint(closing, label))
         if draw(st.booleans()):
             kind_, owner = draw(
-                st.sampled_from(
+                draws.sampled(
                     [
                         ("natural", "agent"),
                         ("policy_budget", None),
@@ -758,11 +758,11 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
     if not any(event["sessionId"] == "sess-1" for event in events):
         # The queried session exists (session_missing is what "nobody" is for).
         add("sess-1", None, None, "other", {"note": "session opened"})
-    query: dict[str, Any] = {"sessionId": draw(st.sampled_from(["sess-1"] * 5 + ["nobody"]))}
+    query: dict[str, Any] = {"sessionId": draw(draws.sampled(["sess-1"] * 5 + ["nobody"]))}
     if draw(draws.integers(0, 3)) == 0:
-        query["runId"] = draw(st.sampled_from(["run-1", "run-2"]))
+        query["runId"] = draw(draws.sampled(["run-1", "run-2"]))
     if draw(draws.integers(0, 3)) == 0:
-        query["turnId"] = draw(st.sampled_from(["turn-0", "turn-1"]))
+        query["turnId"] = draw(draws.sampled(["turn-0", "turn-1"]))
     if draw(draws.integers(0, 2)) == 0:
         query["fromEventId"] = draw(draws.integers(0, next_id + 1))
     if limit is not None:
@@ -774,7 +774,7 @@ def recap_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, Any]:
 _numbers = st.one_of(
     draws.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER),
     draws.integers(-1000, 1000).map(float),
-    st.sampled_from([-0.0, 1e20, 2.0**53, 1e300]),
+    draws.sampled([-0.0, 1e20, 2.0**53, 1e300]),
     draws.floats(),
 )
 
@@ -787,18 +787,18 @@ def _checkpoint(label: str, iteration: int | None) -> dict[str, Any]:
 def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dict[str, Any]]:
     """One fact event of an iteration: (kind, payload)."""
     kind = draw(
-        st.sampled_from(["assistant", "tool_call", "tool_call", "tool_result", "plan", "progress"])
+        draws.sampled(["assistant", "tool_call", "tool_call", "tool_result", "plan", "progress"])
     )
     # Padded and blank ids too: Harn trims them, so " c1" joins "c1" (docs/recap.md 4.1).
-    call = draw(st.sampled_from(["c1", "c1", "c2", "c3", None, " c1", "c2\u3000", "\t"]))
+    call = draw(draws.sampled(["c1", "c1", "c2", "c3", None, " c1", "c2\u3000", "\t"]))
     if kind == "assistant":
-        visibility = draw(st.sampled_from(["public", "public", "internal", None]))
+        visibility = draw(draws.sampled(["public", "public", "internal", None]))
         body = draw(st.none() | text) if draw(draws.integers(0, 5)) == 0 else draw(text)
         return "message", {"role": "assistant", "visibility": visibility, "text": body}
     if kind == "tool_call":
         return kind, {
             "callId": call,
-            "toolName": draw(st.sampled_from(["edit", "read", None, " read "])),
+            "toolName": draw(draws.sampled(["edit", "read", None, " read "])),
             "input": draw(
                 st.none()
                 | st.fixed_dictionaries({"path": text})
@@ -811,15 +811,15 @@ def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dic
             st.none()
             | st.fixed_dictionaries(
                 {
-                    "schema": st.sampled_from(["harn.agent_tool_postcondition.v1", "other.v1"]),
-                    "status": st.sampled_from(["passed", "passed", "failed"]),
+                    "schema": draws.sampled(["harn.agent_tool_postcondition.v1", "other.v1"]),
+                    "status": draws.sampled(["passed", "passed", "failed"]),
                     "verifiedPaths": st.lists(text, max_size=2),
                 }
             )
         )
         return kind, {
             "callId": call,
-            "toolName": draw(st.sampled_from(["edit", None])),
+            "toolName": draw(draws.sampled(["edit", None])),
             "isError": draw(st.booleans()),
             "output": draw(
                 st.none()
@@ -833,7 +833,7 @@ def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dic
         updated = draw(st.booleans())
         return kind, {
             "documentId": "plan-1",
-            "revisionId": draw(st.sampled_from(["rev-1", "rev-2"])),
+            "revisionId": draw(draws.sampled(["rev-1", "rev-2"])),
             "title": draw(text),
             "summary": draw(text),
             "steps": [
@@ -841,7 +841,7 @@ def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dic
                     "id": "step-1",
                     "content": draw(text),
                     "status": draw(
-                        st.sampled_from(
+                        draws.sampled(
                             ["pending", "in_progress", "completed", "blocked", "cancelled"]
                         )
                     ),
@@ -860,15 +860,15 @@ def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dic
         }
     entry = st.fixed_dictionaries(
         {
-            "content": text | st.sampled_from(["", "  "]),
-            "status": st.sampled_from(["pending", "in_progress", "completed", "done"]),
-            "priority": st.sampled_from([None, "high", "low", "urgent"]),
+            "content": text | draws.sampled(["", "  "]),
+            "status": draws.sampled(["pending", "in_progress", "completed", "done"]),
+            "priority": draws.sampled([None, "high", "low", "urgent"]),
         }
     )
     return "progress", {
         "message": draw(st.none() | text),
         "entries": draw(st.lists(entry, max_size=2)),
-        "replace": draw(st.sampled_from([None, True, False])),
+        "replace": draw(draws.sampled([None, True, False])),
     }
 
 
@@ -902,8 +902,8 @@ def recap_stored_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, 
         if draw(draws.integers(0, 7)) == 0:
             one["record_hash"] = f"redacted:{record_hash}"
         if draw(draws.integers(0, 5)) == 0:
-            one["tags"] = draw(st.lists(st.sampled_from(["ui", "audit", " x "]), max_size=2))
-            one["actor"] = draw(st.sampled_from([None, "agent", "user"]))
+            one["tags"] = draw(st.lists(draws.sampled(["ui", "audit", " x "]), max_size=2))
+            one["actor"] = draw(draws.sampled([None, "agent", "user"]))
             one["parent_event_id"] = draw(st.none() | draws.integers(0, 2**53 - 1))
         if not isinstance(event["payload"], dict) or event["kind"] not in _STORED_RESHAPES:
             stored.append(one)
@@ -911,7 +911,7 @@ def recap_stored_cases(draw: st.DrawFn, canary: str | None = None) -> dict[str, 
         _STORED_RESHAPES[event["kind"]](draw, one)
         stored.append(one)
     if draw(draws.integers(0, 5)) == 0:
-        named = draw(st.sampled_from(["compaction", "receipt", "control", "system_reminder"]))
+        named = draw(draws.sampled(["compaction", "receipt", "control", "system_reminder"]))
         stored.append(
             {
                 **stored_event(
@@ -940,7 +940,7 @@ def _raw(stored: dict[str, Any]) -> dict[str, Any]:
 def _reshape_message(draw: st.DrawFn, stored: dict[str, Any]) -> None:
     event = stored["payload"]["transcript_event"]
     for member, fallback in (("role", "role"), ("text", "content")):
-        where = draw(st.sampled_from(["kept", "kept", "raw", "both", "blank"]))
+        where = draw(draws.sampled(["kept", "kept", "raw", "both", "blank"]))
         if member not in event or where == "kept":
             continue
         value = event.pop(member) if where != "both" else event[member]
@@ -952,11 +952,11 @@ def _reshape_message(draw: st.DrawFn, stored: dict[str, Any]) -> None:
 def _reshape_tool(draw: st.DrawFn, stored: dict[str, Any]) -> None:
     metadata = _metadata(stored)
     call_id = metadata.get("tool_call_id")
-    where = draw(st.sampled_from(["kept", "kept", "header", "header-other", "raw", "raw-blank"]))
+    where = draw(draws.sampled(["kept", "kept", "header", "header-other", "raw", "raw-blank"]))
     if where == "header" and call_id is not None:
         stored["headers"]["tool_call_id"] = metadata.pop("tool_call_id")
     elif where == "header-other":
-        stored["headers"]["tool_call_id"] = draw(st.sampled_from(["c1", "c2", " c1", ""]))
+        stored["headers"]["tool_call_id"] = draw(draws.sampled(["c1", "c2", " c1", ""]))
     elif where == "raw" and call_id is not None:
         _raw(stored).setdefault("_harn", {})["tool_call_id"] = metadata.pop("tool_call_id")
     elif where == "raw-blank":
@@ -968,13 +968,13 @@ def _reshape_tool(draw: st.DrawFn, stored: dict[str, Any]) -> None:
         else:
             _raw(stored)["tool_calls"] = [{"name": metadata.pop("tool_name")}]
     value_member = "input" if stored["kind"] == {"kind": "tool_call"} else "output"
-    shape = draw(st.sampled_from(["kept", "kept", "null", "raw", "raw-and-null"]))
+    shape = draw(draws.sampled(["kept", "kept", "null", "raw", "raw-and-null"]))
     if shape == "null" and value_member not in metadata:
         metadata[value_member] = None  # present null: Harn replaces an earlier value with it
     elif shape in ("raw", "raw-and-null") and value_member in metadata:
         value = metadata.pop(value_member)
         if value_member == "input":
-            fallback = draw(st.sampled_from(["raw_input", "input", "arguments"]))
+            fallback = draw(draws.sampled(["raw_input", "input", "arguments"]))
             if fallback == "raw_input":
                 metadata["raw_input"] = value
             elif fallback == "input":
@@ -990,14 +990,14 @@ def _reshape_tool(draw: st.DrawFn, stored: dict[str, Any]) -> None:
             metadata[value_member] = None  # the first pointer exists: the fallback is not read
     if value_member == "output" and draw(draws.integers(0, 3)) == 0:
         failed = metadata.pop("is_error", False)
-        metadata["is_error"] = draw(st.sampled_from([False, "yes", None]))
+        metadata["is_error"] = draw(draws.sampled([False, "yes", None]))
         _raw(stored)["is_error"] = failed
 
 
 def _reshape_plan(draw: st.DrawFn, stored: dict[str, Any]) -> None:
     metadata = _metadata(stored)
     damage = draw(
-        st.sampled_from(
+        draws.sampled(
             ["kept", "kept", "kept", "no-title", "bad-status", "no-revision", "event-differs"]
         )
     )
@@ -1023,7 +1023,7 @@ def _reshape_progress(draw: st.DrawFn, stored: dict[str, Any]) -> None:
     entries = metadata.get("entries")
     if not isinstance(entries, list) or not entries:
         return
-    shape = draw(st.sampled_from(["kept", "kept", "no-priority", "extra", "bad-priority"]))
+    shape = draw(draws.sampled(["kept", "kept", "no-priority", "extra", "bad-priority"]))
     if shape == "no-priority":
         entries[0].pop("priority", None)
     elif shape == "extra":
@@ -1035,7 +1035,7 @@ def _reshape_progress(draw: st.DrawFn, stored: dict[str, Any]) -> None:
 def _reshape_checkpoint(draw: st.DrawFn, stored: dict[str, Any]) -> None:
     metadata = _metadata(stored)
     if isinstance(metadata.get("iteration"), int) and draw(draws.integers(0, 5)) == 0:
-        metadata["iteration"] = draw(st.sampled_from([0.5, 2.9, -1.5, 1e30, "1"]))
+        metadata["iteration"] = draw(draws.sampled([0.5, 2.9, -1.5, 1e30, "1"]))
 
 
 _STORED_RESHAPES: Mapping[str, Callable[[st.DrawFn, dict[str, Any]], None]] = {
@@ -1050,11 +1050,11 @@ _STORED_RESHAPES: Mapping[str, Callable[[st.DrawFn, dict[str, Any]], None]] = {
 
 def _secret_arguments(text: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, Any]]:
     """Tool arguments with a value under a sensitive member name, at some depth."""
-    name = st.sampled_from(["password", "api_key", "token", "secret", "authorization"])
+    name = draws.sampled(["password", "api_key", "token", "secret", "authorization"])
     return st.builds(
         lambda key, value, depth: _nest({key: value}, depth),
         name,
-        st.sampled_from(["hunter2", "k-123"]) | text,
+        draws.sampled(["hunter2", "k-123"]) | text,
         draws.integers(0, 3),
     )
 
@@ -1092,10 +1092,10 @@ def a2a_cases(draw: st.DrawFn) -> dict[str, Any]:
     except InvalidDocument:
         facts = []
     fact = draw(st.sampled_from(facts)) if facts else bundled_examples()["session-health.fact"]
-    status: dict[str, Any] = {"state": draw(st.sampled_from(_a2a_states()))}
+    status: dict[str, Any] = {"state": draw(draws.sampled(_a2a_states()))}
     if draw(st.booleans()):
         status["timestamp"] = draw(
-            st.sampled_from(["2026-12-01T15:04:05Z", "2026-12-01T15:04:05.123+02:00"])
+            draws.sampled(["2026-12-01T15:04:05Z", "2026-12-01T15:04:05.123+02:00"])
         )
     task = {
         "id": draw(draws.text(min_size=1, max_size=12)),
@@ -1103,7 +1103,7 @@ def a2a_cases(draw: st.DrawFn) -> dict[str, Any]:
         "status": status,
     }
     if draw(draws.integers(0, 9)) == 0:  # a task the update cannot be built for
-        del task[draw(st.sampled_from(["id", "contextId"]))]
+        del task[draw(draws.sampled(["id", "contextId"]))]
     return {"fact": copy.deepcopy(fact), "task": task}
 
 
@@ -1112,7 +1112,7 @@ def recap_condition_cases(draw: st.DrawFn) -> dict[str, Any]:
     """A recap case under one runtime condition: the journal is not available, the
     runtime refuses the read, or stored rows are damaged (read by the query or not)."""
     case = dict(draw(recap_cases()))
-    condition = draw(st.sampled_from(["journal", "admission", "damaged", "damaged-elsewhere"]))
+    condition = draw(draws.sampled(["journal", "admission", "damaged", "damaged-elsewhere"]))
     if condition == "journal":
         case["journal"] = "unavailable"
     elif condition == "admission":
