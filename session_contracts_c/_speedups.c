@@ -362,6 +362,22 @@ static int dict_children(PyObject *o, int jcs, Level *next, int *e000, int *astr
     return 1;
 }
 
+#define NOTHING_BELOW 2
+
+/* Room in next for the size children of a container at level: 1 when made; NOTHING_BELOW
+ * for an empty container; 0 (not plain) when the container is too deep to hold anything;
+ * -1 on an error. */
+static int room_for_children(Scan *s, Level *next, Py_ssize_t size, int level)
+{
+    if (size == 0) {
+        return NOTHING_BELOW;
+    }
+    if (level >= s->max_levels) {
+        return 0;
+    }
+    return level_reserve(next, size) < 0 ? -1 : 1;
+}
+
 /* 1: plain; 0: not plain; -1: error.  Sets *clash when some object's keys clash (jcs). */
 static int scan_breadth_first(Scan *s, PyObject *root, int *clash)
 {
@@ -401,19 +417,20 @@ static int scan_breadth_first(Scan *s, PyObject *root, int *clash)
                 }
                 continue;
             }
+            if (t != &PyList_Type && t != &PyDict_Type) {
+                result = 0;
+                break;
+            }
+            Py_ssize_t size = t == &PyList_Type ? PyList_GET_SIZE(o) : PyDict_GET_SIZE(o);
+            int room = room_for_children(s, &next, size, level);
+            if (room == NOTHING_BELOW) {
+                continue;
+            }
+            if (room != 1) {
+                result = room;
+                break;
+            }
             if (t == &PyList_Type) {
-                Py_ssize_t size = PyList_GET_SIZE(o);
-                if (size == 0) {
-                    continue;
-                }
-                if (level >= s->max_levels) {
-                    result = 0;
-                    break;
-                }
-                if (level_reserve(&next, size) < 0) {
-                    result = -1;
-                    break;
-                }
                 PyObject **list_items = PySequence_Fast_ITEMS(o);
                 for (Py_ssize_t j = 0; j < size; j++) {
                     PyObject *item = list_items[j];
@@ -426,31 +443,14 @@ static int scan_breadth_first(Scan *s, PyObject *root, int *clash)
                 }
                 continue;
             }
-            if (t == &PyDict_Type) {
-                Py_ssize_t size = PyDict_GET_SIZE(o);
-                if (size == 0) {
-                    continue;
-                }
-                if (level >= s->max_levels) {
-                    result = 0;
-                    break;
-                }
-                if (level_reserve(&next, size) < 0) {
-                    result = -1;
-                    break;
-                }
-                int e000 = 0, astral = 0;
-                result = dict_children(o, s->jcs, &next, &e000, &astral);
-                if (result != 1) {
-                    break;
-                }
-                if (e000 && astral) {
-                    *clash = 1;
-                }
-                continue;
+            int e000 = 0, astral = 0;
+            result = dict_children(o, s->jcs, &next, &e000, &astral);
+            if (result != 1) {
+                break;
             }
-            result = 0;
-            break;
+            if (e000 && astral) {
+                *clash = 1;
+            }
         }
         Level swap = current;
         current = next;
