@@ -11,7 +11,7 @@ import nox
 
 nox.options.default_venv_backend = "venv"
 # `nox` alone runs what CI runs after the wheel (.ci/run); `nox -s tests` is the quick loop.
-nox.options.sessions = ["tests", "integration", "compat", "lint", "typecheck"]
+nox.options.sessions = ["tests", "integration", "compat", "pure_python", "lint", "typecheck"]
 # CI must not pass by skipping a Python it lacks; a developer's machine may have 3.11 alone.
 nox.options.error_on_missing_interpreters = os.environ.get("CI") == "true"
 
@@ -25,7 +25,16 @@ FAST = "not slow and not integration"
 PARALLEL = ("-n", "auto", "--dist", "loadfile")
 # Every install pins what it can to the versions CI tests (constraints.txt).
 CONSTRAINTS = ("-c", "constraints.txt")
-HAND_WRITTEN = ["session_contracts", "generator", "conformance", "tests", "bench", "noxfile.py"]
+HAND_WRITTEN = [
+    "session_contracts",
+    "session_contracts_c",
+    "generator",
+    "conformance",
+    "tests",
+    "bench",
+    "noxfile.py",
+    "setup.py",
+]
 
 
 @nox.session(python=PYTHON)
@@ -45,10 +54,22 @@ def integration(session: nox.Session) -> None:
 
 @nox.session(python=NEWER)
 def compat(session: nox.Session) -> None:
-    """The unit tests on the newer Pythons: canonical forms, strict reading, redaction and
-    the journal are where an interpreter's changes would show."""
+    """The unit tests on the newer Pythons: the C census, canonical forms, strict reading,
+    redaction and the journal are where an interpreter's changes would show."""
     session.install(*CONSTRAINTS, "-e", ".[dev]")
     session.run("pytest", *PARALLEL, "-m", FAST, "tests/unit", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def pure_python(session: nox.Session) -> None:
+    """The unit tests with the C census switched off (session_contracts/accel.py): each
+    Python twin must give the C module's answers, as on an install built without a C
+    compiler."""
+    session.install(*CONSTRAINTS, "-e", ".[dev]")
+    session.run(
+        "pytest", *PARALLEL, "-m", FAST, "tests/unit", *session.posargs,
+        env={"SESSION_CONTRACTS_PURE_PYTHON": "1"},
+    )  # fmt: skip
 
 
 @nox.session(python=PYTHON)
@@ -155,6 +176,7 @@ def bench(session: nox.Session) -> None:
 # What a wheel must hold beyond Python modules: the schemas and examples, the codegen
 # templates and the golden fixtures (certify and golden check read them).
 WHEEL_MUST_HOLD = {
+    "the C census": r"^session_contracts_c/_speedups\..*(so|pyd)$",
     "the schemas": r"session_contracts/schemas/session-recap-v1\.schema\.json$",
     "the example documents": r"session_contracts/schemas/examples/session-recap\.query\.json$",
     "the codegen templates": r"session_contracts/generator/templates/.+\.jinja2$",
@@ -226,10 +248,11 @@ def wheel(session: nox.Session) -> None:
         ]  # fmt: skip
         if absent:
             session.error(f"{built.name} lacks {', '.join(absent)}")
-        # Python only (docs/hashing.md section 5): one wheel for every Python and platform.
+        # The C census makes the wheel one Python's and one platform's (docs/hashing.md
+        # section 5); no other compiled file and no C source goes in.
         compiled = [name for name in names if name.endswith((".so", ".pyd", ".c"))]
-        if not built.name.endswith("-py3-none-any.whl") or compiled:
-            session.error(f"{built.name} is not pure Python: {', '.join(compiled)}")
+        if built.name.endswith("-none-any.whl") or len(compiled) != 1:
+            session.error(f"{built.name}: not the one C module: {', '.join(compiled)}")
         session.log(f"{built.name}: {len(names)} files, with {', '.join(WHEEL_MUST_HOLD)}")
 
         session.chdir(outside)
@@ -281,9 +304,9 @@ def _versions(session: nox.Session, bin_dir: Path) -> dict[str, str]:
 
 def _run_from_the_wheel(session: nox.Session, bin_dir: Path, *commands: list[str]) -> None:
     """Run each command with the venv's session-contracts, after checking that the package
-    is imported from the venv."""
+    and its C census are imported from the venv."""
     imported_from_the_venv = (
-        "import pathlib, session_contracts; "
+        "import pathlib, session_contracts, session_contracts_c._speedups; "
         f"assert pathlib.Path(session_contracts.__file__).is_relative_to({str(bin_dir.parent)!r})"
         ", session_contracts.__file__"
     )

@@ -1,18 +1,38 @@
-"""The speed machinery, in one place: the collector pause.
+"""The speed machinery, in one place: the optional C census and the collector pause.
 
-``paused_gc`` holds off the cyclic collector around work that makes many objects and
-no cycles.  Everything else runs in Python over orjson, RE2 and jsonschema-rs, without a
-compiled module of ours (docs/hashing.md, section 5, has the measurements that decided).
+``speedups`` is the built C module ``session_contracts_c._speedups`` (the census of the
+canonical-JSON fast path and Harn's form written in C, docs/hashing.md section 5), or
+None where it was not built or where the environment sets
+``SESSION_CONTRACTS_PURE_PYTHON=1``.  This is its only importer; every caller keeps its
+Python twin beside the call, and the answers are the same either way (``nox -s
+pure_python`` runs the unit tests so).  ``paused_gc`` holds off the cyclic collector
+around work that makes many objects and no cycles.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["paused_gc"]
+__all__ = ["PURE_PYTHON_VARIABLE", "paused_gc", "speedups", "switched_off"]
+
+PURE_PYTHON_VARIABLE = "SESSION_CONTRACTS_PURE_PYTHON"
+
+
+def switched_off() -> bool:
+    """Whether the environment asks for the Python twins only."""
+    return os.environ.get(PURE_PYTHON_VARIABLE, "") not in ("", "0")
+
+
+try:
+    from session_contracts_c import _speedups as speedups
+except ImportError:  # built without a C compiler
+    speedups = None  # type: ignore[assignment,unused-ignore]
+if switched_off():
+    speedups = None  # type: ignore[assignment,unused-ignore]
 
 
 _gc_lock = threading.Lock()

@@ -44,7 +44,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain, compress, repeat
 from math import copysign, isfinite
 from operator import is_, not_
@@ -52,6 +52,7 @@ from typing import Any
 
 import orjson
 
+from session_contracts.accel import speedups
 from session_contracts.errors import Finding, InvalidDocument, json_path
 from session_contracts.jsontext.strict import loads_strict
 
@@ -130,10 +131,11 @@ def canonical_bytes_from_text(data: bytes | str) -> bytes:
 
 
 def is_plain_json(value: Any) -> bool:
-    """Whether ``value`` is built only of plain ``dict``, ``list``, ``str``, ``int``,
-    finite ``float``, ``bool`` and ``None``, fewer than 200 levels deep (the census of
-    the fast path; keys are left to whoever writes the value, as orjson refuses keys
-    that are not ``str``)."""
+    """Whether ``value`` is built only of plain ``dict`` (str keys), ``list``, ``str``,
+    ``int``, finite ``float``, ``bool`` and ``None``, fewer than 200 levels deep
+    (the census of the fast path)."""
+    if speedups is not None:
+        return speedups.scan(value, False, FAST_MAX_LEVELS) is not None
     floats = type_census(value)
     return floats is not None and (not floats or all(map(isfinite, floats)))
 
@@ -150,10 +152,88 @@ def _fast_bytes(value: Any) -> bytes | None:
     """
     if type(value) is float:
         return _format_number(value).encode("ascii") if isfinite(value) else None
+    if speedups is not None:
+        return _fast_bytes_by_c_census(value)
     out = _fast_bytes_in_code_point_order(value)
     if out is None or _orders_agree_in(out):
         return out
     return _utf16_key_order(value, out)
+
+
+def _fast_bytes_by_c_census(value: Any) -> bytes | None:
+    """The fast path with the C census, which also counts the float tokens to rewrite
+    and finds the objects whose key orders clash (with the containers above them)."""
+    assert speedups is not None
+    scanned = speedups.scan(value, True, FAST_MAX_LEVELS)
+    if scanned is None:
+        return None
+    dot_zero, negative_zero, exponent, clashing, dirty, _ = scanned
+    target: Any = value
+    if clashing is not None:
+        target = _clashing_as_fragments(value, clashing, dirty or {})
+        if target is None or type(target) is bytes:
+            return target
+    try:
+        out = orjson.dumps(target, option=_FAST_OPTIONS)
+    except orjson.JSONEncodeError:
+        return None  # an unsafe integer, a lone surrogate, a str subclass key: exact path
+    if exponent:
+        if not _exponent_tokens_fixed_fast(out, exponent):
+            return _es6_numbers_by_quotes(out)
+        out = _fix_exponent_tokens(out)
+    if dot_zero:
+        stripped = speedups.strip_dot_zero(out, dot_zero, negative_zero)
+        if stripped is None:  # some string holds text like ``1.0,``
+            return _es6_numbers_by_quotes(out)
+        out = stripped
+    return out
+
+
+def _clashing_as_fragments(
+    value: Any, clashing: list[dict[str, Any]], edits: dict[int, list[tuple[Any, Any]]]
+) -> Any:
+    """A copy of the containers above clashing objects, each clashing object replaced
+    by a fragment of its JCS bytes (or those bytes, when ``value`` itself clashes).
+
+    ``edits`` names, for each container above a clashing object (by id), the
+    ``(key or index, child)`` slots that lead to one; only those are copied.
+    None when a clashing object has no canonical form: the exact path then finds
+    the problem and its path in the whole value.
+    """
+    clashing_ids = {id(node) for node in clashing}
+    try:
+        if id(value) in clashing_ids:
+            return _clashing_object_bytes(value)
+        copy: Any = dict(value) if type(value) is dict else list(value)
+        stack: list[tuple[Any, Any]] = [(value, copy)]
+        while stack:
+            node, mirror = stack.pop()
+            for slot, child in edits[id(node)]:
+                if id(child) in clashing_ids:
+                    mirror[slot] = orjson.Fragment(_clashing_object_bytes(child))
+                else:
+                    inner = dict(child) if type(child) is dict else list(child)
+                    mirror[slot] = inner
+                    stack.append((child, inner))
+    except (InvalidDocument, orjson.JSONEncodeError, RecursionError):
+        return None
+    return copy
+
+
+def _clashing_object_bytes(node: dict[str, Any]) -> bytes:
+    """One object in UTF-16 key order, each member's value by ``canonical_bytes``."""
+    ordered = sorted(node.items(), key=_utf16_order)
+    # Insertion order is kept (no OPT_SORT_KEYS): containers and floats go in as
+    # their own canonical bytes; strings, integers, booleans and null as themselves.
+    return orjson.dumps(
+        {
+            key: orjson.Fragment(canonical_bytes(child))
+            if type(child) in _CONTAINER_OR_FLOAT
+            else child
+            for key, child in ordered
+        },
+        option=orjson.OPT_STRICT_INTEGER,
+    )
 
 
 def _fast_bytes_in_code_point_order(value: Any) -> bytes | None:
@@ -176,10 +256,10 @@ def _fast_bytes_in_code_point_order(value: Any) -> bytes | None:
 # never traversed.
 
 
-def type_census(value: Any) -> list[float] | None:
+def _census_by_iteration(value: Any) -> list[float] | None:
     """Returns the floats of ``value`` (any order), or None if some value is not of a
     plain type or the nesting is deeper than the fast path goes: level by level, with
-    ``dict.values`` and list iteration, a level's types read by ``map`` in C."""
+    ``dict.values`` and list iteration (the Python twin of the C census)."""
     kind = type(value)
     if kind is not dict and kind is not list:
         if kind not in _PLAIN_OR_FLOAT:
@@ -205,6 +285,9 @@ def type_census(value: Any) -> list[float] | None:
         lists = list(compress(values, map(is_, kinds, repeat(list)))) if list in present else []
         level += 1
     return floats
+
+
+type_census: Callable[[Any], list[float] | None] = _census_by_iteration
 
 
 # Numbers.  orjson writes a float with the same shortest round-trip digits as

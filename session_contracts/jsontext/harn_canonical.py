@@ -22,11 +22,12 @@ Fast and exact: orjson with ``OPT_SORT_KEYS`` writes exactly these bytes for
 plain values: it sorts keys by code point, formats floats with the same rules
 and escapes as serde_json does (measured against serde_json 1.0.154 on 200,000
 random doubles, and held by property tests against ``serde_float_format``).
-A type census (plain ``dict``/``list``/``str``/``int``/``float``/``bool``/``None``,
-every float finite: the RFC 8785 module's) decides whether orjson may be used; a
-value a JSON parser returned needs none (``harn_canonical_bytes_of_parsed``).
-Everything else takes the exact path below, which reports the first problem with
-its JSON path; property tests hold the paths equal.
+With the C extension, ``speedups.harn_dumps`` writes those bytes in the one walk
+that checks the types (plain ``dict``/``list``/``str``/``int``/``float``/``bool``/
+``None``, every float finite), leaving the floats to orjson; without it a type
+census decides whether orjson may be used.  Everything else takes the exact
+path below, which reports the first problem with its JSON path; property tests
+hold the paths equal.
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ from typing import Any
 
 import orjson
 
+from session_contracts.accel import speedups
 from session_contracts.errors import InvalidDocument
 from session_contracts.jsontext.canonical import (
+    FAST_MAX_LEVELS,
     depth_refusal,
     has_lone_surrogate,
     key_refusal,
@@ -76,6 +79,10 @@ def harn_canonical_bytes(value: Any) -> bytes:
     Raises :class:`InvalidDocument` with one finding (code ``canonical_*``, the
     JSON path of the offending value) for what has no such form.
     """
+    if speedups is not None:
+        written = speedups.harn_dumps(value, FAST_MAX_LEVELS, orjson.dumps)
+        # None: something is not plain JSON (or too deep); the exact path names it.
+        return written if written is not None else exact_bytes(value)
     if _fast_path_applies(value):
         try:
             return orjson.dumps(value, option=_FAST_OPTIONS)

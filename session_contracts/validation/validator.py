@@ -18,6 +18,7 @@ from urllib.parse import urljoin
 import jsonschema_rs
 import orjson
 
+from session_contracts.accel import speedups
 from session_contracts.errors import Finding, json_path
 from session_contracts.jsontext.canonical import MAX_SAFE_INTEGER
 from session_contracts.validation.schema_set import DocumentType, SchemaSet, default_schema_set
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
 # Documents checked per call into the engine by ``all_valid``: one crossing per batch,
 # and a bounded copy of them on the engine's side.
 VALIDATION_BATCH = 1024
+
+_SCAN_LEVELS = 200
 
 __all__ = [
     "DocumentValidator",
@@ -255,7 +258,17 @@ def _ints_only_variant(schema: Any) -> Any:
 
 def holds_integral_float(instance: Any) -> bool:
     """Whether ``instance`` holds a float with an integral value (``5.0``, ``-0.0``,
-    ``1e20``).
+    ``1e20``): the C census where it is built and the value plain, else
+    :func:`holds_integral_float_in_python`."""
+    if speedups is not None:
+        scanned = speedups.scan(instance, True, _SCAN_LEVELS)
+        if scanned is not None:
+            return bool(scanned[5] > 0)
+    return holds_integral_float_in_python(instance)
+
+
+def holds_integral_float_in_python(instance: Any) -> bool:
+    """The Python twin of the C census's answer.
 
     orjson writes such a float ``5.0`` below 1e16 and with ``e+`` from there on, and no
     other float so: text without those marks holds none, found at C speed

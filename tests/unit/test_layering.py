@@ -9,15 +9,17 @@ from its own layer or below, so the oracle never imports the judge and a certifi
 can never change what the reference answers.
 
 Modules are public: no module name starts with ``_``, and across modules only public
-names are imported.  The package is Python only: no compiled module, so nothing reads
-an interpreter's private layouts, and the one piece of speed machinery (the collector
-pause) sits behind ``session_contracts.accel``.
+names are imported.  The one compiled module, ``session_contracts_c._speedups`` (the C
+census, docs/hashing.md section 5), is imported by ``session_contracts.accel`` alone and
+uses CPython's public C API only: no struct of the interpreter's internals, no private
+function, so no interpreter release can change what it reads.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -58,6 +60,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 # The package's __init__ exports the public API, so it sits with the entry points.
 TOP = "session_contracts"
+C_MODULES = ("session_contracts_c._speedups",)
+C_FOLDER = REPO / "session_contracts_c"
 ACCEL = "session_contracts.accel"
 
 
@@ -77,7 +81,7 @@ MODULES = dict(module_files())
 
 
 def _is_module(name: str) -> bool:
-    return name in MODULES
+    return name in MODULES or name in C_MODULES
 
 
 def _imports(module: str, path: Path) -> Iterator[tuple[str, str | None]]:
@@ -212,18 +216,53 @@ def test_no_module_imports_another_modules_private_name() -> None:
     assert offenders == []
 
 
-def test_the_package_builds_no_compiled_module() -> None:
-    # docs/hashing.md section 5: C earned too little to keep, and a module reading
-    # CPython's private layouts is the first to break on a new interpreter.
-    sources = [
-        str(path.relative_to(REPO))
-        for suffix in ("*.c", "*.cc", "*.cpp", "*.pyx", "*.rs")
-        for path in (REPO / "session_contracts").rglob(suffix)
+def test_only_the_accel_module_imports_the_c_modules() -> None:
+    offenders = [
+        f"{module} imports {target}"
+        for module, path in MODULES.items()
+        for target, _ in _imports(module, path)
+        if target in C_MODULES and module != ACCEL
     ]
-    assert sources == []
-    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    assert "ext-modules" not in pyproject
-    assert "ext_modules" not in pyproject
+    assert offenders == []
+
+
+def test_the_c_modules_are_the_ones_the_build_declares() -> None:
+    # setup.py declares each C module with its source; nothing else is compiled.
+    setup = (REPO / "setup.py").read_text(encoding="utf-8")
+    declared = re.findall(r'Extension\(\s*"([^"]+)",\s*sources=\["([^"]+)"\]', setup)
+    assert declared == [
+        (name, f"session_contracts_c/{name.rpartition('.')[2]}.c") for name in C_MODULES
+    ]
+    compiled = sorted(
+        path.relative_to(REPO).as_posix()
+        for suffix in ("*.c", "*.h", "*.cc", "*.cpp", "*.pyx", "*.rs")
+        for folder in ("session_contracts", "session_contracts_c", "conformance", "generator")
+        for path in (REPO / folder).rglob(suffix)
+    )
+    assert compiled == [source for _, source in declared]
+
+
+# What a module reading CPython's internals would show: a private function (_Py...), the
+# unstable tier, the internal headers, or a cast to an object's struct to read its fields.
+_PRIVATE_C_API = re.compile(
+    r"\b_Py[A-Za-z]|\bPyUnstable_|Py_BUILD_CORE|pycore_|internal/"
+    r"|\((?:PyDictObject|PyDictKeysObject|PyListObject|PyTupleObject|PyLongObject"
+    r"|PyASCIIObject|PyCompactUnicodeObject|PyUnicodeObject|PyFloatObject) \*\)"
+    r"|->(?:ob_item|ob_digit|ma_keys|ma_values|dk_\w+|utf8\w*|long_value|lv_tag)\b"
+)
+
+
+def test_the_c_modules_use_the_public_c_api_only() -> None:
+    offenders = [
+        f"{path.name}:{number}: {line.strip()}"
+        for path in sorted(C_FOLDER.glob("*.c"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if _PRIVATE_C_API.search(line)
+    ]
+    assert offenders == []
+    assert _PRIVATE_C_API.search("KeysLayout *keys = (KeysLayout *)d->ma_keys;")
+    assert _PRIVATE_C_API.search("size_t bits = _PyLong_NumBits(v);")
+    assert _PRIVATE_C_API.search("PyObject **items = ((PyListObject *)v)->ob_item;")
 
 
 def test_only_the_accel_module_touches_the_collector() -> None:
@@ -260,13 +299,13 @@ def test_the_checks_see_an_offending_module(tmp_path: Path) -> None:
     offending.write_text(
         "from session_contracts.conformance.judge.certify import certify\n"
         "from session_contracts.jsontext.canonical import _fast_bytes\n"
-        "from session_contracts import _private\n",
+        "from session_contracts_c import _speedups\n",
         encoding="utf-8",
     )
     found = list(_imports("session_contracts.conformance.reference.bad", offending))
     assert ("session_contracts.conformance.judge.certify", "certify") in found
     assert ("session_contracts.jsontext.canonical", "_fast_bytes") in found
-    assert ("session_contracts", "_private") in found  # a private name, refused
+    assert ("session_contracts_c._speedups", None) in found
     oracle = _layer("session_contracts.conformance.reference.bad")
     assert _layer("session_contracts.conformance.judge.certify") > oracle
 

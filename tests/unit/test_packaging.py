@@ -1,6 +1,7 @@
 """pyproject.toml's dependency ranges, constraints.txt's pins and the generator's pinned
 version agree, and each extra holds what the commands guarded by it import; the build maps
-every package folder, the top-level ones included, and the checkout holds no symlink."""
+every package folder, the top-level ones included, and the checkout holds no symlink and
+nothing built."""
 
 from __future__ import annotations
 
@@ -137,6 +138,19 @@ def test_the_checkout_holds_no_symlink() -> None:
     ).stdout.splitlines()
     assert len(staged) > 100
     assert [line for line in staged if line.startswith("120000 ")] == []
+
+
+def test_nothing_built_lies_in_the_checkout() -> None:
+    # setup.py builds the C census outside the source tree: the editable install these tests
+    # run on (setuptools' editable mode would copy it beside its source) and the wheel alike.
+    folders = {*PACKAGES.values(), REPO / "session_contracts_c"}
+    built = sorted(
+        path.relative_to(REPO).as_posix()
+        for folder in folders
+        for suffix in ("*.so", "*.pyd", "*.dylib", "*.o", "*.obj")
+        for path in folder.glob(suffix)
+    )
+    assert built == []
 
 
 def _pyproject_setuptools() -> dict[str, object]:
