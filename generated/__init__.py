@@ -53,7 +53,7 @@ DOCUMENT_TYPES: dict[str, type[BaseModel]] = {
 SOURCES: dict[str, tuple[str, str]] = {
     "certification_report": ("schemas/certification-report.schema.json", "2cdfa85baf96389a947e4ab56c6d663f1291f36590dfe1977c37c4af7048a698"),
     "health_observation": ("schemas/health-observation.schema.json", "7afb9b629c40ef71b1f4f92892140d234a16368f8c791fa151a927d5acd937a1"),
-    "producer_protocol": ("schemas/producer-protocol.schema.json", "6e10a23586e7559bb89749e1d7a534ce6654ec49f3482748b3c426a1f3ee5d80"),
+    "producer_protocol": ("schemas/producer-protocol.schema.json", "c83d8ff9339965f73aa341225292d9a784e9de2c854544933833a4bf85b8f40d"),
     "run_record": ("schemas/run-record.schema.json", "3aa0f406e1ff1a77ba2b57183c07a2432b995f6604e96a62f77cde25b51be4a7"),
     "session_event": ("schemas/session-event.schema.json", "a07f665a955996de6347b357c9c7b2da69d1795610d67ab49ea1903b5b5ce465"),
     "session_feedback": ("schemas/session-feedback.schema.json", "249c7140374ddb480fdd3773c520ceac45edc2b4efb1781c1c212202184511f9"),
