@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 import orjson
 from rich.console import Console
@@ -373,38 +374,60 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.http:
         return _run_http(args, console, checks)
     started = time.perf_counter()
-    failures_dir = Path(args.failures_dir)
     with _producer(args) as producer:
         info = producer.start()
-        console.print(
-            escape(
-                f"certifying {info.implementation.get('name')} "
-                f"{info.implementation.get('version')} "
-                f"({info.implementation.get('language')}): {_plan(args, checks)}"
-                + ("" if args.producer else "; no --producer given: the built-in reference")
-            )
+        results = _certified(
+            args,
+            console,
+            checks,
+            partial(certify, producer, budget=TimeBudget(args.timeout)),
+            f"certifying {info.implementation.get('name')} "
+            f"{info.implementation.get('version')} "
+            f"({info.implementation.get('language')})",
+            "" if args.producer else "; no --producer given: the built-in reference",
         )
-        with _progress(console, len(checks)) as progress:
-            results = certify(
-                producer,
-                checks=checks,
-                examples=args.examples,
-                seed=args.seed,
-                failures_dir=failures_dir,
-                progress=progress,
-                budget=TimeBudget(args.timeout),
-            )
         restarts = producer.restarts
     seconds = time.perf_counter() - started
     return _finish(args, console, info, results, seconds, restarts)
 
 
-def _plan(args: argparse.Namespace, checks: list[Check]) -> str:
-    """What the run sends, as its opening line says it."""
-    return (
+class _Certify(Protocol):
+    """certify or certify_http, its target given."""
+
+    def __call__(
+        self,
+        *,
+        checks: Sequence[Check],
+        examples: int,
+        seed: int,
+        failures_dir: Path,
+        progress: Progress,
+    ) -> list[CheckResult]: ...
+
+
+def _certified(
+    args: argparse.Namespace,
+    console: Console,
+    checks: list[Check],
+    run: _Certify,
+    heading: str,
+    note: str = "",
+) -> list[CheckResult]:
+    """Say what the run sends (after ``heading``, before ``note``), then ``run`` the
+    checks at the command's settings under a progress bar."""
+    plan = (
         f"{len(checks)} check(s), explicit cases and {args.examples} random case(s) each, "
         f"seed {args.seed}"
     )
+    console.print(escape(f"{heading}: {plan}{note}"))
+    with _progress(console, len(checks)) as progress:
+        return run(
+            checks=checks,
+            examples=args.examples,
+            seed=args.seed,
+            failures_dir=Path(args.failures_dir),
+            progress=progress,
+        )
 
 
 def _run_http(args: argparse.Namespace, console: Console, checks: list[Check]) -> int:
@@ -413,22 +436,14 @@ def _run_http(args: argparse.Namespace, console: Console, checks: list[Check]) -
     started = time.perf_counter()
     with _http_target(args) as target:
         info = target.check_reachable()
-        console.print(
-            escape(
-                f"certifying the HTTP recap adapter at {scrub(target.url)} "
-                f"({info.implementation.get('version')}), journal {args.journal}: "
-                f"{_plan(args, checks)}"
-            )
+        results = _certified(
+            args,
+            console,
+            checks,
+            partial(certify_http, target),
+            f"certifying the HTTP recap adapter at {scrub(target.url)} "
+            f"({info.implementation.get('version')}), journal {args.journal}",
         )
-        with _progress(console, len(checks)) as progress:
-            results = certify_http(
-                target,
-                checks=checks,
-                examples=args.examples,
-                seed=args.seed,
-                failures_dir=Path(args.failures_dir),
-                progress=progress,
-            )
         reconnects = target.reconnects
     seconds = time.perf_counter() - started
     return _finish(args, console, info, results, seconds, reconnects)
