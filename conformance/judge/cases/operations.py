@@ -39,6 +39,7 @@ __all__ = [
     "roundtrip_inputs",
     "run_projections",
     "snake_case_query",
+    "span",
     "unknown_field_inputs",
     "usage_sample",
 ]
@@ -68,6 +69,27 @@ def usage_sample(
     if cached is not None:
         usage["cached_input_tokens"] = cached
     return usage
+
+
+def span(
+    span_id: int,
+    parent: int | None,
+    start: int = 0,
+    *,
+    duration: int = 10,
+    metadata: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A tool span of trace ``trace-1`` (the span trees of run records)."""
+    return {
+        "trace_id": "trace-1",
+        "span_id": span_id,
+        "parent_span_id": parent,
+        "kind": "tool",
+        "name": "step",
+        "start_ms": start,
+        "duration_ms": duration,
+        "metadata": dict(metadata or {}),
+    }
 
 
 def attribute_event(event_id: int, name: str, value: Any) -> dict[str, Any]:
