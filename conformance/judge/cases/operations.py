@@ -94,18 +94,8 @@ def span(
 
 def attribute_event(event_id: int, name: str, value: Any) -> dict[str, Any]:
     """A stored session_attribute event of run ``run-r`` (receipts, for run records)."""
-    return {
-        "id": event_id,
-        "sessionId": "sess-r",
-        "runId": "run-r",
-        "turnId": None,
-        "iteration": None,
-        "executionId": None,
-        "topic": "session",
-        "kind": "session_attribute",
-        "recordedAtUnixMs": EXPLICIT_EPOCH_MS + event_id,
-        "payload": {"name": name, "value": value},
-    }
+    payload = {"name": name, "value": value}
+    return recap_event(event_id, "sess-r", "run-r", None, None, "session_attribute", payload)
 
 
 UNKNOWN_KEY = "zz_not_in_the_contract"
