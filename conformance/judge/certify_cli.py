@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
@@ -278,16 +279,8 @@ def _replay(args: argparse.Namespace, console: Console) -> int:
     trial = Trial(saved["operation"], saved["input"])
     if check is None:
         raise UsageError([Finding("$.check", "unknown_check", f"no check {saved['check']!r}", "")])
-    if args.http:
-        from session_contracts.conformance.judge.certify_http import replay_http
-
-        with _http_target(args) as target:
-            target.check_reachable()
-            result = replay_http(target, check, trial)
-    else:
-        with _producer(args) as producer:
-            producer.start()
-            result = replay_trial(producer, check, trial, TimeBudget(args.timeout))
+    with _opened(args) as target:
+        result = target.replay(check, trial)
     if result.status != "passed":
         label = "FAILED"
     elif saved.get("status") == "flaky":
@@ -371,28 +364,28 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.update_baseline and not args.baseline:
         raise UsageError([Finding("$", "usage", "--update-baseline needs --baseline FILE", "")])
     checks = _selected(args)
-    if args.http:
-        return _run_http(args, console, checks)
     started = time.perf_counter()
-    with _producer(args) as producer:
-        info = producer.start()
-        results = _certified(
-            args,
-            console,
-            checks,
-            partial(certify, producer, budget=TimeBudget(args.timeout)),
-            f"certifying {info.implementation.get('name')} "
-            f"{info.implementation.get('version')} "
-            f"({info.implementation.get('language')})",
-            "" if args.producer else "; no --producer given: the built-in reference",
+    with _opened(args) as target:
+        plan = (
+            f"{len(checks)} check(s), explicit cases and {args.examples} random case(s) each, "
+            f"seed {args.seed}"
         )
-        restarts = producer.restarts
+        console.print(escape(f"{target.heading}: {plan}{target.note}"))
+        with _progress(console, len(checks)) as progress:
+            results = target.certify(
+                checks=checks,
+                examples=args.examples,
+                seed=args.seed,
+                failures_dir=Path(args.failures_dir),
+                progress=progress,
+            )
+        restarts = target.restarts()
     seconds = time.perf_counter() - started
-    return _finish(args, console, info, results, seconds, restarts)
+    return _finish(args, console, target.info, results, seconds, restarts)
 
 
 class _Certify(Protocol):
-    """certify or certify_http, its target given."""
+    """certify or certify_http, bound to its producer."""
 
     def __call__(
         self,
@@ -405,48 +398,50 @@ class _Certify(Protocol):
     ) -> list[CheckResult]: ...
 
 
-def _certified(
-    args: argparse.Namespace,
-    console: Console,
-    checks: list[Check],
-    run: _Certify,
-    heading: str,
-    note: str = "",
-) -> list[CheckResult]:
-    """Say what the run sends (after ``heading``, before ``note``), then ``run`` the
-    checks at the command's settings under a progress bar."""
-    plan = (
-        f"{len(checks)} check(s), explicit cases and {args.examples} random case(s) each, "
-        f"seed {args.seed}"
-    )
-    console.print(escape(f"{heading}: {plan}{note}"))
-    with _progress(console, len(checks)) as progress:
-        return run(
-            checks=checks,
-            examples=args.examples,
-            seed=args.seed,
-            failures_dir=Path(args.failures_dir),
-            progress=progress,
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """A producer under certification, started: what it says of itself, the words the
+    opening line names it with (``heading``) and adds after the plan (``note``), certify
+    and replay bound to it, and its restarts (stdio) or reconnects (HTTP) so far."""
+
+    info: Any
+    heading: str
+    note: str
+    certify: _Certify
+    replay: Callable[[Check, Trial], CheckResult]
+    restarts: Callable[[], int]
+
+
+@contextmanager
+def _opened(args: argparse.Namespace) -> Iterator[_Target]:
+    """The producer ``args`` name (the HTTP recap adapter with --http), started."""
+    if args.http:
+        from session_contracts.conformance.judge.certify_http import certify_http, replay_http
+
+        with _http_target(args) as target:
+            info = target.check_reachable()
+            yield _Target(
+                info,
+                f"certifying the HTTP recap adapter at {scrub(target.url)} "
+                f"({info.implementation.get('version')}), journal {args.journal}",
+                "",
+                partial(certify_http, target),
+                partial(replay_http, target),
+                lambda: target.reconnects,
+            )
+        return
+    with _producer(args) as producer:
+        info = producer.start()
+        yield _Target(
+            info,
+            f"certifying {info.implementation.get('name')} "
+            f"{info.implementation.get('version')} "
+            f"({info.implementation.get('language')})",
+            "" if args.producer else "; no --producer given: the built-in reference",
+            partial(certify, producer, budget=TimeBudget(args.timeout)),
+            partial(replay_trial, producer, budget=TimeBudget(args.timeout)),
+            lambda: producer.restarts,
         )
-
-
-def _run_http(args: argparse.Namespace, console: Console, checks: list[Check]) -> int:
-    from session_contracts.conformance.judge.certify_http import certify_http
-
-    started = time.perf_counter()
-    with _http_target(args) as target:
-        info = target.check_reachable()
-        results = _certified(
-            args,
-            console,
-            checks,
-            partial(certify_http, target),
-            f"certifying the HTTP recap adapter at {scrub(target.url)} "
-            f"({info.implementation.get('version')}), journal {args.journal}",
-        )
-        reconnects = target.reconnects
-    seconds = time.perf_counter() - started
-    return _finish(args, console, info, results, seconds, reconnects)
 
 
 def _finish(
