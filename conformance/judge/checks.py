@@ -87,6 +87,11 @@ def _every_operation(
     return options
 
 
+def _drawn(operation: str, build: Callable[[], st.SearchStrategy[Any]]) -> TrialPlan:
+    """The trials of a check that draws every case of one operation from one strategy."""
+    return lambda claimed, declared: _trials(operation, build())
+
+
 def _with_canary(build: Callable[..., st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
     """Cases of ``build`` with a canary secret planted, of each detector kind in turn."""
     return st.sampled_from(sorted(_canary_texts())).flatmap(lambda canary: build(canary=canary))
@@ -147,11 +152,6 @@ def _check(
     return Check(
         id, level, contract, operation, title, seed, judge=judge, trials=plan, explicit=explicit
     )
-
-
-def _drawn(operation: str, build: Callable[[], st.SearchStrategy[Any]]) -> TrialPlan:
-    """The trials of a check that draws every case of one operation from one strategy."""
-    return lambda claimed, declared: _trials(operation, build())
 
 
 CHECKS: tuple[Check, ...] = (
