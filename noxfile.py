@@ -100,11 +100,17 @@ def typecheck(session: nox.Session) -> None:
     session.run("python", "tests/typecheck.py", *session.posargs)
 
 
+def _command(session: nox.Session, *command: str, extras: str = "") -> None:
+    """Install this repository (with ``extras``), then run a session-contracts command with
+    the session's arguments after it."""
+    session.install(*CONSTRAINTS, "-e", f".{extras}")
+    session.run("session-contracts", *command, *session.posargs)
+
+
 @nox.session(python=PYTHON)
 def generate(session: nox.Session) -> None:
     """Regenerate generated/ from schemas/ (`-- --check` only reports drift)."""
-    session.install(*CONSTRAINTS, "-e", ".[codegen]")
-    session.run("session-contracts", "generate", *session.posargs)
+    _command(session, "generate", extras="[codegen]")
 
 
 def _schema_baseline() -> tuple[str, str] | None:
@@ -134,29 +140,25 @@ def schema_diff(session: nox.Session) -> None:
         return
     base, what = baseline
     session.log(f"schema_diff: schemas/ against {what} ({base})")
-    session.install(*CONSTRAINTS, "-e", ".")
-    session.run("session-contracts", "diff", base, "schemas", *session.posargs)
+    _command(session, "diff", base, "schemas")
 
 
 @nox.session(python=PYTHON)
 def golden(session: nox.Session) -> None:
     """Replay the golden fixtures (`-- --producer 'CMD'` for another producer than ours)."""
-    session.install(*CONSTRAINTS, "-e", ".")
-    session.run("session-contracts", "golden", "check", *session.posargs)
+    _command(session, "golden", "check")
 
 
 @nox.session(python=PYTHON)
 def golden_update(session: nox.Session) -> None:
     """Rewrite the golden fixtures' expected files from the reference producer."""
-    session.install(*CONSTRAINTS, "-e", ".")
-    session.run("session-contracts", "golden", "update", *session.posargs)
+    _command(session, "golden", "update")
 
 
 @nox.session(python=PYTHON)
 def certify(session: nox.Session) -> None:
     """Certify a producer (default: the reference; `-- --producer 'CMD'` for yours)."""
-    session.install(*CONSTRAINTS, "-e", ".")
-    session.run("session-contracts", "certify", *session.posargs)
+    _command(session, "certify")
 
 
 @nox.session(python=PYTHON)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 import orjson
 from rich.console import Console
@@ -277,16 +279,8 @@ def _replay(args: argparse.Namespace, console: Console) -> int:
     trial = Trial(saved["operation"], saved["input"])
     if check is None:
         raise UsageError([Finding("$.check", "unknown_check", f"no check {saved['check']!r}", "")])
-    if args.http:
-        from session_contracts.conformance.judge.certify_http import replay_http
-
-        with _http_target(args) as target:
-            target.check_reachable()
-            result = replay_http(target, check, trial)
-    else:
-        with _producer(args) as producer:
-            producer.start()
-            result = replay_trial(producer, check, trial, TimeBudget(args.timeout))
+    with _opened(args) as target:
+        result = target.replay(check, trial)
     if result.status != "passed":
         label = "FAILED"
     elif saved.get("status") == "flaky":
@@ -370,68 +364,84 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.update_baseline and not args.baseline:
         raise UsageError([Finding("$", "usage", "--update-baseline needs --baseline FILE", "")])
     checks = _selected(args)
-    if args.http:
-        return _run_http(args, console, checks)
     started = time.perf_counter()
-    failures_dir = Path(args.failures_dir)
-    with _producer(args) as producer:
-        info = producer.start()
-        console.print(
-            escape(
-                f"certifying {info.implementation.get('name')} "
-                f"{info.implementation.get('version')} "
-                f"({info.implementation.get('language')}): {_plan(args, checks)}"
-                + ("" if args.producer else "; no --producer given: the built-in reference")
-            )
+    with _opened(args) as target:
+        plan = (
+            f"{len(checks)} check(s), explicit cases and {args.examples} random case(s) each, "
+            f"seed {args.seed}"
         )
+        console.print(escape(f"{target.heading}: {plan}{target.note}"))
         with _progress(console, len(checks)) as progress:
-            results = certify(
-                producer,
-                checks=checks,
-                examples=args.examples,
-                seed=args.seed,
-                failures_dir=failures_dir,
-                progress=progress,
-                budget=TimeBudget(args.timeout),
-            )
-        restarts = producer.restarts
-    seconds = time.perf_counter() - started
-    return _finish(args, console, info, results, seconds, restarts)
-
-
-def _plan(args: argparse.Namespace, checks: list[Check]) -> str:
-    """What the run sends, as its opening line says it."""
-    return (
-        f"{len(checks)} check(s), explicit cases and {args.examples} random case(s) each, "
-        f"seed {args.seed}"
-    )
-
-
-def _run_http(args: argparse.Namespace, console: Console, checks: list[Check]) -> int:
-    from session_contracts.conformance.judge.certify_http import certify_http
-
-    started = time.perf_counter()
-    with _http_target(args) as target:
-        info = target.check_reachable()
-        console.print(
-            escape(
-                f"certifying the HTTP recap adapter at {scrub(target.url)} "
-                f"({info.implementation.get('version')}), journal {args.journal}: "
-                f"{_plan(args, checks)}"
-            )
-        )
-        with _progress(console, len(checks)) as progress:
-            results = certify_http(
-                target,
+            results = target.certify(
                 checks=checks,
                 examples=args.examples,
                 seed=args.seed,
                 failures_dir=Path(args.failures_dir),
                 progress=progress,
             )
-        reconnects = target.reconnects
+        restarts = target.restarts()
     seconds = time.perf_counter() - started
-    return _finish(args, console, info, results, seconds, reconnects)
+    return _finish(args, console, target.info, results, seconds, restarts)
+
+
+class _Certify(Protocol):
+    """certify or certify_http, bound to its producer."""
+
+    def __call__(
+        self,
+        *,
+        checks: Sequence[Check],
+        examples: int,
+        seed: int,
+        failures_dir: Path,
+        progress: Progress,
+    ) -> list[CheckResult]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """A producer under certification, started: what it says of itself, the words the
+    opening line names it with (``heading``) and adds after the plan (``note``), certify
+    and replay bound to it, and its restarts (stdio) or reconnects (HTTP) so far."""
+
+    info: Any
+    heading: str
+    note: str
+    certify: _Certify
+    replay: Callable[[Check, Trial], CheckResult]
+    restarts: Callable[[], int]
+
+
+@contextmanager
+def _opened(args: argparse.Namespace) -> Iterator[_Target]:
+    """The producer ``args`` name (the HTTP recap adapter with --http), started."""
+    if args.http:
+        from session_contracts.conformance.judge.certify_http import certify_http, replay_http
+
+        with _http_target(args) as target:
+            info = target.check_reachable()
+            yield _Target(
+                info,
+                f"certifying the HTTP recap adapter at {scrub(target.url)} "
+                f"({info.implementation.get('version')}), journal {args.journal}",
+                "",
+                partial(certify_http, target),
+                partial(replay_http, target),
+                lambda: target.reconnects,
+            )
+        return
+    with _producer(args) as producer:
+        info = producer.start()
+        yield _Target(
+            info,
+            f"certifying {info.implementation.get('name')} "
+            f"{info.implementation.get('version')} "
+            f"({info.implementation.get('language')})",
+            "" if args.producer else "; no --producer given: the built-in reference",
+            partial(certify, producer, budget=TimeBudget(args.timeout)),
+            partial(replay_trial, producer, budget=TimeBudget(args.timeout)),
+            lambda: producer.restarts,
+        )
 
 
 def _finish(

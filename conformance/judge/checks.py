@@ -131,10 +131,32 @@ def _none() -> list[ExplicitCase]:
     return []
 
 
+def _check(
+    id: str,
+    contract: str,
+    operation: str,
+    title: str,
+    seed: str,
+    *,
+    judge: Callable[[judges.Runner, Trial], None],
+    cases: Callable[[], st.SearchStrategy[Any]] | None = None,
+    trials: TrialPlan | None = None,
+    level: str = "required",
+    explicit: Callable[[], list[ExplicitCase]] = _none,
+) -> Check:
+    """A catalogue entry, named with its operation once: its random cases are ``cases`` of
+    that operation (the usual plan), or else ``trials``."""
+    plan = trials if cases is None else _drawn(operation, cases)
+    if plan is None or (cases is not None and trials is not None):
+        raise TypeError(f"{id}: give exactly one of cases and trials")
+    return Check(
+        id, level, contract, operation, title, seed, judge=judge, trials=plan, explicit=explicit
+    )
+
+
 CHECKS: tuple[Check, ...] = (
-    Check(
+    _check(
         "roundtrip.identity",
-        "required",
         "all",
         "document.roundtrip",
         "a valid document decodes and re-encodes to the same JSON value",
@@ -145,9 +167,8 @@ CHECKS: tuple[Check, ...] = (
         ),
         explicit=_all(limits.document_limit_cases, explicit.golden("document.roundtrip")),
     ),
-    Check(
+    _check(
         "closed.unknown-field-rejected",
-        "required",
         "all",
         "document.roundtrip",
         "an unknown field at any object path outside extensions is rejected",
@@ -160,50 +181,44 @@ CHECKS: tuple[Check, ...] = (
             explicit.unknown_members, explicit.builtin_members, regressions.document_cases
         ),
     ),
-    Check(
+    _check(
         "extensions.verbatim",
-        "required",
         "session-recap",
         "document.roundtrip",
         "extensions survive decode and encode verbatim, nested values and nulls included",
         "002: Forward-compatible data belongs in the extensions object, which typed bindings "
         "preserve when they decode and re-encode a snapshot",
         judge=judges.judge_extensions,
-        trials=_drawn("document.roundtrip", strategies.extension_inputs),
+        cases=strategies.extension_inputs,
         explicit=explicit.extension_values,
     ),
-    Check(
+    _check(
         "schema.output",
-        "required",
         "all",
         "*",
         "every output validates against its contract, x- rules included",
         "000/001/002/003: the generated contracts",
         judge=judges.judge_schema,
         trials=_every_operation,
-        explicit=_none,
     ),
-    Check(
+    _check(
         "determinism.same-bytes",
-        "required",
         "all",
         "*",
         "the same case twice gives the same canonical bytes",
         "002: Session recaps are deterministic, read-only projections",
         judge=judges.judge_determinism,
         trials=_every_operation,
-        explicit=_none,
     ),
-    Check(
+    _check(
         "health.semantics",
-        "required",
         "session-health",
         "health.reduce",
         "facts equal the reference reducer's for the same observation stream (streams "
         "without a transcript reset)",
         "000: every measurement rule (rates, exclusions, gauges, populations)",
         judge=judges.judge_semantics,
-        trials=_drawn("health.reduce", strategies.health_streams),
+        cases=strategies.health_streams,
         explicit=_all(
             explicit.health_streams,
             explicit.golden("health.reduce", lambda case: not explicit.has_reset(case)),
@@ -212,44 +227,42 @@ CHECKS: tuple[Check, ...] = (
             sameness.health_state_cases,
         ),
     ),
-    Check(
+    _check(
         "health.no-zero-rate",
-        "required",
         "session-health",
         "health.reduce",
         "without qualifying observations a rate is null, never a zero rate",
         "000: no qualifying observations produce null, not a zero rate",
         judge=judges.judge_no_zero_rate,
-        trials=_drawn("health.reduce", strategies.health_streams),
+        cases=strategies.health_streams,
         explicit=explicit.rate_streams,
     ),
     # Recommended: Harn's runtime has no reset path (its reset_transcript never
     # touches health), so a producer doing what Harn does is certified without it.
-    Check(
+    _check(
         "health.transcript-reset",
-        "recommended",
         "session-health",
         "health.reduce",
         "a transcript reset empties the rolling population and keeps the session gauges, "
         "the current iteration and the counted call and command ids",
         "000: Resetting the session transcript resets these observations.",
         judge=judges.judge_semantics,
-        trials=_drawn("health.reduce", strategies.reset_streams),
+        cases=strategies.reset_streams,
+        level="recommended",
         explicit=_all(
             explicit.reset_streams,
             explicit.golden("health.reduce", explicit.has_reset),
             regressions.health_cases,
         ),
     ),
-    Check(
+    _check(
         "feedback.semantics",
-        "required",
         "session-feedback",
         "feedback.run",
         "receipts, rejections and work.observe equal the reference store's",
         "001: replay, replacement, usage ordering and counter rules, freshness",
         judge=judges.judge_semantics,
-        trials=_drawn("feedback.run", strategies.feedback_steps),
+        cases=strategies.feedback_steps,
         explicit=_all(
             explicit.feedback_runs,
             explicit.golden("feedback.run"),
@@ -260,16 +273,15 @@ CHECKS: tuple[Check, ...] = (
             regressions.feedback_cases,
         ),
     ),
-    Check(
+    _check(
         "runrecord.semantics",
-        "required",
         "run-record",
         "runrecord.project",
         "run records equal the reference projection (receipt, evidence, gaps, span tree)",
         "003: Session-backed run records always carry metadata.completion_receipt; Harn does "
         "not relabel a run or session ID as an execution ID",
         judge=judges.judge_semantics,
-        trials=_drawn("runrecord.project", strategies.run_projections),
+        cases=strategies.run_projections,
         explicit=_all(
             explicit.run_projections,
             explicit.run_identities,
@@ -277,16 +289,15 @@ CHECKS: tuple[Check, ...] = (
             regressions.runrecord_cases,
         ),
     ),
-    Check(
+    _check(
         "runrecord.response-semantics",
-        "required",
         "run-record",
         "runrecord.provider_call_response",
         "provider_call_response payloads equal the reference (tool-call parse, loop_state)",
         "003: Booleans, numbers, null, and nil become JSON primitives; other values remain "
         "strings. The field is null when no complete block exists",
         judge=judges.judge_semantics,
-        trials=_drawn("runrecord.provider_call_response", strategies.provider_responses),
+        cases=strategies.provider_responses,
         explicit=_all(
             explicit.provider_responses,
             explicit.golden("runrecord.provider_call_response"),
@@ -295,42 +306,37 @@ CHECKS: tuple[Check, ...] = (
             limits.provider_response_limit_cases,
         ),
     ),
-    Check(
+    _check(
         "runrecord.reference-when-identical",
-        "required",
         "run-record",
         "runrecord.provider_call_response",
         "parsed_tool_calls_ref exactly when a non-empty parse equals tool_calls",
         "003: When a non-empty view is structurally identical to the provider-native tool_calls "
         "array, the response stores parsed_tool_calls_ref",
         judge=judges.judge_reference_rule,
-        trials=_drawn("runrecord.provider_call_response", strategies.provider_responses),
+        cases=strategies.provider_responses,
         explicit=_all(explicit.provider_responses, sameness.tool_call_cases),
     ),
-    Check(
+    _check(
         "redaction.canaries",
-        "required",
         "run-record",
         "runrecord.provider_call_response",
         "a canary secret of every detector kind planted in the text never reaches the output",
         "003: These projections are redacted by the same transcript policy as text before they "
         "reach SQLite",
         judge=judges.judge_canaries,
-        trials=_drawn(
-            "runrecord.provider_call_response", lambda: _with_canary(strategies.provider_responses)
-        ),
+        cases=lambda: _with_canary(strategies.provider_responses),
         explicit=_all(explicit.provider_canaries, redaction.provider_alone_cases),
     ),
-    Check(
+    _check(
         "recap.semantics",
-        "required",
         "session-recap",
         "recap.project",
         "envelopes equal the reference projection (grouping, coverage, cursor, reasons)",
         "002: A recap groups visible prompts, assistant text, tool exchanges, plans, progress, "
         "and terminal facts by prompt turn and agent-loop iteration",
         judge=judges.judge_semantics,
-        trials=_drawn("recap.project", strategies.recap_cases),
+        cases=strategies.recap_cases,
         explicit=_all(
             explicit.recap_pages,
             explicit.recap_text,
@@ -344,16 +350,15 @@ CHECKS: tuple[Check, ...] = (
             redaction.recap_rule_cases,
         ),
     ),
-    Check(
+    _check(
         "recap.hashes",
-        "required",
         "session-recap",
         "recap.project",
         "every record hash, contentHash and projectionHash recomputes (Harn's canonical JSON)",
         "002: source.events identifies each contributing canonical event by ID and record hash. "
         "contentHash binds the source content. projectionHash binds ...",
         judge=judges.judge_recap_hashes,
-        trials=_drawn("recap.project", strategies.recap_cases),
+        cases=strategies.recap_cases,
         explicit=_all(
             explicit.recap_pages,
             explicit.recap_numbers,
@@ -361,44 +366,40 @@ CHECKS: tuple[Check, ...] = (
             hashes.hash_cases,
         ),
     ),
-    Check(
+    _check(
         "recap.limit",
-        "required",
         "session-recap",
         "recap.project",
         "the read is bounded by limit (4,096 by default, clamped into 1..32,768); the echo "
         "keeps the limit as received",
         "002: Harn defaults to 4,096 and clamps the effective bound into 1 through 32,768",
         judge=judges.judge_recap_limit,
-        trials=_drawn("recap.project", strategies.recap_cases),
+        cases=strategies.recap_cases,
         explicit=_all(explicit.recap_pages, regressions.recap_limit_cases),
     ),
-    Check(
+    _check(
         "recap.query-aliases",
-        "required",
         "session-recap",
         "recap.project",
         "a query in snake-case aliases gives the same envelope as in camelCase",
         "002: Both accept snake-case aliases for query fields",
         judge=judges.judge_query_aliases,
-        trials=_drawn("recap.project", strategies.recap_cases),
+        cases=strategies.recap_cases,
         explicit=explicit.recap_aliases,
     ),
-    Check(
+    _check(
         "redaction.recap-canaries",
-        "required",
         "session-recap",
         "recap.project",
         "a canary secret of every detector kind in a journal text never reaches the snapshot",
         "002: Public text is redacted through Harn's active redaction policy before it "
         "reaches the snapshot",
         judge=judges.judge_canaries,
-        trials=_drawn("recap.project", lambda: _with_canary(strategies.recap_cases)),
+        cases=lambda: _with_canary(strategies.recap_cases),
         explicit=_all(explicit.recap_canaries, redaction.recap_alone_cases),
     ),
-    Check(
+    _check(
         "redaction.lookalikes-survive",
-        "recommended",
         "session-recap",
         "recap.project",
         "text that only resembles a secret (a public key, `sk-` in prose) stays intact",
@@ -413,11 +414,10 @@ CHECKS: tuple[Check, ...] = (
                 )
             ),
         ),
-        explicit=_none,
+        level="recommended",
     ),
-    Check(
+    _check(
         "redaction.apply",
-        "required",
         "all",
         "redaction.apply",
         "every redaction vector (docs/vectors/redaction.json) redacts to exactly the reference's "
@@ -428,32 +428,29 @@ CHECKS: tuple[Check, ...] = (
         trials=lambda claimed, declared: _redaction_vector_trials(),
         explicit=_all(_redaction_apply_edges, explicit.golden("redaction.apply")),
     ),
-    Check(
+    _check(
         "feedback.usage-never-summed",
-        "required",
         "session-feedback",
         "feedback.run",
         "work.observe reports the latest usage snapshot, never a sum",
         "001: AWR retains snapshots but does not sum them",
         judge=judges.judge_usage_not_summed,
-        trials=_drawn("feedback.run", strategies.feedback_steps),
+        cases=strategies.feedback_steps,
         explicit=explicit.usage_runs,
     ),
-    Check(
+    _check(
         "health.a2a-preserves-state",
-        "required",
         "session-health",
         "health.a2a_status_update",
         "an A2A status update carries the fact verbatim and keeps the task's current state",
         "000: A2A task streams carry the same fact in metadata.harn.sessionHealth on a standard "
         "status update, preserving the current task state",
         judge=judges.judge_semantics,
-        trials=_drawn("health.a2a_status_update", strategies.a2a_cases),
+        cases=strategies.a2a_cases,
         explicit=explicit.golden("health.a2a_status_update"),
     ),
-    Check(
+    _check(
         "recap.stored-events",
-        "required",
         "session-recap",
         "recap.project",
         "a session given as Harn's stored events (storedEvents) projects as Harn's recap reads "
@@ -461,11 +458,8 @@ CHECKS: tuple[Check, ...] = (
         "002: Session recaps are deterministic, read-only projections over the canonical "
         "session journal (as Harn's store holds it: docs/recap.md section 11)",
         judge=judges.judge_semantics,
-        trials=_drawn(
-            "recap.project",
-            lambda: st.one_of(
-                strategies.recap_stored_cases(), _with_canary(strategies.recap_stored_cases)
-            ),
+        cases=lambda: st.one_of(
+            strategies.recap_stored_cases(), _with_canary(strategies.recap_stored_cases)
         ),
         explicit=_all(
             stored.stored_event_cases,
@@ -473,9 +467,8 @@ CHECKS: tuple[Check, ...] = (
             explicit.golden("recap.project", explicit.is_stored),
         ),
     ),
-    Check(
+    _check(
         "recap.unavailable-states",
-        "required",
         "session-recap",
         "recap.project",
         "a journal that is not available, a runtime that refuses the read and a damaged row "
@@ -484,8 +477,7 @@ CHECKS: tuple[Check, ...] = (
         "projection_failed: Harn couldn't derive the deterministic projection. "
         "admission_terminal: The owning runtime couldn't admit the read.",
         judge=judges.judge_semantics,
-        trials=_drawn("recap.project", strategies.recap_condition_cases),
-        explicit=_none,
+        cases=strategies.recap_condition_cases,
     ),
 )
 

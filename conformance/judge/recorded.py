@@ -19,7 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from session_contracts.conformance.judge.golden import FixtureResult, GoldenCase, differences
+from session_contracts.conformance.judge.golden import (
+    FixtureResult,
+    GoldenCase,
+    default_fixtures_dir,
+    differences,
+)
 from session_contracts.conformance.judge.runner import CaseOutcome
 from session_contracts.errors import Finding, InvalidDocument, UsageError
 from session_contracts.jsontext.harn_canonical import harn_canonical_bytes
@@ -47,8 +52,8 @@ SEED_DIFFERS = "seed_differs"
 
 
 def default_recorded_dir() -> Path:
-    """The recordings that ship with the package."""
-    return Path(__file__).resolve().parent.parent / "recorded"
+    """The recordings that ship with the package, beside the golden fixtures."""
+    return default_fixtures_dir().parent / "recorded"
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -225,7 +225,7 @@ def report_body(
                 "applicable": r.applicable,
                 "cases": r.cases,
                 "seconds": round(r.seconds, 3),
-                "evidence": _evidence_json(r.evidence),
+                "evidence": asdict(r.evidence),
                 "message": scrub(r.message),
                 "saved_case": r.saved_to,
                 "reproduce": reproduce.get(r.check.id),
@@ -237,18 +237,10 @@ def report_body(
     }
 
 
-def _evidence_json(evidence: Evidence) -> dict[str, int]:
-    return {
-        "judged": evidence.judged,
-        "agreed": evidence.agreed,
-        "skipped": evidence.skipped,
-        "errored": evidence.errored,
-    }
-
-
 def total_evidence(results: Sequence[CheckResult]) -> dict[str, int]:
     """The evidence of every check added up (the report's and the badge's figures)."""
-    return _evidence_json(sum((r.evidence for r in results), Evidence()))
+    # The report's evidence object is Evidence's fields, named and ordered as it names them.
+    return asdict(sum((r.evidence for r in results), Evidence()))
 
 
 def junit_xml(results: Sequence[CheckResult], *, seconds: float) -> bytes:

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from serving import serve_as
+from serving import by_name, serve_as
 
 from session_contracts.conformance.reference.producer import HANDLERS
 
@@ -51,13 +51,13 @@ def recap_any_damage_fails(case: Mapping[str, Any]) -> Any:
     return HANDLERS["recap.project"](case)
 
 
-DEFECTS = {
-    "a2a_moves_the_task": ("health.a2a_status_update", a2a_moves_the_task),
-    "a2a_final_update": ("health.a2a_status_update", a2a_final_update),
-    "recap_ignores_conditions": ("recap.project", recap_ignores_conditions),
-    "recap_damage_is_journal_unavailable": ("recap.project", recap_damage_is_journal_unavailable),
-    "recap_any_damage_fails": ("recap.project", recap_any_damage_fails),
-}
+DEFECTS = by_name(
+    ("health.a2a_status_update", a2a_moves_the_task),
+    ("health.a2a_status_update", a2a_final_update),
+    ("recap.project", recap_ignores_conditions),
+    ("recap.project", recap_damage_is_journal_unavailable),
+    ("recap.project", recap_any_damage_fails),
+)
 
 
 def main() -> int:

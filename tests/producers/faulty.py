@@ -10,9 +10,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from serving import CONTRACTS, serve_as
+from serving import CONTRACTS, by_name, serve_as
 
-from session_contracts.conformance.protocol import Rejected, Skipped
+from session_contracts.conformance.protocol import Handler, Rejected, Skipped
 from session_contracts.conformance.reference.producer import HANDLERS
 
 
@@ -308,37 +308,40 @@ def rejection_wrong_class(case: Mapping[str, Any]) -> Any:
         raise Rejected(other, rejected.path, rejected.message) from None
 
 
-DEFECTS = {
-    "redacts_lookalikes": ("recap.project", redacts_lookalikes),
-    "hashes_with_extensions": ("recap.project", hashes_with_extensions),
-    "rfc8785_hashing": ("recap.project", rfc8785_hashing),
-    "noncanonical_hashing": ("recap.project", noncanonical_hashing),
-    "wrong_limit_clamp": ("recap.project", wrong_limit_clamp),
-    "wrong_default_limit": ("recap.project", wrong_default_limit),
-    "ignores_snake_aliases": ("recap.project", ignores_snake_aliases),
-    "leaks_recap_secrets": ("recap.project", leaks_recap_secrets),
-    "counts_repeated_terminal_twice": ("health.reduce", counts_repeated_terminal_twice),
-    "dedupes_calls_across_iterations": ("health.reduce", dedupes_calls_across_iterations),
-    "accepts_decreasing_counter": ("feedback.run", accepts_decreasing_counter),
-    "inlines_identical_parse": ("runrecord.provider_call_response", inlines_identical_parse),
-    "leaks_secrets": ("runrecord.provider_call_response", leaks_secrets),
-    "nil_stays_a_string": ("runrecord.provider_call_response", nil_stays_a_string),
-    "writes_parent_id": ("runrecord.project", writes_parent_id),
-    "relabels_session_id": ("runrecord.project", relabels_session_id),
-    "accepts_unknown_fields": ("document.roundtrip", accepts_unknown_fields),
-    "drops_extensions": ("document.roundtrip", drops_extensions),
-    "drops_nulls_in_extensions": ("document.roundtrip", drops_nulls_in_extensions),
-    "zero_rate": ("health.reduce", zero_rate),
-    "counts_streaming_candidates": ("health.reduce", counts_streaming_candidates),
-    "sums_usage": ("feedback.run", sums_usage),
-    "accepts_future_usage": ("feedback.run", accepts_future_usage),
-    "nondeterministic": ("health.reduce", nondeterministic),
-    "invalid_output": ("health.reduce", invalid_output),
+DEFECTS: dict[str, tuple[str, Handler | None]] = {
+    **by_name(
+        ("recap.project", redacts_lookalikes),
+        ("recap.project", hashes_with_extensions),
+        ("recap.project", rfc8785_hashing),
+        ("recap.project", noncanonical_hashing),
+        ("recap.project", wrong_limit_clamp),
+        ("recap.project", wrong_default_limit),
+        ("recap.project", ignores_snake_aliases),
+        ("recap.project", leaks_recap_secrets),
+        ("health.reduce", counts_repeated_terminal_twice),
+        ("health.reduce", dedupes_calls_across_iterations),
+        ("feedback.run", accepts_decreasing_counter),
+        ("runrecord.provider_call_response", inlines_identical_parse),
+        ("runrecord.provider_call_response", leaks_secrets),
+        ("runrecord.provider_call_response", nil_stays_a_string),
+        ("runrecord.project", writes_parent_id),
+        ("runrecord.project", relabels_session_id),
+        ("document.roundtrip", accepts_unknown_fields),
+        ("document.roundtrip", drops_extensions),
+        ("document.roundtrip", drops_nulls_in_extensions),
+        ("health.reduce", zero_rate),
+        ("health.reduce", counts_streaming_candidates),
+        ("feedback.run", sums_usage),
+        ("feedback.run", accepts_future_usage),
+        ("health.reduce", nondeterministic),
+        ("health.reduce", invalid_output),
+        ("health.reduce", markup_in_answers),
+        ("document.roundtrip", bogus_rejections),
+        ("document.roundtrip", rejection_wrong_path),
+        ("document.roundtrip", rejection_wrong_class),
+    ),
+    # No handler at all: the producer declares no operation (main serves none).
     "skips_everything": ("", None),
-    "markup_in_answers": ("health.reduce", markup_in_answers),
-    "bogus_rejections": ("document.roundtrip", bogus_rejections),
-    "rejection_wrong_path": ("document.roundtrip", rejection_wrong_path),
-    "rejection_wrong_class": ("document.roundtrip", rejection_wrong_class),
 }
 
 
@@ -531,18 +534,15 @@ def ignores_edits_of_failed_calls(case: Mapping[str, Any]) -> Any:
 
 
 DEFECTS.update(
-    {
-        "usage_future_tolerance_300_ms": ("feedback.run", usage_future_tolerance_300_ms),
-        "open_heuristics": ("document.roundtrip", open_heuristics),
-        "accepts_unknown_member_below_turn": (
-            "document.roundtrip",
-            accepts_unknown_member_below_turn,
-        ),
-        "reset_forgets_resolved_calls": ("health.reduce", reset_forgets_resolved_calls),
-        "skips_null_receipt": ("runrecord.project", skips_null_receipt),
-        "stale_at_exactly_900_000_ms": ("feedback.run", stale_at_exactly_900_000_ms),
-        "ignores_edits_of_failed_calls": ("health.reduce", ignores_edits_of_failed_calls),
-    }
+    by_name(
+        ("feedback.run", usage_future_tolerance_300_ms),
+        ("document.roundtrip", open_heuristics),
+        ("document.roundtrip", accepts_unknown_member_below_turn),
+        ("health.reduce", reset_forgets_resolved_calls),
+        ("runrecord.project", skips_null_receipt),
+        ("feedback.run", stale_at_exactly_900_000_ms),
+        ("health.reduce", ignores_edits_of_failed_calls),
+    )
 )
 
 

@@ -17,3 +17,9 @@ def serve_as(
     """Serves ``handlers`` as the Python producer ``name`` (version 0) declaring ``contracts``."""
     implementation = {"name": name, "version": "0", "language": "python"}
     return serve(handlers, implementation=implementation, contracts=contracts)
+
+
+def by_name(*defects: tuple[str, Handler]) -> dict[str, tuple[str, Handler]]:
+    """A producer's defects, each (the operation it replaces, its handler) under the name of
+    its handler."""
+    return {handler.__name__: (operation, handler) for operation, handler in defects}

@@ -25,6 +25,7 @@ from typing import Any
 from session_contracts.conformance.judge.cases.operations import (
     EXPLICIT_EPOCH_MS,
     attribute_event,
+    span,
     usage_sample,
 )
 
@@ -508,19 +509,6 @@ def usage_runs() -> list[ExplicitCase]:
 # -- run records ----------------------------------------------------------------------------------
 
 
-def _span(span_id: int, parent: int | None, start: int = 0) -> dict[str, Any]:
-    return {
-        "trace_id": "trace-1",
-        "span_id": span_id,
-        "parent_span_id": parent,
-        "kind": "tool",
-        "name": "step",
-        "start_ms": start,
-        "duration_ms": 10,
-        "metadata": {},
-    }
-
-
 def _projection(why: str, events: list[dict[str, Any]], spans: Sequence[Any] = ()) -> ExplicitCase:
     run = {
         "kind": "session",
@@ -556,14 +544,14 @@ def run_projections() -> list[ExplicitCase]:
         _projection(
             "a child listed before its parent is a valid span tree",
             [],
-            [_span(2, 1, 5), _span(1, None), _span(3, 2, 7)],
+            [span(2, 1, 5), span(1, None), span(3, 2, 7)],
         ),
     ]
 
 
 def _owned_run(execution_id: str, owner: Any) -> dict[str, Any]:
     """A plain run of ``execution_id`` with a flight artifact and a span naming ``owner``."""
-    span = dict(_span(1, None), metadata={"harn.execution.id": owner})
+    named = span(1, None, metadata={"harn.execution.id": owner})
     artifact = {
         "execution_id": execution_id,
         "content_hash": "blake3:" + "5e" * 32,
@@ -576,7 +564,7 @@ def _owned_run(execution_id: str, owner: Any) -> dict[str, Any]:
             "status": "completed",
             "session_id": "sess-r",
             "execution_id": execution_id,
-            "spans": [span],
+            "spans": [named],
             "flight_recording": artifact,
         },
         "events": [],
@@ -614,7 +602,7 @@ def run_identities() -> list[ExplicitCase]:
                 f"a span's harn.execution.id of {json.dumps(owner)} in a session record without "
                 "an owner",
                 [],
-                [dict(_span(1, None), metadata={"harn.execution.id": owner})],
+                [span(1, None, metadata={"harn.execution.id": owner})],
             )
         )
     return cases

@@ -39,6 +39,7 @@ __all__ = [
     "roundtrip_inputs",
     "run_projections",
     "snake_case_query",
+    "span",
     "unknown_field_inputs",
     "usage_sample",
 ]
@@ -70,20 +71,31 @@ def usage_sample(
     return usage
 
 
+def span(
+    span_id: int,
+    parent: int | None,
+    start: int = 0,
+    *,
+    duration: int = 10,
+    metadata: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A tool span of trace ``trace-1`` (the span trees of run records)."""
+    return {
+        "trace_id": "trace-1",
+        "span_id": span_id,
+        "parent_span_id": parent,
+        "kind": "tool",
+        "name": "step",
+        "start_ms": start,
+        "duration_ms": duration,
+        "metadata": dict(metadata or {}),
+    }
+
+
 def attribute_event(event_id: int, name: str, value: Any) -> dict[str, Any]:
     """A stored session_attribute event of run ``run-r`` (receipts, for run records)."""
-    return {
-        "id": event_id,
-        "sessionId": "sess-r",
-        "runId": "run-r",
-        "turnId": None,
-        "iteration": None,
-        "executionId": None,
-        "topic": "session",
-        "kind": "session_attribute",
-        "recordedAtUnixMs": EXPLICIT_EPOCH_MS + event_id,
-        "payload": {"name": name, "value": value},
-    }
+    payload = {"name": name, "value": value}
+    return recap_event(event_id, "sess-r", "run-r", None, None, "session_attribute", payload)
 
 
 UNKNOWN_KEY = "zz_not_in_the_contract"

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from session_contracts.conformance.judge.cases.explicit import ExplicitCase
-from session_contracts.conformance.judge.cases.operations import attribute_event
+from session_contracts.conformance.judge.cases.operations import attribute_event, span
 
 __all__ = [
     "document_cases",
@@ -343,17 +343,12 @@ def recap_limit_cases() -> list[ExplicitCase]:
     ]
 
 
+_EXECUTION_ID = "hxe-0199a2b4-c6d8-7e0f-8a1b-000000000077"
+
+
 def _span(span_id: int, parent: int | None) -> dict[str, Any]:
-    return {
-        "trace_id": "trace-1",
-        "span_id": span_id,
-        "parent_span_id": parent,
-        "kind": "tool",
-        "name": "step",
-        "start_ms": 0,
-        "duration_ms": 1,
-        "metadata": {"harn.execution.id": "hxe-0199a2b4-c6d8-7e0f-8a1b-000000000077"},
-    }
+    """A span of the run's own execution."""
+    return span(span_id, parent, duration=1, metadata={"harn.execution.id": _EXECUTION_ID})
 
 
 def _run(spans: list[dict[str, Any]], events: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -361,7 +356,7 @@ def _run(spans: list[dict[str, Any]], events: list[dict[str, Any]] | None = None
         "kind": "run",
         "status": "completed",
         "session_id": "sess-r",
-        "execution_id": "hxe-0199a2b4-c6d8-7e0f-8a1b-000000000077",
+        "execution_id": _EXECUTION_ID,
         "spans": spans,
     }
     return {"run": run, "events": events or []}

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from session_contracts.conformance.judge.cases.explicit import ExplicitCase
+from session_contracts.conformance.judge.cases.operations import recap_event
 
 __all__ = ["stored_event_cases"]
 
@@ -116,16 +117,9 @@ def _stored(
     from session_contracts.journal import stored_event
 
     journal_event = {
-        "id": event_id,
-        "sessionId": session,
-        "runId": "run-1",
-        "turnId": "turn-1",
-        "iteration": None,
-        "executionId": None,
+        **recap_event(event_id, session, "run-1", "turn-1", None, "other", {}),
         "topic": None,
-        "kind": "other",
         "recordedAtUnixMs": 1_760_000_000_000 + event_id,
-        "payload": {},
     }
     previous = None if event_id == 1 else f"sha256:{event_id - 1:064x}"
     event = stored_event(journal_event, record_hash=f"sha256:{event_id:064x}", prev_hash=previous)
