@@ -451,8 +451,9 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
         nothing scanned.
         """
         rows = self._bounded_rows(session_id, from_event_id, limit)
-        bounded = rows[:limit]
-        scanned = self._decode_all(bounded)
+        following = rows[limit] if len(rows) > limit else None
+        del rows[limit:]
+        scanned = self._decode_draining(rows)
         events = (
             tuple(scanned)
             if run_id is None and turn_id is None
@@ -465,14 +466,14 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
         )
         last = scanned[-1]["event_id"] if scanned else None
         pending = 0
-        if len(rows) > limit and last is not None:
+        if following is not None and last is not None:
             tail = self.last_event_id(session_id)
             pending = 0 if tail is None else tail - last
         return ReadResult(
             events=events,
             scanned=len(scanned),
             last_event_id=last,
-            next_event_id=rows[limit][2] if len(rows) > limit else None,
+            next_event_id=following[2] if following is not None else None,
             pending=pending,
         )
 
@@ -569,6 +570,17 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
                 "restore the journal from a copy; SQLite cannot read this file",
             ) from None
 
+    def _decode_draining(self, rows: list[_Row]) -> list[Stored]:
+        """``_decode_all(rows)``, emptying ``rows`` a chunk at a time: each chunk's text
+        is freed once parsed, so a large read never holds all its text and all its
+        events at once."""
+        out: list[Stored] = []
+        while rows:
+            chunk = rows[:_TEXT_CHUNK]
+            del rows[:_TEXT_CHUNK]
+            out.extend(self._decode_all(chunk))
+        return out
+
     def _decode_all(self, rows: Sequence[_Row]) -> list[Stored]:
         out: list[Stored] = []
         append = out.append
@@ -628,7 +640,10 @@ def _quick_check_all(rows: Sequence[_Row]) -> list[dict[str, Any] | None]:
         if all(canonical) and default_validator().all_valid(
             STORED_EVENT_DOCUMENT_TYPE,
             parsed,
-            may_hold_integral_float=compact_text_may_hold_integral_float(b",".join(datas)),
+            may_hold_integral_float=any(
+                compact_text_may_hold_integral_float(b",".join(datas[at : at + _TEXT_CHUNK]))
+                for at in range(0, len(datas), _TEXT_CHUNK)
+            ),
         ):
             return list(parsed)
         pairs = zip(parsed, canonical, strict=True)
@@ -655,12 +670,24 @@ def _integral_members(raw: dict[str, Any]) -> bool:
 def _canonical_rows(raws: list[Any], datas: list[bytes]) -> list[bool]:
     """Whether each stored text is the canonical form of its parse.
 
-    Canonicalized all at once: the canonical form of an array is its
-    elements' canonical forms joined by commas, and each text is one complete
-    JSON value, so if the array's form equals the texts so joined, every text
-    equals its element's form (the top-level commas fall in the same places).
-    Only when that fails is each row canonicalized on its own.
+    Canonicalized ``_TEXT_CHUNK`` rows at once: the canonical form of an array
+    is its elements' canonical forms joined by commas, and each text is one
+    complete JSON value, so if the array's form equals the texts so joined,
+    every text equals its element's form (the top-level commas fall in the
+    same places).  Only when that fails is each row canonicalized on its own.
     """
+    out: list[bool] = []
+    for at in range(0, len(raws), _TEXT_CHUNK):
+        out.extend(_canonical_chunk(raws[at : at + _TEXT_CHUNK], datas[at : at + _TEXT_CHUNK]))
+    return out
+
+
+# Rows whose texts are joined at once: the joined copies stay a few megabytes, not
+# three copies of a whole read (a 32,768-event read is 40 MB of text).
+_TEXT_CHUNK = 1024
+
+
+def _canonical_chunk(raws: list[Any], datas: list[bytes]) -> list[bool]:
     try:
         if harn_canonical_bytes_of_parsed(raws) == b"[" + b",".join(datas) + b"]":
             return [True] * len(raws)

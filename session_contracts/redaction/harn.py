@@ -37,6 +37,8 @@ __all__ = [
 
 
 def utf8_length(text: str) -> int:
+    if text.isascii():  # a byte a character, and no megabyte copy to count them
+        return len(text)
     return len(text.encode("utf-8", "surrogatepass"))
 
 
@@ -147,7 +149,8 @@ def scan_patterns(
     if not text or not patterns:
         return text, ()
     if utf8_length(text) > window_bytes:
-        return _windowed(text, patterns, placeholder, window_bytes, overlap_bytes)
+        bounds = _window_bounds(text, window_bytes, overlap_bytes)
+        return _windowed(text, patterns, placeholder, bounds)
     return _single_pass(text, patterns, placeholder)
 
 
@@ -293,19 +296,25 @@ class _ByteIndex:
     def __init__(self, text: str) -> None:
         self.text = text
         self.ascii = text.isascii()
-        self.data = text.encode("utf-8", "surrogatepass")
+        # ASCII text is its own UTF-8: every offset is a boundary and no copy is made.
+        self.data = b"" if self.ascii else text.encode("utf-8", "surrogatepass")
+        self.length = len(text) if self.ascii else len(self.data)
         self._byte = 0
         self._char = 0
 
     def floor(self, offset: int) -> int:
         """The byte offset rounded down to a character boundary."""
-        offset = min(offset, len(self.data))
+        offset = min(offset, self.length)
+        if self.ascii:
+            return offset
         while 0 < offset < len(self.data) and self.data[offset] & 0xC0 == 0x80:
             offset -= 1
         return offset
 
     def ceil(self, offset: int) -> int:
-        offset = min(offset, len(self.data))
+        offset = min(offset, self.length)
+        if self.ascii:
+            return offset
         while offset < len(self.data) and self.data[offset] & 0xC0 == 0x80:
             offset += 1
         return offset
@@ -320,17 +329,13 @@ class _ByteIndex:
         return self._char
 
 
-def _windowed(
-    text: str,
-    patterns: Sequence[CompiledPattern],
-    placeholder: Placeholder,
-    window_bytes: int,
-    overlap_bytes: int,
-) -> tuple[str, tuple[Claim, ...]]:
+def _window_bounds(text: str, window_bytes: int, overlap_bytes: int) -> list[tuple[int, int]]:
+    """The overlapping windows of ``text``, as character ranges: ``window_bytes`` UTF-8
+    bytes each, one after another ``window_bytes - overlap_bytes`` apart, edges moved
+    out to character boundaries."""
     step = window_bytes - overlap_bytes
     index = _ByteIndex(text)
-    total = len(index.data)
-    # Window bounds in characters, the same for every pattern.
+    total = index.length
     windows: list[tuple[int, int]] = []
     window_start = 0
     while True:
@@ -340,18 +345,32 @@ def _windowed(
         if last >= total:
             break
         window_start += step
-    bounds: list[tuple[int, int]] = []
     starts = _ByteIndex(text)
     ends = _ByteIndex(text)
-    for first, last in windows:
-        bounds.append((starts.char(first), ends.char(last)))
+    return [(starts.char(first), ends.char(last)) for first, last in windows]
+
+
+def _windowed(
+    text: str,
+    patterns: Sequence[CompiledPattern],
+    placeholder: Placeholder,
+    bounds: Sequence[tuple[int, int]],
+) -> tuple[str, tuple[Claim, ...]]:
+    # Each window is cut once, and an ASCII window in which the union of the
+    # patterns finds nothing is dropped: no pattern can match in it (as in
+    # _single_pass), so text without secrets costs one RE2 scan, not one a pattern.
+    gate = gate_of(patterns)
+    windows: list[tuple[int, int, str]] = []
+    for first, last in bounds:
+        window = text[first:last]
+        if gate is None or not window.isascii() or gate_finds(gate, window):
+            windows.append((first, last, window))
     # Claims never overlap one another, so sorted by start they are sorted by end
     # too, and one bisection finds the only claims a new match could overlap.
     claims: list[Claim] = []
     claim_starts: list[int] = []
     for pattern in patterns:
-        for first, last in bounds:
-            window = text[first:last]
+        for first, last, window in windows:
             for match in pattern.regex_for(window).finditer(window):
                 start, end = first + match.start(), first + match.end()
                 # A match touching a cut edge is left to the neighbouring window.
