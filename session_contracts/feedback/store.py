@@ -29,12 +29,12 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Final, Literal
 
 import orjson
 
+from session_contracts.closing import ConnectionOwner
 from session_contracts.errors import Finding, InvalidDocument, SessionContractsError
 from session_contracts.feedback.rules import (
     CONTRACT_VERSION,
@@ -202,14 +202,13 @@ def _json(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-class FeedbackStore(AbstractContextManager["FeedbackStore"]):
+class FeedbackStore(ConnectionOwner[sqlite3.Connection]):
     """The reference session-feedback store in one SQLite file.  Open it with :meth:`open`."""
 
     def __init__(
         self, connection: sqlite3.Connection, *, path: Path, clock: Callable[[], int]
     ) -> None:
-        self._connection: sqlite3.Connection | None = connection
-        self._path = path
+        super().__init__(connection, path=path)
         self._clock = clock
 
     # ----------------------------------------------------------------- opening
@@ -265,25 +264,12 @@ class FeedbackStore(AbstractContextManager["FeedbackStore"]):
         return cls(connection, path=location, clock=clock)
 
     @property
-    def path(self) -> Path:
-        return self._path
-
-    @property
     def durability(self) -> tuple[str, str]:
         """The journal mode and synchronous level SQLite reports: ``("wal", "FULL")``."""
         connection = self._live()
         mode = str(connection.execute("PRAGMA journal_mode").fetchone()[0])
         level = int(connection.execute("PRAGMA synchronous").fetchone()[0])
         return mode, {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}[level]
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Close the connection; closing twice is harmless."""
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
 
     def _live(self) -> sqlite3.Connection:
         if self._connection is None:
