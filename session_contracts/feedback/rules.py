@@ -54,14 +54,13 @@ __all__ = [
     "capabilities",
     "decide_checkpoint",
     "decide_start",
-    "identifier_problem",
     "observe_session",
     "parse_checkpoint",
     "parse_start",
     "receipt",
-    "request_body_hash",
-    "usage_rejection",
 ]
+# The package exports __all__; identifier_problem, request_body_hash and usage_rejection
+# stay public for the store without joining the package's API.
 
 CONTRACT_VERSION: Final = 1
 """The feedback contract version this store writes reports under and advertises."""
