@@ -1012,13 +1012,19 @@ def _load_folder(folder: Path) -> dict[str, Mapping[str, Any]]:
             f"cannot read {folder}: {exc.strerror or exc}",
             "pass a readable schemas folder or a git revision",
         ) from None
+    return _some_schemas(
+        files,
+        f"{folder} holds no *.schema.json file",
+        "pass the schemas/ folder itself (or a git revision)",
+    )
+
+
+def _some_schemas(
+    files: dict[str, Mapping[str, Any]], holds_none: str, hint: str
+) -> dict[str, Mapping[str, Any]]:
+    """``files``, refused (``diff_no_schemas``) when there are none to compare."""
     if not files:
-        raise _refusal(
-            UsageError,
-            "diff_no_schemas",
-            f"{folder} holds no *.schema.json file",
-            "pass the schemas/ folder itself (or a git revision)",
-        )
+        raise _refusal(UsageError, "diff_no_schemas", holds_none, hint)
     return files
 
 
@@ -1067,14 +1073,11 @@ def _load_revision(revision: str, root: Path) -> dict[str, Mapping[str, Any]]:
                 "check the repository with `git fsck`",
             )
         files[name] = _parse(blob.stdout, f"{revision}:{prefix}schemas/{name}")
-    if not files:
-        raise _refusal(
-            UsageError,
-            "diff_no_schemas",
-            f"revision {revision} has no *.schema.json under {prefix}schemas/",
-            "compare against a revision that has the schemas",
-        )
-    return files
+    return _some_schemas(
+        files,
+        f"revision {revision} has no *.schema.json under {prefix}schemas/",
+        "compare against a revision that has the schemas",
+    )
 
 
 def load_schema_set(spec: str, root: Path) -> dict[str, Mapping[str, Any]]:
