@@ -484,36 +484,6 @@ def _usage_prior(
     return UsagePrior(latest, at_latest, counter)
 
 
-def _insert_checkpoint(
-    connection: sqlite3.Connection,
-    *,
-    seq: int,
-    checkpoint_id: str,
-    operation: str,
-    request: StartRequest | CheckpointRequest,
-    accept: Accept,
-    response: JsonObject,
-) -> None:
-    fields: tuple[str | None, str | None, str | None] = (None, None, None)
-    if isinstance(request, CheckpointRequest):
-        fields = (request.context_hash, request.next_action, _json(list(request.open_loops)))
-    connection.execute(
-        _INSERT_CHECKPOINT,
-        (
-            seq,
-            checkpoint_id,
-            request.session_id,
-            request.request_id,
-            operation,
-            request.request_hash,
-            accept.session_version,
-            *fields,
-            accept.reported_at_unix_ms,
-            _json(response),
-        ),
-    )
-
-
 def _insert_client_info(
     connection: sqlite3.Connection, seq: int, session_id: str, client_info: JsonObject | None
 ) -> None:
@@ -532,9 +502,13 @@ def _unwritten(decision: Rejection | Replay) -> JsonObject:
 
 
 def _accepted(
-    connection: sqlite3.Connection, request: StartRequest | CheckpointRequest, accept: Accept
-) -> tuple[int, str, JsonObject]:
-    """An accepted request's checkpoint number, id and receipt (the caller writes the rows)."""
+    connection: sqlite3.Connection,
+    request: StartRequest | CheckpointRequest,
+    accept: Accept,
+    operation: str,
+) -> tuple[int, JsonObject]:
+    """Write an accepted request's checkpoint and client declaration (the session row
+    exists); return the checkpoint's number and its receipt."""
     seq, checkpoint_id = _next_checkpoint(connection)
     response = receipt(
         request_id=request.request_id,
@@ -543,7 +517,26 @@ def _accepted(
         session_version=accept.session_version,
         reported_at_unix_ms=accept.reported_at_unix_ms,
     )
-    return seq, checkpoint_id, response
+    fields: tuple[str | None, str | None, str | None] = (None, None, None)
+    if isinstance(request, CheckpointRequest):
+        fields = (request.context_hash, request.next_action, _json(list(request.open_loops)))
+    connection.execute(
+        _INSERT_CHECKPOINT,
+        (
+            seq,
+            checkpoint_id,
+            request.session_id,
+            request.request_id,
+            operation,
+            request.request_hash,
+            accept.session_version,
+            *fields,
+            accept.reported_at_unix_ms,
+            _json(response),
+        ),
+    )
+    _insert_client_info(connection, seq, request.session_id, request.client_info)
+    return seq, response
 
 
 def _start(
@@ -556,21 +549,11 @@ def _start(
     decision = decide_start(request, prior, now_ms=now)
     if not isinstance(decision, Accept):
         return False, _unwritten(decision)
-    seq, checkpoint_id, response = _accepted(connection, request, decision)
     connection.execute(
         "INSERT INTO sessions VALUES (?, ?, ?)",
         (request.session_id, decision.session_version, decision.reported_at_unix_ms),
     )
-    _insert_checkpoint(
-        connection,
-        seq=seq,
-        checkpoint_id=checkpoint_id,
-        operation="session.start",
-        request=request,
-        accept=decision,
-        response=response,
-    )
-    _insert_client_info(connection, seq, request.session_id, request.client_info)
+    _, response = _accepted(connection, request, decision, "session.start")
     return True, response
 
 
@@ -590,21 +573,11 @@ def _checkpoint(
     decision = decide_checkpoint(request, prior, now_ms=now)
     if not isinstance(decision, Accept):
         return False, _unwritten(decision)
-    seq, checkpoint_id, response = _accepted(connection, request, decision)
-    _insert_checkpoint(
-        connection,
-        seq=seq,
-        checkpoint_id=checkpoint_id,
-        operation="session.checkpoint",
-        request=request,
-        accept=decision,
-        response=response,
-    )
     connection.execute(
         "UPDATE sessions SET session_version = ? WHERE session_id = ?",
         (decision.session_version, request.session_id),
     )
-    _insert_client_info(connection, seq, request.session_id, request.client_info)
+    seq, response = _accepted(connection, request, decision, "session.checkpoint")
     if request.progress is not None:
         connection.execute(
             "INSERT INTO progress_reports VALUES (?, ?, ?, ?)",
