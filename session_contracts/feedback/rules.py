@@ -228,16 +228,17 @@ NO_USAGE: Final = UsagePrior(None, frozenset(), None)
 
 @dataclass(frozen=True, slots=True)
 class StartPrior:
+    """What the store holds of the session that a start's rules read."""
+
     session_version: int | None
     """The session's current version, ``None`` when it does not exist."""
     prior_request: PriorRequest | None
 
 
 @dataclass(frozen=True, slots=True)
-class CheckpointPrior:
-    session_version: int | None
-    """The session's current version, ``None`` when it does not exist."""
-    prior_request: PriorRequest | None
+class CheckpointPrior(StartPrior):
+    """A start's prior state and the session's accepted usage: what a checkpoint's rules read."""
+
     usage: UsagePrior
 
 
