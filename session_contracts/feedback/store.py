@@ -34,7 +34,7 @@ from typing import Any, Final, Literal
 
 import orjson
 
-from session_contracts.closing import ConnectionOwner
+from session_contracts.connection_owner import ConnectionOwner
 from session_contracts.errors import Finding, InvalidDocument, SessionContractsError
 from session_contracts.feedback.rules import (
     CONTRACT_VERSION,

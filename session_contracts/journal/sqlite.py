@@ -42,7 +42,7 @@ from typing import Any
 
 import orjson
 
-from session_contracts.closing import ConnectionOwner
+from session_contracts.connection_owner import ConnectionOwner
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.journal.batch import CheckedEvents, check_events, element_forms
 from session_contracts.journal.harn_stored import (

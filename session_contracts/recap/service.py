@@ -32,11 +32,11 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from session_contracts.accel import paused_gc
-from session_contracts.closing import ClosesOnExit
 from session_contracts.hashes.snapshot import harn_canonical_bytes
 from session_contracts.journal import (
     JournalCorrupt,
@@ -107,7 +107,7 @@ def envelope_bytes(envelope: Mapping[str, Any]) -> bytes:
     return harn_canonical_bytes(dict(envelope))
 
 
-class RecapService(ClosesOnExit):
+class RecapService(AbstractContextManager["RecapService"]):
     """Recaps of the sessions in one SQLite journal.  Close it to refuse further reads."""
 
     def __init__(
@@ -132,6 +132,9 @@ class RecapService(ClosesOnExit):
     @property
     def closed(self) -> bool:
         return self._closed
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def close(self, timeout: float | None = 5.0) -> None:
         """Refuse new queries (``admission_terminal``) and wait for those in flight."""
