@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -733,21 +733,47 @@ def _compare_list(keyword: str, old: Any, new: Any, here: str, out: _Collector) 
             out.add(f"{here}/{index}", code, f"{keyword} branch {_show(new[index])} added")
 
 
-def _compare_aliases(keyword: str, old: Any, new: Any, here: str, out: _Collector) -> None:
+def _compare_entries(
+    old: Any,
+    new: Any,
+    here: str,
+    out: _Collector,
+    *,
+    codes: tuple[str, str, str],
+    noun: Callable[[str], str],
+    added: Callable[[Any], str],
+    now: str,
+) -> None:
+    """Each entry of two name -> value maps (a non-object reads as empty) that was
+    removed, added or changed, under ``codes`` in that order."""
+    removed_code, added_code, changed_code = codes
     old_map = old if isinstance(old, dict) else {}
     new_map = new if isinstance(new, dict) else {}
-    for alias in sorted(set(old_map) | set(new_map)):
-        at = f"{here}/{_escape(alias)}"
-        if alias not in new_map:
-            out.add(at, "alias_removed", f"{keyword} alias {alias!r} removed")
-        elif alias not in old_map:
-            out.add(at, "alias_added", f"{keyword} alias {alias!r} -> {new_map[alias]!r} added")
-        elif old_map[alias] != new_map[alias]:
+    for name in sorted(set(old_map) | set(new_map)):
+        at = f"{here}/{_escape(name)}"
+        if name not in new_map:
+            out.add(at, removed_code, f"{noun(name)} removed")
+        elif name not in old_map:
+            out.add(at, added_code, f"{noun(name)}{added(new_map[name])} added")
+        elif old_map[name] != new_map[name]:
             out.add(
                 at,
-                "alias_changed",
-                f"{keyword} alias {alias!r} now names {new_map[alias]!r}, not {old_map[alias]!r}",
+                changed_code,
+                f"{noun(name)} {now} {new_map[name]!r}, not {old_map[name]!r}",
             )
+
+
+def _compare_aliases(keyword: str, old: Any, new: Any, here: str, out: _Collector) -> None:
+    _compare_entries(
+        old,
+        new,
+        here,
+        out,
+        codes=("alias_removed", "alias_added", "alias_changed"),
+        noun=lambda alias: f"{keyword} alias {alias!r}",
+        added=lambda target: f" -> {target!r}",
+        now="now names",
+    )
 
 
 def _compare_members(
@@ -819,24 +845,17 @@ def _compare_types(
 def _compare_root(
     file_name: str, base: Mapping[str, Any], new: Mapping[str, Any], out: _Collector
 ) -> None:
-    old_types = base.get("x-documentTypes")
-    new_types = new.get("x-documentTypes")
-    old_map = old_types if isinstance(old_types, dict) else {}
-    new_map = new_types if isinstance(new_types, dict) else {}
     contract = _contract(file_name)
-    for kind in sorted(set(old_map) | set(new_map)):
-        at = f"/x-documentTypes/{_escape(kind)}"
-        name = f"{contract}.{kind}"
-        if kind not in new_map:
-            out.add(at, "document_type_removed", f"document type {name} removed")
-        elif kind not in old_map:
-            out.add(at, "document_type_added", f"document type {name} added")
-        elif old_map[kind] != new_map[kind]:
-            out.add(
-                at,
-                "document_type_changed",
-                f"document type {name} now {new_map[kind]!r}, not {old_map[kind]!r}",
-            )
+    _compare_entries(
+        base.get("x-documentTypes"),
+        new.get("x-documentTypes"),
+        "/x-documentTypes",
+        out,
+        codes=("document_type_removed", "document_type_added", "document_type_changed"),
+        noun=lambda kind: f"document type {contract}.{kind}",
+        added=lambda _: "",
+        now="now",
+    )
     old_version, new_version = schema_version(base), schema_version(new)
     if old_version != new_version or base.get("x-schemaVersion") != new.get("x-schemaVersion"):
         out.add(
@@ -993,13 +1012,19 @@ def _load_folder(folder: Path) -> dict[str, Mapping[str, Any]]:
             f"cannot read {folder}: {exc.strerror or exc}",
             "pass a readable schemas folder or a git revision",
         ) from None
+    return _some_schemas(
+        files,
+        f"{folder} holds no *.schema.json file",
+        "pass the schemas/ folder itself (or a git revision)",
+    )
+
+
+def _some_schemas(
+    files: dict[str, Mapping[str, Any]], holds_none: str, hint: str
+) -> dict[str, Mapping[str, Any]]:
+    """``files``, refused (``diff_no_schemas``) when there are none to compare."""
     if not files:
-        raise _refusal(
-            UsageError,
-            "diff_no_schemas",
-            f"{folder} holds no *.schema.json file",
-            "pass the schemas/ folder itself (or a git revision)",
-        )
+        raise _refusal(UsageError, "diff_no_schemas", holds_none, hint)
     return files
 
 
@@ -1048,14 +1073,11 @@ def _load_revision(revision: str, root: Path) -> dict[str, Mapping[str, Any]]:
                 "check the repository with `git fsck`",
             )
         files[name] = _parse(blob.stdout, f"{revision}:{prefix}schemas/{name}")
-    if not files:
-        raise _refusal(
-            UsageError,
-            "diff_no_schemas",
-            f"revision {revision} has no *.schema.json under {prefix}schemas/",
-            "compare against a revision that has the schemas",
-        )
-    return files
+    return _some_schemas(
+        files,
+        f"revision {revision} has no *.schema.json under {prefix}schemas/",
+        "compare against a revision that has the schemas",
+    )
 
 
 def load_schema_set(spec: str, root: Path) -> dict[str, Mapping[str, Any]]:

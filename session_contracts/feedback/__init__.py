@@ -11,78 +11,11 @@ without SQLite.  ``docs/feedback.md`` describes the rules, their codes and the
 decisions taken where the specification is silent.
 """
 
-from session_contracts.feedback.rules import (
-    CONTRACT_VERSION,
-    LIMIT_FINDING_CODES,
-    MISSING_REASONS,
-    REJECTION_CODES,
-    STALE_AFTER_MS,
-    USAGE_FUTURE_TOLERANCE_MS,
-    Accept,
-    CheckpointPrior,
-    CheckpointRequest,
-    CounterPeak,
-    Decision,
-    MissingReason,
-    PriorRequest,
-    Rejection,
-    RejectionCode,
-    Replay,
-    SessionReports,
-    StartPrior,
-    StartRequest,
-    StoredReport,
-    UsagePrior,
-    UsageSample,
-    capabilities,
-    decide_checkpoint,
-    decide_start,
-    observe_session,
-    parse_checkpoint,
-    parse_start,
-    receipt,
-)
-from session_contracts.feedback.store import (
-    APPLICATION_ID,
-    FORMAT_VERSION,
-    FeedbackStore,
-    FeedbackStoreError,
-    Synchronous,
-)
+# Each module's __all__ is its public API; the package exports both, restating neither.
+from session_contracts.feedback import rules, store
+from session_contracts.feedback.rules import *  # noqa: F403
+from session_contracts.feedback.store import *  # noqa: F403
 
-__all__ = [
-    "APPLICATION_ID",
-    "CONTRACT_VERSION",
-    "FORMAT_VERSION",
-    "LIMIT_FINDING_CODES",
-    "MISSING_REASONS",
-    "REJECTION_CODES",
-    "STALE_AFTER_MS",
-    "USAGE_FUTURE_TOLERANCE_MS",
-    "Accept",
-    "CheckpointPrior",
-    "CheckpointRequest",
-    "CounterPeak",
-    "Decision",
-    "FeedbackStore",
-    "FeedbackStoreError",
-    "MissingReason",
-    "PriorRequest",
-    "Rejection",
-    "RejectionCode",
-    "Replay",
-    "SessionReports",
-    "StartPrior",
-    "StartRequest",
-    "StoredReport",
-    "Synchronous",
-    "UsagePrior",
-    "UsageSample",
-    "capabilities",
-    "decide_checkpoint",
-    "decide_start",
-    "observe_session",
-    "parse_checkpoint",
-    "parse_start",
-    "receipt",
-]
+__all__: list[str] = []
+__all__ += rules.__all__
+__all__ += store.__all__

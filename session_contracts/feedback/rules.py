@@ -54,14 +54,13 @@ __all__ = [
     "capabilities",
     "decide_checkpoint",
     "decide_start",
-    "identifier_problem",
     "observe_session",
     "parse_checkpoint",
     "parse_start",
     "receipt",
-    "request_body_hash",
-    "usage_rejection",
 ]
+# The package exports __all__; identifier_problem, request_body_hash and usage_rejection
+# stay public for the store without joining the package's API.
 
 CONTRACT_VERSION: Final = 1
 """The feedback contract version this store writes reports under and advertises."""
@@ -229,16 +228,17 @@ NO_USAGE: Final = UsagePrior(None, frozenset(), None)
 
 @dataclass(frozen=True, slots=True)
 class StartPrior:
+    """What the store holds of the session that a start's rules read."""
+
     session_version: int | None
     """The session's current version, ``None`` when it does not exist."""
     prior_request: PriorRequest | None
 
 
 @dataclass(frozen=True, slots=True)
-class CheckpointPrior:
-    session_version: int | None
-    """The session's current version, ``None`` when it does not exist."""
-    prior_request: PriorRequest | None
+class CheckpointPrior(StartPrior):
+    """A start's prior state and the session's accepted usage: what a checkpoint's rules read."""
+
     usage: UsagePrior
 
 

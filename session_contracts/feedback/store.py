@@ -29,12 +29,12 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Final, Literal
 
 import orjson
 
+from session_contracts.connection_owner import ConnectionOwner
 from session_contracts.errors import Finding, InvalidDocument, SessionContractsError
 from session_contracts.feedback.rules import (
     CONTRACT_VERSION,
@@ -202,14 +202,13 @@ def _json(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-class FeedbackStore(AbstractContextManager["FeedbackStore"]):
+class FeedbackStore(ConnectionOwner[sqlite3.Connection]):
     """The reference session-feedback store in one SQLite file.  Open it with :meth:`open`."""
 
     def __init__(
         self, connection: sqlite3.Connection, *, path: Path, clock: Callable[[], int]
     ) -> None:
-        self._connection: sqlite3.Connection | None = connection
-        self._path = path
+        super().__init__(connection, path=path)
         self._clock = clock
 
     # ----------------------------------------------------------------- opening
@@ -265,25 +264,12 @@ class FeedbackStore(AbstractContextManager["FeedbackStore"]):
         return cls(connection, path=location, clock=clock)
 
     @property
-    def path(self) -> Path:
-        return self._path
-
-    @property
     def durability(self) -> tuple[str, str]:
         """The journal mode and synchronous level SQLite reports: ``("wal", "FULL")``."""
         connection = self._live()
         mode = str(connection.execute("PRAGMA journal_mode").fetchone()[0])
         level = int(connection.execute("PRAGMA synchronous").fetchone()[0])
         return mode, {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}[level]
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Close the connection; closing twice is harmless."""
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
 
     def _live(self) -> sqlite3.Connection:
         if self._connection is None:
@@ -498,36 +484,6 @@ def _usage_prior(
     return UsagePrior(latest, at_latest, counter)
 
 
-def _insert_checkpoint(
-    connection: sqlite3.Connection,
-    *,
-    seq: int,
-    checkpoint_id: str,
-    operation: str,
-    request: StartRequest | CheckpointRequest,
-    accept: Accept,
-    response: JsonObject,
-) -> None:
-    fields: tuple[str | None, str | None, str | None] = (None, None, None)
-    if isinstance(request, CheckpointRequest):
-        fields = (request.context_hash, request.next_action, _json(list(request.open_loops)))
-    connection.execute(
-        _INSERT_CHECKPOINT,
-        (
-            seq,
-            checkpoint_id,
-            request.session_id,
-            request.request_id,
-            operation,
-            request.request_hash,
-            accept.session_version,
-            *fields,
-            accept.reported_at_unix_ms,
-            _json(response),
-        ),
-    )
-
-
 def _insert_client_info(
     connection: sqlite3.Connection, seq: int, session_id: str, client_info: JsonObject | None
 ) -> None:
@@ -546,9 +502,13 @@ def _unwritten(decision: Rejection | Replay) -> JsonObject:
 
 
 def _accepted(
-    connection: sqlite3.Connection, request: StartRequest | CheckpointRequest, accept: Accept
-) -> tuple[int, str, JsonObject]:
-    """An accepted request's checkpoint number, id and receipt (the caller writes the rows)."""
+    connection: sqlite3.Connection,
+    request: StartRequest | CheckpointRequest,
+    accept: Accept,
+    operation: str,
+) -> tuple[int, JsonObject]:
+    """Write an accepted request's checkpoint and client declaration (the session row
+    exists); return the checkpoint's number and its receipt."""
     seq, checkpoint_id = _next_checkpoint(connection)
     response = receipt(
         request_id=request.request_id,
@@ -557,7 +517,26 @@ def _accepted(
         session_version=accept.session_version,
         reported_at_unix_ms=accept.reported_at_unix_ms,
     )
-    return seq, checkpoint_id, response
+    fields: tuple[str | None, str | None, str | None] = (None, None, None)
+    if isinstance(request, CheckpointRequest):
+        fields = (request.context_hash, request.next_action, _json(list(request.open_loops)))
+    connection.execute(
+        _INSERT_CHECKPOINT,
+        (
+            seq,
+            checkpoint_id,
+            request.session_id,
+            request.request_id,
+            operation,
+            request.request_hash,
+            accept.session_version,
+            *fields,
+            accept.reported_at_unix_ms,
+            _json(response),
+        ),
+    )
+    _insert_client_info(connection, seq, request.session_id, request.client_info)
+    return seq, response
 
 
 def _start(
@@ -570,21 +549,11 @@ def _start(
     decision = decide_start(request, prior, now_ms=now)
     if not isinstance(decision, Accept):
         return False, _unwritten(decision)
-    seq, checkpoint_id, response = _accepted(connection, request, decision)
     connection.execute(
         "INSERT INTO sessions VALUES (?, ?, ?)",
         (request.session_id, decision.session_version, decision.reported_at_unix_ms),
     )
-    _insert_checkpoint(
-        connection,
-        seq=seq,
-        checkpoint_id=checkpoint_id,
-        operation="session.start",
-        request=request,
-        accept=decision,
-        response=response,
-    )
-    _insert_client_info(connection, seq, request.session_id, request.client_info)
+    _, response = _accepted(connection, request, decision, "session.start")
     return True, response
 
 
@@ -604,21 +573,11 @@ def _checkpoint(
     decision = decide_checkpoint(request, prior, now_ms=now)
     if not isinstance(decision, Accept):
         return False, _unwritten(decision)
-    seq, checkpoint_id, response = _accepted(connection, request, decision)
-    _insert_checkpoint(
-        connection,
-        seq=seq,
-        checkpoint_id=checkpoint_id,
-        operation="session.checkpoint",
-        request=request,
-        accept=decision,
-        response=response,
-    )
     connection.execute(
         "UPDATE sessions SET session_version = ? WHERE session_id = ?",
         (decision.session_version, request.session_id),
     )
-    _insert_client_info(connection, seq, request.session_id, request.client_info)
+    seq, response = _accepted(connection, request, decision, "session.checkpoint")
     if request.progress is not None:
         connection.execute(
             "INSERT INTO progress_reports VALUES (?, ?, ?, ?)",

@@ -10,36 +10,8 @@ specifies every measurement and the decisions taken where the seed is silent;
 they follow Harn's own session-health reducer.
 """
 
-from session_contracts.health.reducer import (
-    A2A_DOCUMENT_TYPE,
-    ACP_DOCUMENT_TYPE,
-    FACT_DOCUMENT_TYPE,
-    OBSERVATION_DOCUMENT_TYPE,
-    SCHEMA_VERSION,
-    STREAM_DOCUMENT_TYPE,
-    Fact,
-    HealthState,
-    Observation,
-    a2a_status_update,
-    acp_notification,
-    initial_state,
-    reduce,
-    step,
-)
+from session_contracts.health import reducer
+from session_contracts.health.reducer import *  # noqa: F403
 
-__all__ = [
-    "A2A_DOCUMENT_TYPE",
-    "ACP_DOCUMENT_TYPE",
-    "FACT_DOCUMENT_TYPE",
-    "OBSERVATION_DOCUMENT_TYPE",
-    "SCHEMA_VERSION",
-    "STREAM_DOCUMENT_TYPE",
-    "Fact",
-    "HealthState",
-    "Observation",
-    "a2a_status_update",
-    "acp_notification",
-    "initial_state",
-    "reduce",
-    "step",
-]
+__all__: list[str] = []
+__all__ += reducer.__all__

@@ -34,20 +34,17 @@ __all__ = [
     "OBSERVATION_DOCUMENT_TYPE",
     "SCHEMA_VERSION",
     "STREAM_DOCUMENT_TYPE",
-    "Counts",
-    "DiagnosticSet",
-    "Expectation",
     "Fact",
     "HealthState",
     "Observation",
     "a2a_status_update",
     "acp_notification",
-    "diagnostic_trend",
-    "fact_of",
     "initial_state",
     "reduce",
     "step",
 ]
+# The package exports __all__; the state's parts (Counts, Expectation, DiagnosticSet) and
+# diagnostic_trend and fact_of stay public for tests and other reducers, outside its API.
 
 OBSERVATION_DOCUMENT_TYPE: Final = "health-observation.observation"
 ACP_DOCUMENT_TYPE: Final = "session-health.acp-notification"

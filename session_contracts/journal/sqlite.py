@@ -35,7 +35,6 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from operator import itemgetter, lt
 from pathlib import Path
@@ -43,6 +42,7 @@ from typing import Any
 
 import orjson
 
+from session_contracts.connection_owner import ConnectionOwner
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.journal.batch import CheckedEvents, check_events, element_forms
 from session_contracts.journal.harn_stored import (
@@ -200,12 +200,11 @@ def _write_error(code: str, message: str, hint: str, path: str = "$") -> Journal
     return JournalWriteError([Finding(path, code, message, hint)])
 
 
-class SqliteJournal(AbstractContextManager["SqliteJournal"]):
+class SqliteJournal(ConnectionOwner[sqlite3.Connection]):
     """A session journal in one SQLite file.  Open it with :meth:`open`."""
 
     def __init__(self, connection: sqlite3.Connection, *, path: Path, writable: bool) -> None:
-        self._connection: sqlite3.Connection | None = connection
-        self._path = path
+        super().__init__(connection, path=path)
         self._writable = writable
 
     # ------------------------------------------------------------------ opening
@@ -266,25 +265,12 @@ class SqliteJournal(AbstractContextManager["SqliteJournal"]):
         return cls(connection, path=location, writable=writable)
 
     @property
-    def path(self) -> Path:
-        return self._path
-
-    @property
     def writable(self) -> bool:
         return self._writable
 
     @property
     def closed(self) -> bool:
         return self._connection is None
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Close the connection; closing twice is harmless."""
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
 
     def _open_connection(self) -> sqlite3.Connection:
         if self._connection is None:

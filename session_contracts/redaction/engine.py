@@ -39,7 +39,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
 from session_contracts.errors import Finding, UsageError, json_path
 from session_contracts.redaction.dialect import OUTSIDE_DIALECT, dialect_findings
@@ -301,13 +301,7 @@ def _pattern_policy_problems(policy: RedactionPolicy) -> list[Finding]:
                 "Harn scans 262144-byte windows that overlap by 8192 bytes",
             )
         )
-    problems += _name_problems(
-        [pattern.name for pattern in policy.patterns],
-        "patterns",
-        "name",
-        "pattern name",
-        "placeholders",
-    )
+    problems += _name_problems([pattern.name for pattern in policy.patterns], "patterns")
     for index, pattern in enumerate(policy.patterns):
         where: list[str | int] = ["patterns", index]
         outside = dialect_findings(pattern.pattern, json_path([*where, "pattern"]))
@@ -328,11 +322,18 @@ def _pattern_policy_problems(policy: RedactionPolicy) -> list[Finding]:
     return problems
 
 
-def _name_problems(
-    names: Sequence[str], section: str, member: str, noun: str, shown_in: str
-) -> list[Finding]:
+# Per section of names: the member that holds a name, what a name is called, and what
+# shows it besides findings.
+_NAMED_SECTIONS: Final = {
+    "patterns": ("name", "pattern name", "placeholders"),
+    "detectors": ("id", "detector id", "markers"),
+}
+
+
+def _name_problems(names: Sequence[str], section: str) -> list[Finding]:
     """Each name well formed (``_KIND``) and used once: placeholders, markers and
     findings name a pattern or detector by it."""
+    member, noun, shown_in = _NAMED_SECTIONS[section]
     problems: list[Finding] = []
     seen: set[str] = set()
     for index, name in enumerate(names):
@@ -378,13 +379,7 @@ def policy_problems(policy: RedactionPolicy) -> list[Finding]:
         problem = _regex_problem(placeholder, False, json_path(["placeholders", index]))
         if problem:
             problems.append(problem)
-    problems += _name_problems(
-        [detector.id for detector in policy.detectors],
-        "detectors",
-        "id",
-        "detector id",
-        "markers",
-    )
+    problems += _name_problems([detector.id for detector in policy.detectors], "detectors")
     for index, detector in enumerate(policy.detectors):
         where: list[str | int] = ["detectors", index]
         if isinstance(detector, RegexDetector):

@@ -217,18 +217,28 @@ def decode_loop_state(text: str) -> tuple[dict[str, Any] | None, tuple[Finding, 
 # ---------------------------------------------------------------------------- tool calls
 
 
+def _json_object(value: Any, text_is: str, value_is: str) -> Mapping[str, Any] | str:
+    """``value`` (parsed first when it is a JSON text) as an object, or why it is not one:
+    ``{text_is} not JSON (code)`` or ``{value_is} not a JSON object``."""
+    if isinstance(value, str):
+        try:
+            value = loads_strict(value)
+        except InvalidDocument as exc:
+            return f"{text_is} not JSON ({exc.findings[0].code})"
+    if not isinstance(value, Mapping):
+        return f"{value_is} not a JSON object"
+    return value
+
+
 def _arguments(value: Any) -> dict[str, Any] | str:
     """A call's arguments as an object, or why they are not one."""
     if value is None or value == "":
         return {}
-    if isinstance(value, str):  # OpenAI sends arguments as a JSON text
-        try:
-            value = loads_strict(value)
-        except InvalidDocument as exc:
-            return f"its arguments text is not JSON ({exc.findings[0].code})"
-    if not isinstance(value, Mapping):
-        return "its arguments are not a JSON object"
-    arguments: dict[str, Any] = thaw_json(value)
+    # OpenAI sends arguments as a JSON text.
+    found = _json_object(value, "its arguments text is", "its arguments are")
+    if isinstance(found, str):
+        return found
+    arguments: dict[str, Any] = thaw_json(found)
     return arguments
 
 
@@ -263,12 +273,9 @@ def _normalize_native(call: Any) -> dict[str, Any] | str:
 
 
 def _protocol_call(body: str) -> dict[str, Any] | str:
-    try:
-        value = loads_strict(body)
-    except InvalidDocument as exc:
-        return f"it is not JSON ({exc.findings[0].code})"
-    if not isinstance(value, dict):
-        return "it is not a JSON object"
+    value = _json_object(body, "it is", "it is")
+    if isinstance(value, str):
+        return value
     unknown = set(value) - _PROTOCOL_KEYS
     if unknown:
         return f"it has members other than id, name and arguments ({len(unknown)})"
