@@ -786,13 +786,15 @@ def _encode_batch(
 ) -> tuple[list[_Row], list[Finding]]:
     """Rows for a batch of checked stored events, or the findings that refuse it: ids
     increase within each session, after the session's last id in the journal.
-    ``plain``: the events hold only JSON's own types, every float finite (see ``_write``)."""
+    ``plain``: the events hold only JSON's own types, every float finite and every integer
+    within +-(2**53 - 1), as the stored forms of checked journal events do (see ``_write``)."""
     rows: list[_Row] = []
     problems: list[Finding] = []
     last = dict(tails)
     # One look at the whole batch (the usual answer: every integer held, every event with
     # Harn's canonical form, cut out of the batch's), else at each event.
-    all_held = unheld_integer(list(events)) is None
+    # A plain batch's integers are all safe ones (RFC 8785 refuses the rest), and so held.
+    all_held = plain or unheld_integer(list(events)) is None
     bodies = _harn_forms(events, plain=plain)
     if all_held and bodies is not None:
         in_order = _rows_in_order(events, bodies, tails)
