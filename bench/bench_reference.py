@@ -2,8 +2,9 @@
 "a limit of 32769 over 32,770 events" (conformance/judge/cases/regressions.py), in at most
 1 s of CPU: the median of ``repeats`` answers in one producer, after one answer that
 warms it (first imports, compiled validators), as ``reference-producer`` answers a case:
-read the command line, answer it (check the 32,770 events, write them to a fresh SQLite
-journal, read 32,768 back through the recap service), write the answer line. Wall time is
+read the command line, answer it (check the 32,770 events, write them to a fresh journal,
+held in memory as for every healthy recap case, read 32,768 back through the recap service),
+write the answer line. Wall time is
 printed beside it; the answer is checked against the one the producer gave first.
 
     python -m bench.bench_reference [repeats]

@@ -28,6 +28,7 @@ from session_contracts.version import __version__
 
 if TYPE_CHECKING:
     from session_contracts.journal import CheckedEvents
+    from session_contracts.recap import RecapService
 
 __all__ = ["HANDLERS", "MAX_REJECTION_FINDINGS", "main"]
 
@@ -445,10 +446,12 @@ def health_a2a_status_update(case: Any) -> Any:
 
 
 # -- the throwaway stores a case writes ---------------------------------------------------------
-# recap.project and feedback.run write each case to a fresh SQLite file and remove it at the
-# case's end. Its durable commits (synchronous = FULL) cost a disk flush each: in a memory
-# file system (Linux's /dev/shm) a small recap case costs half the CPU time and a sixth of
-# the wall time. The stores are the same; only their folder differs.
+# feedback.run, and recap.project under a runtime condition (a journal unavailable, admission
+# refused, damaged rows), write each case to a fresh SQLite file and remove it at the case's
+# end (a healthy recap case holds its journal in memory: _recap_project). Its durable
+# commits (synchronous = FULL) cost a disk flush each: in a memory file system (Linux's
+# /dev/shm) a small recap case costs half the CPU time and a sixth of the wall time. The
+# stores are the same; only their folder differs.
 MEMORY_FOLDER = Path("/dev/shm")
 #: A case's journal, with its write-ahead log, takes up to about 9 times the case's JSON
 #: size (50 MB for the 32,770-event case of 5.9 MB): the memory folder is used only
@@ -695,8 +698,10 @@ _RECAP_MEMBERS = ("events", "storedEvents", "query", "journal", "admission", "da
 
 def recap_project(case: Any) -> Any:
     """Write the case's events to a fresh journal and ask the recap service:
-    the same path the HTTP, ACP and CLI adapters take. Harn's stored events
-    (``storedEvents``) are read as Harn's in-memory store reads them."""
+    the same path the HTTP, ACP and CLI adapters take, the journal held in memory
+    unless the case presents a runtime condition (``MemoryJournal``, read as its file
+    would be). Harn's stored events (``storedEvents``) are read as Harn's in-memory
+    store reads them."""
     # Checking and writing 32,768 events makes hundreds of thousands of objects and no
     # cycles: the collector, held off, no longer walks them all again and again.
     with paused_gc():
@@ -704,14 +709,20 @@ def recap_project(case: Any) -> Any:
 
 
 def _recap_project(case: Any) -> Any:
-    from session_contracts.journal import SqliteJournal, damage_events
+    from session_contracts.journal import MemoryJournal, SqliteJournal, damage_events
     from session_contracts.recap import RecapService
+    from session_contracts.recap.service import MemoryRecapService
 
     case = _case_object(case)
     unknown = _members(case, "$", (), _RECAP_MEMBERS)
     if "storedEvents" in case:
         return _recap_of_stored(case, unknown)
     events, journal_state, admission, damaged = _recap_input(case, _events(case), unknown)
+    if journal_state == "available" and admission == "open" and not damaged:
+        # A healthy runtime: the fresh journal is read once and thrown away, so it is
+        # held in memory and read as its file would be (docs/journal.md, "In memory").
+        with MemoryRecapService(MemoryJournal.of_checked(events)) as service:
+            return _recap_query(service, case["query"])
     with _scratch(case, "sc-recap-") as folder:
         path = Path(folder) / "journal.sqlite"
         with SqliteJournal.open(path, create=True) as journal:
@@ -724,11 +735,15 @@ def _recap_project(case: Any) -> Any:
         with RecapService(path) as service:
             if admission == "refused":
                 service.close()
-            try:
-                outcome = service.query(case["query"])
-            except InvalidDocument as exc:
-                raise _reject(exc, "$.query") from None
-    return outcome.envelope
+            return _recap_query(service, case["query"])
+
+
+def _recap_query(service: RecapService, query: Any) -> Any:
+    """The service's envelope for the case's query; an invalid query is rejected."""
+    try:
+        return service.query(query).envelope
+    except InvalidDocument as exc:
+        raise _reject(exc, "$.query") from None
 
 
 _Events = TypeVar("_Events")

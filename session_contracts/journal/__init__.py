@@ -38,6 +38,7 @@ from session_contracts.journal.model import (
 )
 from session_contracts.journal.sqlite import (
     APPLICATION_ID,
+    MemoryJournal,
     ReadResult,
     SqliteJournal,
     damage_events,
@@ -67,6 +68,7 @@ __all__ = [
     "JournalUnavailable",
     "JournalWriteError",
     "JsonlTape",
+    "MemoryJournal",
     "ReadResult",
     "SessionEvent",
     "SessionMissing",

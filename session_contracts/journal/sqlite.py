@@ -34,9 +34,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from operator import itemgetter, lt
+from itertools import repeat
+from operator import add, itemgetter, lt
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +86,7 @@ def _opening_count(raw: bytes, /) -> int:
 __all__ = [
     "APPLICATION_ID",
     "FORMAT_VERSION",
+    "MemoryJournal",
     "ReadResult",
     "SqliteJournal",
     "damage_events",
@@ -200,7 +204,111 @@ def _write_error(code: str, message: str, hint: str, path: str = "$") -> Journal
     return JournalWriteError([Finding(path, code, message, hint)])
 
 
-class SqliteJournal(ConnectionOwner[sqlite3.Connection]):
+class _SessionReads(ABC):
+    """A journal's bounded session reads, every row read checked: :class:`SqliteJournal`
+    fetches the rows from its file, :class:`MemoryJournal` holds them."""
+
+    @property
+    @abstractmethod
+    def _source(self) -> str:
+        """What a finding's source names the journal by (its file's path)."""
+
+    @abstractmethod
+    def last_event_id(self, session_id: str) -> int | None:
+        """The session's highest event id, None when it has no event."""
+
+    @abstractmethod
+    def _bounded_rows(self, session_id: str, from_event_id: int | None, limit: int) -> list[_Row]:
+        """At most ``limit + 1`` of the session's rows from ``from_event_id`` on, in id order
+        (seq, the copied columns, the stored bytes); :class:`SessionMissing` for a session
+        without events."""
+
+    def read(
+        self,
+        session_id: str,
+        *,
+        run_id: str | None = None,
+        turn_id: str | None = None,
+        from_event_id: int | None = None,
+        limit: int,
+    ) -> ReadResult:
+        """Read at most ``limit`` of the session's events with ``event_id >= from_event_id``
+        (1 when ``None``, as Harn's store reads), in id order.
+
+        The bound counts scanned source events, not matches: the ``run_id`` and
+        ``turn_id`` header filters apply after scanning, so a read costs the same
+        whatever it matches.  Every scanned event is checked; a bad one raises
+        :class:`JournalCorrupt`.  A session without events raises
+        :class:`SessionMissing`; a read past a session's last event returns
+        nothing scanned.
+        """
+        rows = self._bounded_rows(session_id, from_event_id, limit)
+        following = rows[limit] if len(rows) > limit else None
+        del rows[limit:]
+        scanned = self._decode_draining(rows)
+        events = (
+            tuple(scanned)
+            if run_id is None and turn_id is None
+            else tuple(
+                event
+                for event in scanned
+                if (run_id is None or event["headers"].get("run_id") == run_id)
+                and (turn_id is None or event["headers"].get("turn_id") == turn_id)
+            )
+        )
+        last = scanned[-1]["event_id"] if scanned else None
+        pending = 0
+        if following is not None and last is not None:
+            tail = self.last_event_id(session_id)
+            pending = 0 if tail is None else tail - last
+        return ReadResult(
+            events=events,
+            scanned=len(scanned),
+            last_event_id=last,
+            next_event_id=following[2] if following is not None else None,
+            pending=pending,
+        )
+
+    def _decode_draining(self, rows: list[_Row]) -> list[Stored]:
+        """``_decode_all(rows)``, emptying ``rows`` a chunk at a time: each chunk's text
+        is freed once parsed, so a large read never holds all its text and all its
+        events at once."""
+        out: list[Stored] = []
+        while rows:
+            chunk = rows[:_TEXT_CHUNK]
+            del rows[:_TEXT_CHUNK]
+            out.extend(self._decode_all(chunk))
+        return out
+
+    def _decode_all(self, rows: Sequence[_Row]) -> list[Stored]:
+        out: list[Stored] = []
+        append = out.append
+        # Row by row: each event's columns while it is at hand (a pass over all the events
+        # for each column costs twice as much, fetching each event again and again).
+        for row, checked in zip(rows, _quick_check_all(rows), strict=True):
+            # The common case inline: a checked event whose columns agree.
+            if checked is not None and copied_columns(checked) == row[1:-1]:
+                append(checked)
+            else:
+                append(self._decode(row, checked))
+        return out
+
+    def _decode(self, row: _Row, checked: dict[str, Any] | None) -> Stored:
+        source = f"{self._source}#{row[1]}/event-{row[2]}"
+        event = (
+            checked
+            if checked is not None
+            else decode_stored_form(row[-1], source=source, event_id=row[2])
+        )
+        body = copied_columns(event)
+        if body != row[1:-1] or any(
+            type(a) is not type(b) for a, b in zip(body, row[1:-1], strict=True)
+        ):
+            raise corrupt(_column_mismatches(row, body), source=source, event_id=row[2])
+        return event
+
+
+class SqliteJournal(_SessionReads, ConnectionOwner[sqlite3.Connection]):
     """A session journal in one SQLite file.  Open it with :meth:`open`."""
 
     def __init__(self, connection: sqlite3.Connection, *, path: Path, writable: bool) -> None:
@@ -269,6 +377,10 @@ class SqliteJournal(ConnectionOwner[sqlite3.Connection]):
         return self._writable
 
     @property
+    def _source(self) -> str:
+        return str(self._path)
+
+    @property
     def closed(self) -> bool:
         return self._connection is None
 
@@ -307,9 +419,8 @@ class SqliteJournal(ConnectionOwner[sqlite3.Connection]):
     def append_checked(self, events: CheckedEvents) -> int:
         """Append journal events that :func:`check_events` checked (wire form, as a
         request carries them), each as its stored form, as :meth:`append` does."""
-        pairs = list(zip(events.events, events.record_hashes, strict=True))
         return self._write(
-            lambda previous: list(chained_stored_events(pairs, previous=previous)),
+            lambda previous: _stored_of_checked(events, previous),
             sessions={event["sessionId"] for event in events.events},
             id_member="id",
             plain=True,
@@ -417,80 +528,18 @@ class SqliteJournal(ConnectionOwner[sqlite3.Connection]):
         )
         return bool(rows)
 
-    def read(
-        self,
-        session_id: str,
-        *,
-        run_id: str | None = None,
-        turn_id: str | None = None,
-        from_event_id: int | None = None,
-        limit: int,
-    ) -> ReadResult:
-        """Read at most ``limit`` of the session's events with ``event_id >= from_event_id``
-        (1 when ``None``, as Harn's store reads), in id order.
-
-        The bound counts scanned source events, not matches: the ``run_id`` and
-        ``turn_id`` header filters apply after scanning, so a read costs the same
-        whatever it matches.  Every scanned event is checked; a bad one raises
-        :class:`JournalCorrupt`.  A session without events raises
-        :class:`SessionMissing`; a read past a session's last event returns
-        nothing scanned.
-        """
-        rows = self._bounded_rows(session_id, from_event_id, limit)
-        following = rows[limit] if len(rows) > limit else None
-        del rows[limit:]
-        scanned = self._decode_draining(rows)
-        events = (
-            tuple(scanned)
-            if run_id is None and turn_id is None
-            else tuple(
-                event
-                for event in scanned
-                if (run_id is None or event["headers"].get("run_id") == run_id)
-                and (turn_id is None or event["headers"].get("turn_id") == turn_id)
-            )
-        )
-        last = scanned[-1]["event_id"] if scanned else None
-        pending = 0
-        if following is not None and last is not None:
-            tail = self.last_event_id(session_id)
-            pending = 0 if tail is None else tail - last
-        return ReadResult(
-            events=events,
-            scanned=len(scanned),
-            last_event_id=last,
-            next_event_id=following[2] if following is not None else None,
-            pending=pending,
-        )
-
     def _bounded_rows(self, session_id: str, from_event_id: int | None, limit: int) -> list[_Row]:
-        """At most ``limit + 1`` of the session's rows from ``from_event_id`` on, in id order."""
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise ValueError(f"limit must be a positive integer, not {limit!r}")
-        start = 1 if from_event_id is None else from_event_id
-        if isinstance(start, bool) or not isinstance(start, int) or start < 0:
-            raise ValueError(f"from_event_id must be an unsigned integer, not {from_event_id!r}")
+        start = _read_start(from_event_id, limit)
         if start > _MAX_EVENT_ID:
             rows: list[_Row] = []  # past every id a journal row can hold
         else:
             # One row past the bound says whether more events follow, and which.
             rows = self._fetch(
                 f"{_SELECT} WHERE session_id = ? AND event_id >= ? ORDER BY event_id LIMIT ?",
-                (session_id, start, min(limit, _MAX_EVENT_ID - 1) + 1),
+                (session_id, start, _rows_to_fetch(limit)),
             )
         if not rows and not self.has_session(session_id):
-            raise SessionMissing(
-                [
-                    Finding(
-                        "$.sessionId",
-                        SessionMissing.code,
-                        f"the journal holds no event of session {session_id!r}",
-                        "check the session id",
-                        source=str(self._path),
-                    )
-                ],
-                session_id=session_id,
-            )
+            raise _session_missing(session_id, self._source)
         return rows
 
     def iter_events(
@@ -556,43 +605,95 @@ class SqliteJournal(ConnectionOwner[sqlite3.Connection]):
                 "restore the journal from a copy; SQLite cannot read this file",
             ) from None
 
-    def _decode_draining(self, rows: list[_Row]) -> list[Stored]:
-        """``_decode_all(rows)``, emptying ``rows`` a chunk at a time: each chunk's text
-        is freed once parsed, so a large read never holds all its text and all its
-        events at once."""
-        out: list[Stored] = []
-        while rows:
-            chunk = rows[:_TEXT_CHUNK]
-            del rows[:_TEXT_CHUNK]
-            out.extend(self._decode_all(chunk))
-        return out
 
-    def _decode_all(self, rows: Sequence[_Row]) -> list[Stored]:
-        out: list[Stored] = []
-        append = out.append
-        # Row by row: each event's columns while it is at hand (a pass over all the events
-        # for each column costs twice as much, fetching each event again and again).
-        for row, checked in zip(rows, _quick_check_all(rows), strict=True):
-            # The common case inline: a checked event whose columns agree.
-            if checked is not None and copied_columns(checked) == row[1:-1]:
-                append(checked)
-            else:
-                append(self._decode(row, checked))
-        return out
+def _read_start(from_event_id: int | None, limit: int) -> int:
+    """The first id a read asks for (1 when ``None``), its arguments checked."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be a positive integer, not {limit!r}")
+    start = 1 if from_event_id is None else from_event_id
+    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        raise ValueError(f"from_event_id must be an unsigned integer, not {from_event_id!r}")
+    return start
 
-    def _decode(self, row: _Row, checked: dict[str, Any] | None) -> Stored:
-        source = f"{self._path}#{row[1]}/event-{row[2]}"
-        event = (
-            checked
-            if checked is not None
-            else decode_stored_form(row[-1], source=source, event_id=row[2])
+
+def _rows_to_fetch(limit: int) -> int:
+    """One row past the bound (within SQLite's integers): whether more events follow."""
+    return min(limit, _MAX_EVENT_ID - 1) + 1
+
+
+def _session_missing(session_id: str, source: str) -> SessionMissing:
+    return SessionMissing(
+        [
+            Finding(
+                "$.sessionId",
+                SessionMissing.code,
+                f"the journal holds no event of session {session_id!r}",
+                "check the session id",
+                source=source,
+            )
+        ],
+        session_id=session_id,
+    )
+
+
+class MemoryJournal(_SessionReads, AbstractContextManager["MemoryJournal"]):
+    """A fresh journal after one :meth:`SqliteJournal.append_checked`, held in memory:
+    the rows that append writes to a new file (columns and stored bytes), which
+    :meth:`read` reads as :meth:`SqliteJournal.read` reads them from the file (the same
+    selection, the same checks of every row, the same result), without SQLite.
+
+    For a journal written once, read once and thrown away (the reference producer's
+    recap cases, docs/journal.md "In memory"): there the file adds nothing to the
+    answer and its writes and reads cost a third of a large case's CPU.  Make one with
+    :meth:`of_checked`; it is read-only, and closing it does nothing.
+    """
+
+    def __init__(self, rows: Sequence[_Row], *, source: str = "memory") -> None:
+        # Rows as SqliteJournal fetches them: seq, the copied columns, the stored bytes.
+        self._rows = tuple(rows)
+        self.source = source
+
+    @classmethod
+    def of_checked(cls, events: CheckedEvents, *, source: str = "memory") -> MemoryJournal:
+        """The journal ``append_checked(events)`` makes of a new file; raises
+        :class:`JournalWriteError` where that append would."""
+        rows, problems = _encode_batch(_stored_of_checked(events, {}), {}, "id", plain=True)
+        if problems:
+            raise JournalWriteError(problems)
+        # seq: SQLite numbers a new table's rows 1, 2, 3, ... in insert order.
+        return cls(
+            [(seq, *row[:-1], row[-1].encode("utf-8")) for seq, row in enumerate(rows, 1)],
+            source=source,
         )
-        body = copied_columns(event)
-        if body != row[1:-1] or any(
-            type(a) is not type(b) for a, b in zip(body, row[1:-1], strict=True)
-        ):
-            raise corrupt(_column_mismatches(row, body), source=source, event_id=row[2])
-        return event
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+    @property
+    def _source(self) -> str:
+        return self.source
+
+    def _session_rows(self, session_id: str) -> list[_Row]:
+        # In id order: the append refuses a session's ids in any other order.
+        return [row for row in self._rows if row[1] == session_id]
+
+    def last_event_id(self, session_id: str) -> int | None:
+        rows = self._session_rows(session_id)
+        return int(rows[-1][2]) if rows else None
+
+    def _bounded_rows(self, session_id: str, from_event_id: int | None, limit: int) -> list[_Row]:
+        start = _read_start(from_event_id, limit)
+        session = self._session_rows(session_id)
+        if not session:
+            raise _session_missing(session_id, self._source)
+        return [row for row in session if row[2] >= start][: _rows_to_fetch(limit)]
+
+
+def _stored_of_checked(events: CheckedEvents, previous: Mapping[str, str]) -> list[Stored]:
+    """The stored forms of checked journal events, chained on ``previous`` (each session's
+    last record hash in the journal)."""
+    pairs = list(zip(events.events, events.record_hashes, strict=True))
+    return list(chained_stored_events(pairs, previous=previous))
 
 
 # ------------------------------------------------------------------- quick check
@@ -608,16 +709,7 @@ def _quick_check_all(rows: Sequence[_Row]) -> list[dict[str, Any] | None]:
     the row to the full check, which decides and names the problem.
     """
     datas: list[bytes] = [row[-1] for row in rows]
-    parsed: list[Any] = []
-    for data in datas:
-        if len(data) > MAX_DOCUMENT_BYTES or _opening_count(data) > MAX_DEPTH:
-            parsed.append(None)  # the strict reader's limits might apply: let it judge
-            continue
-        try:
-            raw = orjson.loads(data)
-        except ValueError:
-            raw = None
-        parsed.append(raw if isinstance(raw, dict) and _integral_members(raw) else None)
+    parsed = _parsed_rows(datas)
     is_valid = quick_validator(STORED_EVENT_DOCUMENT_TYPE).is_valid
     if None not in parsed:  # the usual case: every row parsed, check them as one batch
         canonical = _canonical_rows(parsed, datas)
@@ -641,6 +733,39 @@ def _quick_check_all(rows: Sequence[_Row]) -> list[dict[str, Any] | None]:
         if same and is_valid(parsed[index]):
             out[index] = parsed[index]
     return out
+
+
+def _parsed_rows(datas: list[bytes]) -> list[Any]:
+    """Each row's parse, or ``None`` where the quick path cannot judge it: beyond the strict
+    reader's size or nesting limits (it judges those), not JSON, not an object, or with an
+    envelope integer that is not an int."""
+    # The usual rows all at once, the loops in C (maps); any doubt, row by row.
+    if datas and (
+        max(map(len, datas)) <= MAX_DOCUMENT_BYTES
+        and max(
+            map(add, map(bytes.count, datas, repeat(b"{")), map(bytes.count, datas, repeat(b"[")))
+        )
+        <= MAX_DEPTH
+    ):
+        try:
+            every = list(map(orjson.loads, datas))
+        except ValueError:
+            pass
+        else:
+            return [
+                raw if isinstance(raw, dict) and _integral_members(raw) else None for raw in every
+            ]
+    parsed: list[Any] = []
+    for data in datas:
+        if len(data) > MAX_DOCUMENT_BYTES or _opening_count(data) > MAX_DEPTH:
+            parsed.append(None)  # the strict reader's limits might apply: let it judge
+            continue
+        try:
+            raw = orjson.loads(data)
+        except ValueError:
+            raw = None
+        parsed.append(raw if isinstance(raw, dict) and _integral_members(raw) else None)
+    return parsed
 
 
 def _integral_members(raw: dict[str, Any]) -> bool:
@@ -700,13 +825,15 @@ def _encode_batch(
 ) -> tuple[list[_Row], list[Finding]]:
     """Rows for a batch of checked stored events, or the findings that refuse it: ids
     increase within each session, after the session's last id in the journal.
-    ``plain``: the events hold only JSON's own types, every float finite (see ``_write``)."""
+    ``plain``: the events hold only JSON's own types, every float finite and every integer
+    within +-(2**53 - 1), as the stored forms of checked journal events do (see ``_write``)."""
     rows: list[_Row] = []
     problems: list[Finding] = []
     last = dict(tails)
     # One look at the whole batch (the usual answer: every integer held, every event with
     # Harn's canonical form, cut out of the batch's), else at each event.
-    all_held = unheld_integer(list(events)) is None
+    # A plain batch's integers are all safe ones (RFC 8785 refuses the rest), and so held.
+    all_held = plain or unheld_integer(list(events)) is None
     bodies = _harn_forms(events, plain=plain)
     if all_held and bodies is not None:
         in_order = _rows_in_order(events, bodies, tails)

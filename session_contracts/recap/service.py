@@ -41,6 +41,7 @@ from session_contracts.hashes.snapshot import harn_canonical_bytes
 from session_contracts.journal import (
     JournalCorrupt,
     JournalUnavailable,
+    MemoryJournal,
     SessionMissing,
     SqliteJournal,
     quick_validator,
@@ -58,6 +59,7 @@ from session_contracts.validation.validator import default_validator
 __all__ = [
     "ENVELOPE_DOCUMENT_TYPE",
     "UNAVAILABLE_REASONS",
+    "MemoryRecapService",
     "RecapOutcome",
     "RecapService",
     "envelope_bytes",
@@ -179,10 +181,14 @@ class RecapService(AbstractContextManager["RecapService"]):
         with paused_gc():
             return self._recap(query)
 
+    def _open_journal(self) -> SqliteJournal | MemoryJournal:
+        """The journal one query reads: the file, opened read-only for that query."""
+        return SqliteJournal.open(self.journal_path)
+
     def _recap(self, query: Mapping[str, Any]) -> RecapOutcome:
         """Read, project and check one page (the caller holds the collector off)."""
         try:
-            with SqliteJournal.open(self.journal_path) as journal:
+            with self._open_journal() as journal:
                 read = journal.read(
                     query["sessionId"],
                     from_event_id=query["fromEventId"],
@@ -202,6 +208,25 @@ class RecapService(AbstractContextManager["RecapService"]):
             if extensions is not None:
                 snapshot = with_extensions(snapshot, extensions)
         return _checked(snapshot)
+
+
+class MemoryRecapService(RecapService):
+    """The recap service over a :class:`MemoryJournal` instead of a file (the reference
+    producer's throwaway journal): each query reads it as :class:`RecapService` reads
+    its file; ``journal_path`` is the journal's ``source``."""
+
+    def __init__(
+        self,
+        journal: MemoryJournal,
+        policy: RedactionPolicy | None = None,
+        *,
+        extend: Extender | None = None,
+    ) -> None:
+        super().__init__(journal.source, policy, extend=extend)
+        self._journal = journal
+
+    def _open_journal(self) -> MemoryJournal:
+        return self._journal
 
 
 def recap_of_stored_events(
