@@ -130,13 +130,14 @@ def _leaves(document: Any, kind: type) -> Iterator[Path]:
 
 
 def _set(document: Any, where: Path, value: Any) -> Any:
-    changed = copy.deepcopy(document)
+    """``document`` with ``value`` at ``where``: the containers on the path are new, the
+    rest is shared with ``document`` (nothing here changes a document in place, and a
+    case is copied before it is sent: certify.explicit_trials)."""
     if not where:
         return value
-    node = changed
-    for part in where[:-1]:
-        node = node[part]
-    node[where[-1]] = value
+    head, *rest = where
+    changed = copy.copy(document)
+    changed[head] = _set(document[head], tuple(rest), value)
     return changed
 
 
