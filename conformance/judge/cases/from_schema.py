@@ -419,8 +419,11 @@ class SchemaStrategies:
             extra = self.strategy(additional)
         dependent: Mapping[str, list[str]] = node.get("dependentRequired", {})
         unknown_members = extra is not None and (not properties or additional is not True)
-        strangers = extra if unknown_members else None
-        return _objects(values, frozenset(required_names), dependent, strangers, properties)
+        strangers: st.SearchStrategy[dict[str, Any]] | None = None
+        if unknown_members and extra is not None:
+            names = draws.text(min_size=1, max_size=12).filter(lambda n: n not in properties)
+            strangers = st.dictionaries(names, extra, max_size=3)
+        return _objects(values, frozenset(required_names), dependent, strangers)
 
 
 # The composites below are defined once, not in each call of the compiler's methods:
@@ -446,12 +449,11 @@ def _objects(
     values: Mapping[str, st.SearchStrategy[Any]],
     required_names: frozenset[str],
     dependent: Mapping[str, list[str]],
-    strangers: st.SearchStrategy[Any] | None,
-    properties: Mapping[str, Any],
+    strangers: st.SearchStrategy[dict[str, Any]] | None,
 ) -> dict[str, Any]:
     """An object of ``values``' members (the required ones always, the others now and
-    then), with ``dependentRequired`` kept, and up to three unknown members drawn from
-    ``strangers`` (when not None)."""
+    then), with ``dependentRequired`` kept, and the unknown members ``strangers`` draws
+    (when not None)."""
     out: dict[str, Any] = {}
     for name, strategy in values.items():
         if name in required_names or draw(st.booleans()):
@@ -465,6 +467,5 @@ def _objects(
             else:
                 del out[name]
     if strangers is not None:
-        names = draws.text(min_size=1, max_size=12).filter(lambda n: n not in properties)
-        out.update(draw(st.dictionaries(names, strangers, max_size=3)))
+        out.update(draw(strangers))
     return out
