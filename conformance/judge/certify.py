@@ -12,7 +12,6 @@ reason).  Each case's time budget follows the reference's time for it
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import shlex
 import time
@@ -33,7 +32,7 @@ from session_contracts.conformance.judge.expected import reference_answer, refer
 from session_contracts.conformance.judge.golden import answer_of
 from session_contracts.conformance.judge.judges import Errored, Failed, Runner, Skip
 from session_contracts.conformance.judge.runner import CaseOutcome, ProducerProcess
-from session_contracts.conformance.judge.trials import Trial
+from session_contracts.conformance.judge.trials import Trial, copy_json
 from session_contracts.conformance.protocol import Handler
 from session_contracts.conformance.protocol.producer_loop import answer_request
 from session_contracts.contracts import CONTRACT_DOCTYPES
@@ -255,7 +254,7 @@ def explicit_trials(
     """The explicit cases ``check`` sends first, in order, with the rule each decides
     (the golden fixtures among them unless ``golden`` is false)."""
     return [
-        (Trial(case.operation, copy.deepcopy(dict(case.input))), case.why)
+        (Trial(case.operation, copy_json(dict(case.input))), case.why)
         for case in check.explicit_cases()
         if _claims(contracts, operations, case) and (golden or not case.fixture)
     ]

@@ -5,6 +5,7 @@ Below the judges and golden alike: both compare answers this way.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 from session_contracts.jsontext.canonical import canonical_bytes
 from session_contracts.jsontext.serde_numbers import NumberOutOfRange, floats_as_harn_reads
 
-__all__ = ["Trial", "as_harn_reads", "normalize_feedback"]
+__all__ = ["Trial", "as_harn_reads", "copy_json", "normalize_feedback"]
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,25 @@ class Trial:
 
     operation: str
     input: Mapping[str, Any]
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def copy_json(value: Any) -> Any:
+    """``copy.deepcopy`` of a JSON value (dicts, lists, tuples, scalars), several times as
+    fast. One object met twice becomes two equal copies (no memo): a case is read as JSON,
+    which cannot tell. Anything else is copied by ``copy.deepcopy``."""
+    kind = type(value)
+    if kind is dict:
+        return {key: copy_json(item) for key, item in value.items()}
+    if kind is list:
+        return [copy_json(item) for item in value]
+    if kind in _SCALARS:
+        return value
+    if kind is tuple:
+        return tuple(copy_json(item) for item in value)
+    return copy.deepcopy(value)
 
 
 def as_harn_reads(trial: Trial) -> Trial | None:

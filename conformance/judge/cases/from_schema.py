@@ -400,13 +400,7 @@ class SchemaStrategies:
             return lists
         wanted = self.strategy(_both(node.get("items", {}), node["contains"]))
 
-        @st.composite
-        def with_one_contained(draw: st.DrawFn) -> list[Any]:
-            drawn: list[Any] = draw(st.lists(items, min_size=max(low - 1, 0), max_size=high - 1))
-            drawn.insert(draw(draws.integers(0, len(drawn))), draw(wanted))
-            return drawn
-
-        return with_one_contained()
+        return _with_one_contained(items, wanted, low, high)
 
     def _object(self, node: Mapping[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
         properties: Mapping[str, Any] = node.get("properties", {})
@@ -425,24 +419,53 @@ class SchemaStrategies:
             extra = self.strategy(additional)
         dependent: Mapping[str, list[str]] = node.get("dependentRequired", {})
         unknown_members = extra is not None and (not properties or additional is not True)
+        strangers: st.SearchStrategy[dict[str, Any]] | None = None
+        if unknown_members and extra is not None:
+            names = draws.text(min_size=1, max_size=12).filter(lambda n: n not in properties)
+            strangers = st.dictionaries(names, extra, max_size=3)
+        return _objects(values, frozenset(required_names), dependent, strangers)
 
-        @st.composite
-        def objects(draw: st.DrawFn) -> dict[str, Any]:
-            out: dict[str, Any] = {}
-            for name, strategy in values.items():
-                if name in required_names or draw(st.booleans()):
-                    out[name] = draw(strategy)
-            for name, needs in dependent.items():
-                if name in out and any(need not in out for need in needs):
-                    if name in required_names:
-                        for need in needs:
-                            if need in values and need not in out:
-                                out[need] = draw(values[need])
-                    else:
-                        del out[name]
-            if unknown_members and extra is not None:
-                names = draws.text(min_size=1, max_size=12).filter(lambda n: n not in properties)
-                out.update(draw(st.dictionaries(names, extra, max_size=3)))
-            return out
 
-        return objects()
+# The composites below are defined once, not in each call of the compiler's methods:
+# hypothesis reads the source of every function given to ``st.composite`` (a tenth of a
+# second for the hundred objects of the contracts). Their draws are those the nested
+# definitions made, and one label for all their strategies, as before.
+@st.composite
+def _with_one_contained(
+    draw: st.DrawFn,
+    items: st.SearchStrategy[Any],
+    wanted: st.SearchStrategy[Any],
+    low: int,
+    high: int,
+) -> list[Any]:
+    drawn: list[Any] = draw(st.lists(items, min_size=max(low - 1, 0), max_size=high - 1))
+    drawn.insert(draw(draws.integers(0, len(drawn))), draw(wanted))
+    return drawn
+
+
+@st.composite
+def _objects(
+    draw: st.DrawFn,
+    values: Mapping[str, st.SearchStrategy[Any]],
+    required_names: frozenset[str],
+    dependent: Mapping[str, list[str]],
+    strangers: st.SearchStrategy[dict[str, Any]] | None,
+) -> dict[str, Any]:
+    """An object of ``values``' members (the required ones always, the others now and
+    then), with ``dependentRequired`` kept, and the unknown members ``strangers`` draws
+    (when not None)."""
+    out: dict[str, Any] = {}
+    for name, strategy in values.items():
+        if name in required_names or draw(st.booleans()):
+            out[name] = draw(strategy)
+    for name, needs in dependent.items():
+        if name in out and any(need not in out for need in needs):
+            if name in required_names:
+                for need in needs:
+                    if need in values and need not in out:
+                        out[need] = draw(values[need])
+            else:
+                del out[name]
+    if strangers is not None:
+        out.update(draw(strangers))
+    return out

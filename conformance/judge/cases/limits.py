@@ -130,13 +130,14 @@ def _leaves(document: Any, kind: type) -> Iterator[Path]:
 
 
 def _set(document: Any, where: Path, value: Any) -> Any:
-    changed = copy.deepcopy(document)
+    """``document`` with ``value`` at ``where``: the containers on the path are new, the
+    rest is shared with ``document`` (nothing here changes a document in place, and a
+    case is copied before it is sent: certify.explicit_trials)."""
     if not where:
         return value
-    node = changed
-    for part in where[:-1]:
-        node = node[part]
-    node[where[-1]] = value
+    head, *rest = where
+    changed = copy.copy(document)
+    changed[head] = _set(document[head], tuple(rest), value)
     return changed
 
 
@@ -207,15 +208,27 @@ def _near_misses(value: str, allowed: Sequence[str]) -> list[tuple[str, str]]:
     return [(what, miss) for what, miss in misses if miss and miss not in allowed]
 
 
-def limit_variants(doctype: str, document: Any) -> list[Variant]:
-    """Every limit and enum variant of one valid document (see the module docstring)."""
+# Whether the variants of the value at a path are wanted, by the limit they meet (0: an
+# enum or item variant; None: any of them). Each is asked before the validator is.
+Wanted = Callable[[Path, int | None], bool]
+
+
+def _every(where: Path, limit: int | None) -> bool:
+    return True
+
+
+def limit_variants(doctype: str, document: Any, wanted: Wanted = _every) -> list[Variant]:
+    """Every limit and enum variant of one valid document (see the module docstring),
+    but those ``wanted`` declines, which are not computed."""
     if _codes(doctype, document):
         return []
     variants = []
     for where in _leaves(document, str):
+        if not wanted(where, None):
+            continue
         path = json_path(where)
         limit = _byte_limit(doctype, document, where)
-        if limit is not None:
+        if limit is not None and wanted(where, limit):
             for what, text, within in sized_texts(limit):
                 changed = _set(document, where, text)
                 verdict = "kept" if within else "refused (max_utf8_bytes)"
@@ -225,9 +238,11 @@ def limit_variants(doctype: str, document: Any) -> list[Variant]:
                     continue
                 why = f"{doctype} {path} (x-maxUtf8Bytes {limit}): {what}, {verdict}"
                 variants.append(Variant(changed, within, why, where, limit))
-        variants.extend(_enum_variants(doctype, document, where))
+        if wanted(where, 0):
+            variants.extend(_enum_variants(doctype, document, where))
     for where in _leaves(document, list):
-        variants.extend(_item_variants(doctype, document, where))
+        if wanted(where, 0):
+            variants.extend(_item_variants(doctype, document, where))
     return variants
 
 
@@ -300,7 +315,11 @@ def document_limit_cases() -> list[ExplicitCase]:
     for doctype in sorted(examples):
         if not doctype.startswith(prefixes):
             continue
-        for variant in limit_variants(doctype, examples[doctype]):
+
+        def unvaried(where: Path, limit: int | None, doctype: str = doctype) -> bool:
+            return varied.get((doctype.split(".")[0], _member(where)), doctype) == doctype
+
+        for variant in limit_variants(doctype, examples[doctype], unvaried):
             key = (doctype.split(".")[0], _member(variant.where))
             if varied.setdefault(key, doctype) != doctype:
                 continue
@@ -403,12 +422,23 @@ def recap_limit_cases() -> list[ExplicitCase]:
     cases = []
     varied: dict[tuple[Any, ...], tuple[int, Path]] = {}
     for index, event in enumerate(journal["events"]):
-        for variant in limit_variants("session-event.event", event):
+
+        def keys(where: Path, limit: int | None, event: Any = event) -> list[tuple[Any, ...]]:
             # The envelope is every kind's; a payload member is its kind's. A text limit
             # of a mebibyte (one definition, many members) is met once: its cases cost
             # a mebibyte each.
-            kind = event.get("kind") if variant.where[:1] == ("payload",) else None
-            key = ("large",) if variant.limit > _LARGE else (kind, variant.where)
+            kind = event.get("kind") if where[:1] == ("payload",) else None
+            if limit is None:
+                return [("large",), (kind, where)]
+            return [("large",) if limit > _LARGE else (kind, where)]
+
+        def unvaried(where: Path, limit: int | None, index: int = index) -> bool:
+            return any(
+                varied.get(key, (index, where)) == (index, where) for key in keys(where, limit)
+            )
+
+        for variant in limit_variants("session-event.event", event, unvaried):
+            [key] = keys(variant.where, variant.limit)
             if varied.setdefault(key, (index, variant.where)) != (index, variant.where):
                 continue
             events = [*journal["events"][:index], variant.document, *journal["events"][index + 1 :]]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Mapping
-from functools import cache
+from dataclasses import dataclass
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -795,9 +796,55 @@ def _checkpoint(label: str, iteration: int | None) -> dict[str, Any]:
     return {"checkpoint": label, "iteration": iteration}
 
 
+@dataclass(frozen=True)
+class _FactParts:
+    """The strategies of :func:`_recap_fact` that hold its ``text``, built once for it: built
+    at each draw, each was validated anew by Hypothesis (half of that validation in a run).
+    The same strategies, so the same draws."""
+
+    maybe_text: st.SearchStrategy[Any]
+    tool_input: st.SearchStrategy[Any]
+    verification: st.SearchStrategy[Any]
+    tool_output: st.SearchStrategy[Any]
+    progress_entries: st.SearchStrategy[Any]
+
+
+# A recap case draws its facts from one ``text``; a case with a canary has a text of its own.
+@lru_cache(maxsize=16)
+def _fact_parts(text: st.SearchStrategy[str]) -> _FactParts:
+    entry = st.fixed_dictionaries(
+        {
+            "content": text | draws.sampled(["", "  "]),
+            "status": draws.sampled(["pending", "in_progress", "completed", "done"]),
+            "priority": draws.sampled([None, "high", "low", "urgent"]),
+        }
+    )
+    return _FactParts(
+        maybe_text=st.none() | text,
+        tool_input=st.none()
+        | st.fixed_dictionaries({"path": text})
+        | _secret_arguments(text)
+        | st.fixed_dictionaries({"n": _numbers, "all": st.lists(_numbers, max_size=3)}),
+        verification=st.none()
+        | st.fixed_dictionaries(
+            {
+                "schema": draws.sampled(["harn.agent_tool_postcondition.v1", "other.v1"]),
+                "status": draws.sampled(["passed", "passed", "failed"]),
+                "verifiedPaths": st.lists(text, max_size=2),
+            }
+        ),
+        tool_output=st.none()
+        | text
+        | st.fixed_dictionaries({"changed": st.booleans()})
+        | st.lists(_numbers, max_size=3),
+        progress_entries=st.lists(entry, max_size=2),
+    )
+
+
 @st.composite
 def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dict[str, Any]]:
     """One fact event of an iteration: (kind, payload)."""
+    parts = _fact_parts(text)
     kind = draw(
         draws.sampled(["assistant", "tool_call", "tool_call", "tool_result", "plan", "progress"])
     )
@@ -805,40 +852,21 @@ def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dic
     call = draw(draws.sampled(["c1", "c1", "c2", "c3", None, " c1", "c2\u3000", "\t"]))
     if kind == "assistant":
         visibility = draw(draws.sampled(["public", "public", "internal", None]))
-        body = draw(st.none() | text) if draw(draws.integers(0, 5)) == 0 else draw(text)
+        body = draw(parts.maybe_text) if draw(draws.integers(0, 5)) == 0 else draw(text)
         return "message", {"role": "assistant", "visibility": visibility, "text": body}
     if kind == "tool_call":
         return kind, {
             "callId": call,
             "toolName": draw(draws.sampled(["edit", "read", None, " read "])),
-            "input": draw(
-                st.none()
-                | st.fixed_dictionaries({"path": text})
-                | _secret_arguments(text)
-                | st.fixed_dictionaries({"n": _numbers, "all": st.lists(_numbers, max_size=3)})
-            ),
+            "input": draw(parts.tool_input),
         }
     if kind == "tool_result":
-        verification = draw(
-            st.none()
-            | st.fixed_dictionaries(
-                {
-                    "schema": draws.sampled(["harn.agent_tool_postcondition.v1", "other.v1"]),
-                    "status": draws.sampled(["passed", "passed", "failed"]),
-                    "verifiedPaths": st.lists(text, max_size=2),
-                }
-            )
-        )
+        verification = draw(parts.verification)
         return kind, {
             "callId": call,
             "toolName": draw(draws.sampled(["edit", None])),
             "isError": draw(st.booleans()),
-            "output": draw(
-                st.none()
-                | text
-                | st.fixed_dictionaries({"changed": st.booleans()})
-                | st.lists(_numbers, max_size=3)
-            ),
+            "output": draw(parts.tool_output),
             "verification": verification,
         }
     if kind == "plan":
@@ -870,16 +898,9 @@ def _recap_fact(draw: st.DrawFn, text: st.SearchStrategy[str]) -> tuple[str, dic
                 )
             ),
         }
-    entry = st.fixed_dictionaries(
-        {
-            "content": text | draws.sampled(["", "  "]),
-            "status": draws.sampled(["pending", "in_progress", "completed", "done"]),
-            "priority": draws.sampled([None, "high", "low", "urgent"]),
-        }
-    )
     return "progress", {
-        "message": draw(st.none() | text),
-        "entries": draw(st.lists(entry, max_size=2)),
+        "message": draw(parts.maybe_text),
+        "entries": draw(parts.progress_entries),
         "replace": draw(draws.sampled([None, True, False])),
     }
 
