@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
@@ -324,12 +325,23 @@ def _without_echoes(findings: list[Finding]) -> list[Finding]:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """A document type with its two compiled validators (``_validate_fast``)."""
+
+    document_type: DocumentType
+    fast: Any
+    ints_only: Any
+    aliased: bool
+
+
 class DocumentValidator:
     """Validate instances of document types; build once, reuse for every document."""
 
     def __init__(self, schema_set: SchemaSet | None = None) -> None:
         self.schema_set = schema_set or default_schema_set()
         self._fast: dict[str, Any] = {}
+        self._plans: dict[str, _Plan] = {}
         self._reference: dict[str, jsonschema.protocols.Validator] = {}
 
     # -- fast engine -------------------------------------------------------
@@ -372,6 +384,19 @@ class DocumentValidator:
                 self._ints_only_registry,
             )
         return validator
+
+    def _plan(self, doctype: str) -> _Plan:
+        """What ``_validate_fast`` needs of ``doctype``, looked up once per validator
+        (``check`` validates document after document of a few types)."""
+        document_type = self.schema_set.document_type(doctype)
+        plan = _Plan(
+            document_type,
+            self._fast_validator(document_type),
+            self.ints_only_validator(doctype),
+            bool(document_type.input_aliases),
+        )
+        self._plans[doctype] = plan
+        return plan
 
     def _fast_validator(self, document_type: DocumentType) -> Any:
         validator = self._fast.get(document_type.name)
@@ -618,13 +643,15 @@ class DocumentValidator:
         """``validate`` with the fast engine.  ``may_hold_integral_float``: False when
         the strict reader's census found no integral float in ``instance``
         (``loads_strict_noting_floats``, for ``check``), None to take the census here."""
-        document_type = self.schema_set.document_type(doctype)
-        instance, findings = apply_input_aliases(document_type, instance)
-        fast = self._fast_validator(document_type)
+        plan = self._plans.get(doctype) or self._plan(doctype)
+        document_type, fast = plan.document_type, plan.fast
+        findings: list[Finding] = []
+        if plan.aliased:
+            instance, findings = apply_input_aliases(document_type, instance)
         if may_hold_integral_float is None:  # (aliases rename members: the fact holds)
             may_hold_integral_float = holds_integral_float(instance)
         # Same verdict, fewer calls back into Python (_ints_only_variant).
-        screen = fast if may_hold_integral_float else self.ints_only_validator(doctype)
+        screen = fast if may_hold_integral_float else plan.ints_only
         if screen.is_valid(instance):
             return findings
         if _json_size(instance) > FAST_FINDINGS_MAX_BYTES:
