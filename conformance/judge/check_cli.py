@@ -218,7 +218,7 @@ def _documents(
                     ),
                     False,
                 )
-            elif line.strip():
+            elif not line.isspace():  # (no copy of the line, unlike strip)
                 try:
                     yield source, line, *loads_strict_noting_floats(line)
                 except InvalidDocument as exc:

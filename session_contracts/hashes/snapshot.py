@@ -122,11 +122,18 @@ def _source_findings(source: Any, base: list[str | int]) -> list[Finding]:
         ids = list(map(dict.get, events, repeat("eventId")))
     else:
         ids = [event.get("eventId") if isinstance(event, Mapping) else None for event in events]
-    findings = []
     # Every id an int and each below the next (C-level loops: a page lists many).
     increasing = all(map(isinstance, ids, repeat(int))) and all(
         map(operator.lt, ids, islice(ids, 1, None))
     )
+    first, last = (ids[0], ids[-1]) if ids else (None, None)
+    if (
+        (increasing or len(ids) <= 1)
+        and source.get("firstEventId") == first
+        and source.get("lastEventId") == last
+    ):
+        return []  # the usual page: nothing to report
+    findings = []
     if len(ids) > 1 and not increasing:
         findings.append(
             Finding(
@@ -136,10 +143,7 @@ def _source_findings(source: Any, base: list[str | int]) -> list[Finding]:
                 "list each event read once, in event-id order",
             )
         )
-    for member, expected in (
-        ("firstEventId", ids[0] if ids else None),
-        ("lastEventId", ids[-1] if ids else None),
-    ):
+    for member, expected in (("firstEventId", first), ("lastEventId", last)):
         if source.get(member) != expected:
             findings.append(
                 Finding(

@@ -33,7 +33,8 @@ def verify_document(
         return []
     snapshot: Any = document
     for part in base:
-        snapshot = snapshot.get(part) if isinstance(snapshot, Mapping) else None
+        is_mapping = type(snapshot) is dict or isinstance(snapshot, Mapping)  # (ABC check last)
+        snapshot = snapshot.get(part) if is_mapping else None
     if not (type(snapshot) is dict or isinstance(snapshot, Mapping)):
         return []  # an unavailable envelope carries no hash
     return verify_snapshot(snapshot, base, journal_record_hashes, parsed=parsed)

@@ -155,6 +155,12 @@ _TWO_TO_THE_63 = float(2**63)
 _LARGE_DOUBLE = re.compile(rb"[0-9]e\+(?:1[89]|[2-9][0-9]|[0-9]{3})")
 
 
+def _escaped_colon_in(raw: bytes) -> bool:
+    """Whether ``raw`` may write a colon as ``\\u003a``: a one-byte search (memchr)
+    first, since most texts hold no backslash at all."""
+    return b"\\" in raw and b"\\u003" in raw
+
+
 def _loads_fast(raw: bytes, max_depth: int) -> tuple[Any, bool] | object:
     """(the value of ``raw``, whether it may hold an integral float), or ``_SLOW``
     when the strict decoder must decide."""
@@ -174,8 +180,9 @@ def _loads_fast(raw: bytes, max_depth: int) -> tuple[Any, bool] | object:
         if census is None:
             return _SLOW
         colons, big_float, integral_float = census
-        raw_colons, escaped_colon = raw.count(b":"), b"\\u003" in raw
-        if raw_colons != colons or (raw_colons and escaped_colon) or big_float:
+        if raw.count(b":") != colons or big_float:
+            return _SLOW
+        if colons and b"\\" in raw and b"\\u003" in raw:  # (_escaped_colon_in, inline: hot)
             return _SLOW
         return value, integral_float
     try:
@@ -185,7 +192,7 @@ def _loads_fast(raw: bytes, max_depth: int) -> tuple[Any, bool] | object:
     if b"\n" + b" " * (2 * max_depth) in written:
         return _SLOW
     colons = raw.count(b":")
-    if colons != written.count(b":") or (colons and b"\\u003" in raw):
+    if colons != written.count(b":") or (colons and _escaped_colon_in(raw)):
         return _SLOW
     if b"e+" in written and _LARGE_DOUBLE.search(written):
         return _SLOW

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
@@ -324,12 +325,23 @@ def _without_echoes(findings: list[Finding]) -> list[Finding]:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """A document type with its two compiled validators (``_validate_fast``)."""
+
+    document_type: DocumentType
+    fast: Any
+    ints_only: Any
+    aliased: bool
+
+
 class DocumentValidator:
     """Validate instances of document types; build once, reuse for every document."""
 
     def __init__(self, schema_set: SchemaSet | None = None) -> None:
         self.schema_set = schema_set or default_schema_set()
         self._fast: dict[str, Any] = {}
+        self._plans: dict[str, _Plan] = {}
         self._reference: dict[str, jsonschema.protocols.Validator] = {}
 
     # -- fast engine -------------------------------------------------------
@@ -339,10 +351,12 @@ class DocumentValidator:
         return jsonschema_rs.Registry(resources)
 
     @cached_property
+    def _ints_only_schemas(self) -> dict[str, Any]:
+        return {i: _ints_only_variant(schema) for i, schema in self.schema_set.schemas.items()}
+
+    @cached_property
     def _ints_only_registry(self) -> Any:
-        return jsonschema_rs.Registry(
-            [(i, _ints_only_variant(schema)) for i, schema in self.schema_set.schemas.items()]
-        )
+        return jsonschema_rs.Registry(list(self._ints_only_schemas.items()))
 
     def ints_only_validator(self, doctype: str) -> Any:
         """A jsonschema-rs validator of ``doctype`` whose ``is_valid`` agrees with
@@ -356,6 +370,7 @@ class DocumentValidator:
                 name,
                 {"$ref": self.schema_set.document_type(doctype).ref},
                 self._ints_only_registry,
+                self._ints_only_schemas,
             )
         return validator
 
@@ -370,25 +385,54 @@ class DocumentValidator:
                 name,
                 {"type": "array", "items": {"$ref": self.schema_set.document_type(doctype).ref}},
                 self._ints_only_registry,
+                self._ints_only_schemas,
             )
         return validator
+
+    def _plan(self, doctype: str) -> _Plan:
+        """What ``_validate_fast`` needs of ``doctype``, looked up once per validator
+        (``check`` validates document after document of a few types)."""
+        document_type = self.schema_set.document_type(doctype)
+        plan = _Plan(
+            document_type,
+            self._fast_validator(document_type),
+            self.ints_only_validator(doctype),
+            bool(document_type.input_aliases),
+        )
+        self._plans[doctype] = plan
+        return plan
 
     def _fast_validator(self, document_type: DocumentType) -> Any:
         validator = self._fast.get(document_type.name)
         if validator is None:
             validator = self._compile(
-                document_type.name, {"$ref": document_type.ref}, self._rs_registry
+                document_type.name,
+                {"$ref": document_type.ref},
+                self._rs_registry,
+                self.schema_set.schemas,
             )
         return validator
 
-    def _compile(self, name: str, root: dict[str, Any], registry: Any) -> Any:
+    def _compile(
+        self,
+        name: str,
+        root: dict[str, Any],
+        registry: Any,
+        schemas: Mapping[str, Any],
+    ) -> Any:
         """The jsonschema-rs validator of ``root`` (a schema in the dialect, over
-        ``registry``), kept under ``name`` for the next call."""
+        ``registry``, which holds ``schemas``), kept under ``name`` for the next call.
+        Our x- keywords are handed to jsonschema-rs only where ``root`` can reach one:
+        with Python keywords registered every call pays for them, used or not (about
+        two fifths of an envelope's validation)."""
+        options: dict[str, Any] = {}
+        if _reaches_check_keyword(schemas, root):
+            options["keywords"] = _FAST_KEYWORDS
         validator = jsonschema_rs.validator_for(
             {"$schema": _DIALECT, **root},
             registry=registry,
-            keywords=_FAST_KEYWORDS,
             validate_formats=True,
+            **options,
         )
         self._fast[name] = validator
         return validator
@@ -618,13 +662,15 @@ class DocumentValidator:
         """``validate`` with the fast engine.  ``may_hold_integral_float``: False when
         the strict reader's census found no integral float in ``instance``
         (``loads_strict_noting_floats``, for ``check``), None to take the census here."""
-        document_type = self.schema_set.document_type(doctype)
-        instance, findings = apply_input_aliases(document_type, instance)
-        fast = self._fast_validator(document_type)
+        plan = self._plans.get(doctype) or self._plan(doctype)
+        document_type, fast = plan.document_type, plan.fast
+        findings: list[Finding] = []
+        if plan.aliased:
+            instance, findings = apply_input_aliases(document_type, instance)
         if may_hold_integral_float is None:  # (aliases rename members: the fact holds)
             may_hold_integral_float = holds_integral_float(instance)
         # Same verdict, fewer calls back into Python (_ints_only_variant).
-        screen = fast if may_hold_integral_float else self.ints_only_validator(doctype)
+        screen = fast if may_hold_integral_float else plan.ints_only
         if screen.is_valid(instance):
             return findings
         if _json_size(instance) > FAST_FINDINGS_MAX_BYTES:
@@ -691,6 +737,46 @@ class DocumentValidator:
 
     def document_types(self) -> Mapping[str, DocumentType]:
         return self.schema_set.document_types
+
+
+def _reaches_check_keyword(schemas: Mapping[str, Any], root: Mapping[str, Any]) -> bool:
+    """Whether a check keyword (``CHECK_KEYWORDS``) may apply under ``root``, following
+    every ``$ref`` into ``schemas`` (by ``$id``).  True also for what this walk does not
+    follow (an unknown or non-pointer reference, a dynamic one, a nested ``$id``), and
+    for a key of that name anywhere (a property so named), so False is sure."""
+    pending: list[tuple[Any, str]] = [(root, "")]
+    followed: set[str] = set()
+    while pending:
+        node, base = pending.pop()
+        if isinstance(node, list):
+            pending.extend((item, base) for item in node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        if any(key in CHECK_KEYWORDS for key in node) or "$dynamicRef" in node:
+            return True
+        if "$id" in node and not any(schema is node for schema in schemas.values()):
+            return True  # a nested resource: its references resolve against its own $id
+        for key, value in node.items():
+            if key != "$ref":
+                pending.append((value, base))
+                continue
+            target = urljoin(base, value) if isinstance(value, str) else ""
+            if target in followed:
+                continue
+            followed.add(target)
+            schema_id, _, fragment = target.partition("#")
+            resolved: Any = schemas.get(schema_id)
+            if resolved is None or (fragment and not fragment.startswith("/")) or "%" in fragment:
+                return True
+            try:  # the JSON Pointer, token by token
+                for token in fragment.split("/")[1:]:
+                    token = token.replace("~1", "/").replace("~0", "~")
+                    resolved = resolved[int(token) if type(resolved) is list else token]
+            except (KeyError, IndexError, ValueError, TypeError):
+                return True
+            pending.append((resolved, schema_id))
+    return False
 
 
 def _resolve_uri(schema_set: SchemaSet, uri: str) -> tuple[Any, str]:
