@@ -182,7 +182,7 @@ def _loads_fast(raw: bytes, max_depth: int) -> tuple[Any, bool] | object:
         colons, big_float, integral_float = census
         if raw.count(b":") != colons or big_float:
             return _SLOW
-        if colons and b"\\" in raw and b"\\u003" in raw:  # (_escaped_colon_in, inline: hot)
+        if colons and _escaped_colon_in(raw):
             return _SLOW
         return value, integral_float
     try:

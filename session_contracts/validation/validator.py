@@ -27,6 +27,7 @@ from session_contracts.validation.xkeywords import (
     CHECK_KEYWORDS,
     CheckFunction,
     Violation,
+    resolve_pointer,
 )
 
 if TYPE_CHECKING:
@@ -766,14 +767,11 @@ def _reaches_check_keyword(schemas: Mapping[str, Any], root: Mapping[str, Any]) 
                 continue
             followed.add(target)
             schema_id, _, fragment = target.partition("#")
-            resolved: Any = schemas.get(schema_id)
-            if resolved is None or (fragment and not fragment.startswith("/")) or "%" in fragment:
+            schema: Any = schemas.get(schema_id)
+            if schema is None or (fragment and not fragment.startswith("/")) or "%" in fragment:
                 return True
-            try:  # the JSON Pointer, token by token
-                for token in fragment.split("/")[1:]:
-                    token = token.replace("~1", "/").replace("~0", "~")
-                    resolved = resolved[int(token) if type(resolved) is list else token]
-            except (KeyError, IndexError, ValueError, TypeError):
+            resolved = resolve_pointer(schema, fragment)
+            if not isinstance(resolved, dict | list | bool):  # missing, or not a schema
                 return True
             pending.append((resolved, schema_id))
     return False
