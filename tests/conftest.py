@@ -36,6 +36,9 @@ settings.register_profile(
     ],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+# certify, run in-process by the tests, would otherwise send the suite's Hypothesis caches
+# to the user's cache folder; they stay in the checkout's ignored .hypothesis.
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(REPO / ".hypothesis"))
 
 # Tests live in folders by kind; a test in integration/ (subprocesses, servers, toolchains,
 # certify and golden of whole producers) is marked so, wherever its file says nothing.

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Final, Protocol, TextIO
 
 import orjson
 from rich.console import Console
@@ -62,7 +63,7 @@ from session_contracts.redaction.scrub import scrub
 if TYPE_CHECKING:
     from session_contracts.conformance.judge.certify_http import HttpTarget
 
-__all__ = ["add_arguments", "list_checks", "run"]
+__all__ = ["add_arguments", "hypothesis_cache_directory", "list_checks", "run"]
 
 REFERENCE_COMMAND = [sys.executable, "-m", "session_contracts", "reference-producer"]
 STATUS_STYLE = {
@@ -345,7 +346,24 @@ def _progress(console: Console, total: int) -> Iterator[Progress]:
         yield _ConsoleProgress(console, bar, total)
 
 
+# Hypothesis keeps its caches (Unicode tables, constants it harvests) in ./.hypothesis unless
+# told otherwise; certify runs in users' checkouts, so they go to the user's cache folder.
+HYPOTHESIS_CACHE_VARIABLE: Final = "HYPOTHESIS_STORAGE_DIRECTORY"
+
+
+def hypothesis_cache_directory(environ: Mapping[str, str]) -> Path:
+    """Where certify lets Hypothesis keep its caches: ``$HYPOTHESIS_STORAGE_DIRECTORY`` when
+    set, else ``session-contracts/hypothesis`` in the user's cache folder."""
+    chosen = environ.get(HYPOTHESIS_CACHE_VARIABLE)
+    if chosen:
+        return Path(chosen)
+    caches = environ.get("XDG_CACHE_HOME") or environ.get("LOCALAPPDATA")
+    base = Path(caches) if caches else Path.home() / ".cache"
+    return base / "session-contracts" / "hypothesis"
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    os.environ[HYPOTHESIS_CACHE_VARIABLE] = str(hypothesis_cache_directory(os.environ))
     console = Console(file=out, highlight=False, soft_wrap=True)
     if not console.is_terminal:
         # A CI log has no width: 80 columns would fold every cell of the table.

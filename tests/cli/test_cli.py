@@ -12,6 +12,7 @@ import pytest
 from cli_process import run_cli as run
 
 from session_contracts.cli import main
+from session_contracts.conformance.judge.certify_cli import hypothesis_cache_directory
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "schemas" / "examples"
@@ -146,6 +147,41 @@ def test_roundtrip_rejects_with_exit_1(tmp_path: Path, capsys: pytest.CaptureFix
     path.write_text(json.dumps(document))
     assert main(["roundtrip", "run-record.span", str(path)]) == 1
     assert "$.parent_id" in capsys.readouterr().err
+
+
+def test_certify_leaves_the_working_directory_as_it_was(tmp_path: Path) -> None:
+    """Hypothesis's caches go to the user's cache folder, not ./.hypothesis of the checkout
+    certify runs in."""
+    home, cwd = tmp_path / "home", tmp_path / "project"
+    cwd.mkdir()
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in ("HYPOTHESIS_STORAGE_DIRECTORY", "XDG_CACHE_HOME", "LOCALAPPDATA")
+    }
+    certify = ["certify", "--check", "recap.semantics", "--examples", "2"]
+    done = subprocess.run(
+        [sys.executable, "-m", "session_contracts", *certify],
+        cwd=cwd,
+        env={**env, "HOME": str(home)},
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
+    assert list(cwd.iterdir()) == []
+    assert (home / ".cache" / "session-contracts" / "hypothesis").is_dir()
+
+
+def test_the_hypothesis_cache_directory_follows_the_environment(tmp_path: Path) -> None:
+    chosen = str(tmp_path / "chosen")
+    assert hypothesis_cache_directory({"HYPOTHESIS_STORAGE_DIRECTORY": chosen}) == Path(chosen)
+    assert hypothesis_cache_directory({"XDG_CACHE_HOME": str(tmp_path)}) == (
+        tmp_path / "session-contracts" / "hypothesis"
+    )
+    assert hypothesis_cache_directory({}) == (
+        Path.home() / ".cache" / "session-contracts" / "hypothesis"
+    )
 
 
 def test_quickstart_runs_the_main_job(tmp_path: Path) -> None:
