@@ -24,6 +24,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias, get_args
 
+from session_contracts.doctypes import (
+    FEEDBACK_CHECKPOINT_DOCUMENT_TYPE,
+    FEEDBACK_START_DOCUMENT_TYPE,
+)
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.jsontext.canonical import canonical_bytes
 from session_contracts.validation.validator import DocumentValidator, default_validator
@@ -97,8 +101,6 @@ MISSING_REASONS: Final[tuple[MissingReason, ...]] = get_args(MissingReason)
 LIMIT_FINDING_CODES: Final = frozenset({"max_utf8_bytes", "max_items"})
 """Validator finding codes that are size limits (UTF-8 bytes, list entries)."""
 
-_START_DOCTYPE: Final = "session-feedback.start"
-_CHECKPOINT_DOCTYPE: Final = "session-feedback.checkpoint"
 _TOKEN_FIELDS: Final = ("input_tokens", "output_tokens", "cached_input_tokens")
 _START_OPERATION: Final = "session.start"
 _CHECKPOINT_OPERATION: Final = "session.checkpoint"
@@ -360,7 +362,9 @@ def parse_start(
     request: object, *, validator: DocumentValidator | None = None
 ) -> StartRequest | Rejection:
     """Apply the schema and its x- rules to a session.start request."""
-    rejection = _schema_rejection(_START_DOCTYPE, request, validator or default_validator())
+    rejection = _schema_rejection(
+        FEEDBACK_START_DOCUMENT_TYPE, request, validator or default_validator()
+    )
     if rejection is not None:
         return rejection
     assert isinstance(request, Mapping)
@@ -379,7 +383,9 @@ def parse_checkpoint(
     request: object, *, validator: DocumentValidator | None = None
 ) -> CheckpointRequest | Rejection:
     """Apply the schema and its x- rules to a session.checkpoint request."""
-    rejection = _schema_rejection(_CHECKPOINT_DOCTYPE, request, validator or default_validator())
+    rejection = _schema_rejection(
+        FEEDBACK_CHECKPOINT_DOCUMENT_TYPE, request, validator or default_validator()
+    )
     if rejection is not None:
         return rejection
     assert isinstance(request, Mapping)

@@ -24,6 +24,13 @@ from typing import Any, Final
 
 from rpds import HashTrieSet
 
+from session_contracts.doctypes import (
+    A2A_DOCUMENT_TYPE,
+    ACP_DOCUMENT_TYPE,
+    FACT_DOCUMENT_TYPE,
+    OBSERVATION_DOCUMENT_TYPE,
+    STREAM_DOCUMENT_TYPE,
+)
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.validation.validator import default_validator
 
@@ -45,12 +52,6 @@ __all__ = [
 ]
 # The package exports __all__; the state's parts (Counts, Expectation, DiagnosticSet) and
 # diagnostic_trend and fact_of stay public for tests and other reducers, outside its API.
-
-OBSERVATION_DOCUMENT_TYPE: Final = "health-observation.observation"
-ACP_DOCUMENT_TYPE: Final = "session-health.acp-notification"
-A2A_DOCUMENT_TYPE: Final = "session-health.a2a-status-update"
-STREAM_DOCUMENT_TYPE: Final = "health-observation.stream"
-FACT_DOCUMENT_TYPE: Final = "session-health.fact"
 
 SCHEMA_VERSION: Final = 1
 _EXPECTATION_SOURCE: Final = "prior_measured_turns"

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, cast, get_args
 
+from session_contracts.doctypes import EVENT_DOCUMENT_TYPE, STORED_EVENT_DOCUMENT_TYPE
 from session_contracts.errors import (
     EXIT_FINDINGS,
     EXIT_USAGE,
@@ -53,10 +54,6 @@ __all__ = [
 ]
 
 SESSION_EVENT_SCHEMA_ID = "https://schemas.session-contracts.dev/v1/session-event.schema.json"
-# The schema's x-documentTypes entry "event", named as the validator and CLI name it.
-EVENT_DOCUMENT_TYPE = "session-event.event"
-# An event as Harn's session store holds it (docs/journal.md, "As Harn stores it").
-STORED_EVENT_DOCUMENT_TYPE = "session-event.stored"
 # A contract check reports at most this many findings: enough to fix a batch,
 # few enough that one broken document cannot flood a log.
 MAX_FINDINGS = 20

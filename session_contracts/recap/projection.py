@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
+from session_contracts.doctypes import SNAPSHOT_DOCUMENT_TYPE
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.hashes.snapshot import (
     content_hash_of_source,
@@ -54,7 +55,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-SNAPSHOT_DOCUMENT_TYPE = "session-recap.snapshot"
 # The event kinds a recap reads (Harn: message, tool call/result, plan,
 # loop_checkpoint, progress_reported, agent_run_terminal); others are only
 # listed in source.events.

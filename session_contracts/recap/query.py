@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from session_contracts.doctypes import QUERY_DOCUMENT_TYPE
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.validation.validator import apply_input_aliases, default_validator
 
@@ -29,7 +30,6 @@ __all__ = [
     "query_echo",
 ]
 
-QUERY_DOCUMENT_TYPE = "session-recap.query"
 QUERY_FIELDS = ("sessionId", "runId", "turnId", "fromEventId", "limit")
 DEFAULT_LIMIT = 4_096
 MAX_LIMIT = 32_768

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from session_contracts.accel import paused_gc
+from session_contracts.doctypes import ENVELOPE_DOCUMENT_TYPE
 from session_contracts.hashes.snapshot import harn_canonical_bytes
 from session_contracts.journal import (
     JournalCorrupt,
@@ -67,7 +68,6 @@ __all__ = [
     "unavailable",
 ]
 
-ENVELOPE_DOCUMENT_TYPE = "session-recap.envelope"
 UNAVAILABLE_REASONS = (
     "journal_unavailable",
     "session_missing",

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from session_contracts.doctypes import TAPE_ENTRY_DOCUMENT_TYPE, TAPE_RECORD_DOCUMENT_TYPE
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.journal import (
     SessionEvent,
@@ -47,8 +48,6 @@ __all__ = [
 
 LLM_TOPIC: Final = "agent.transcript.llm"
 PROVIDER_CALL_RESPONSE_KIND: Final = "provider_call_response"
-TAPE_ENTRY_DOCUMENT_TYPE: Final = "run-record.tape-entry"
-TAPE_RECORD_DOCUMENT_TYPE: Final = "run-record.tape-record"
 
 
 # ---------------------------------------------------------------------------- pure

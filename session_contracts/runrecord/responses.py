@@ -30,6 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from session_contracts.doctypes import PROVIDER_CALL_RESPONSE_DOCUMENT_TYPE
 from session_contracts.errors import Finding, InvalidDocument, json_path
 from session_contracts.jsontext.canonical import MAX_SAFE_INTEGER, canonical_bytes
 from session_contracts.jsontext.frozen import thaw_json
@@ -53,7 +54,6 @@ __all__ = [
     "resolve_parsed_tool_calls",
 ]
 
-PROVIDER_CALL_RESPONSE_DOCUMENT_TYPE: Final = "run-record.provider-call-response"
 TOOL_CALLS_REFERENCE: Final = "tool_calls"
 LOOP_STATE_BEGIN: Final = "## LOOP_STATE"
 LOOP_STATE_END: Final = "## END_LOOP_STATE"

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from session_contracts.bindings import decode, encode
+from session_contracts.doctypes import RECORD_DOCUMENT_TYPE, SPAN_DOCUMENT_TYPE
 from session_contracts.errors import Finding, InvalidDocument, json_path
 from session_contracts.jsontext.frozen import freeze_json, thaw_json
 from session_contracts.validation.validator import default_validator
@@ -38,8 +39,6 @@ __all__ = [
     "span_tree_findings",
 ]
 
-RECORD_DOCUMENT_TYPE: Final = "run-record.record"
-SPAN_DOCUMENT_TYPE: Final = "run-record.span"
 # The span attribute naming the VM execution that owns a span (seed 003's example).
 EXECUTION_ATTRIBUTE: Final = "harn.execution.id"
 
