@@ -134,7 +134,7 @@ def tape_entry(event: SessionEvent) -> dict[str, Any]:
     when the envelope breaks the contract (a provider_call_response off its
     topic, or whose payload disagrees with its header).
     """
-    entry: dict[str, Any] = {
+    entry = {
         "event_id": event.id,
         "topic": event.topic,
         "kind": event.kind,
@@ -143,10 +143,7 @@ def tape_entry(event: SessionEvent) -> dict[str, Any]:
         "emitted_at_unix_ms": event.recorded_at_unix_ms,
         "payload": event.to_json()["payload"],
     }
-    findings = default_validator().validate(TAPE_ENTRY_DOCUMENT_TYPE, entry)
-    if findings:
-        raise InvalidDocument(findings)
-    return entry
+    return _checked(TAPE_ENTRY_DOCUMENT_TYPE, entry)
 
 
 def tape_line(event: SessionEvent) -> bytes:
@@ -171,7 +168,7 @@ def tape_record(event: SessionEvent) -> dict[str, Any]:
     span_id = payload.get("span_id") if event.kind == PROVIDER_CALL_RESPONSE_KIND else None
     if isinstance(span_id, int) and not isinstance(span_id, bool):
         headers["span_id"] = str(span_id)
-    record: dict[str, Any] = {
+    record = {
         "id": event.id,
         "event": {
             "kind": event.kind,
@@ -180,15 +177,20 @@ def tape_record(event: SessionEvent) -> dict[str, Any]:
             "occurred_at_ms": event.recorded_at_unix_ms,
         },
     }
-    findings = default_validator().validate(TAPE_RECORD_DOCUMENT_TYPE, record)
-    if findings:
-        raise InvalidDocument(findings)
-    return record
+    return _checked(TAPE_RECORD_DOCUMENT_TYPE, record)
 
 
 def tape_record_line(event: SessionEvent) -> bytes:
     """One line of ``topics/<topic>.jsonl``: the record's canonical JSON and ``\n``."""
     return canonical_bytes(tape_record(event)) + b"\n"
+
+
+def _checked(doctype: str, value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` when it meets the ``doctype`` contract; :class:`InvalidDocument` if not."""
+    findings = default_validator().validate(doctype, value)
+    if findings:
+        raise InvalidDocument(findings)
+    return value
 
 
 # ---------------------------------------------------------------------------- I/O
