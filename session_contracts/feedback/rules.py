@@ -30,6 +30,7 @@ from session_contracts.doctypes import (
 )
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.jsontext.canonical import canonical_bytes
+from session_contracts.jsontext.records import read_record
 from session_contracts.validation.validator import DocumentValidator, default_validator
 
 __all__ = [
@@ -146,15 +147,7 @@ class UsageSample:
 
     @classmethod
     def from_json(cls, usage: Mapping[str, Any]) -> UsageSample:
-        return cls(
-            source=usage["source"],
-            counter_id=usage["counter_id"],
-            observed_at_unix_ms=usage["observed_at_unix_ms"],
-            input_tokens=usage.get("input_tokens"),
-            output_tokens=usage.get("output_tokens"),
-            cached_input_tokens=usage.get("cached_input_tokens"),
-            canonical=canonical_bytes(dict(usage)),
-        )
+        return read_record(cls, usage, canonical=canonical_bytes(dict(usage)))
 
     def tokens(self, field: str) -> int | None:
         value: int | None = getattr(self, field)
@@ -371,12 +364,7 @@ def parse_start(
     request_hash = request_body_hash(_START_OPERATION, request)
     if isinstance(request_hash, Rejection):
         return request_hash
-    return StartRequest(
-        request_id=request["request_id"],
-        session_id=request["session_id"],
-        client_info=request.get("client_info"),
-        request_hash=request_hash,
-    )
+    return read_record(StartRequest, request, request_hash=request_hash)
 
 
 def parse_checkpoint(
@@ -393,16 +381,10 @@ def parse_checkpoint(
     if isinstance(request_hash, Rejection):
         return request_hash
     usage = request.get("usage")
-    return CheckpointRequest(
-        request_id=request["request_id"],
-        session_id=request["session_id"],
-        session_version=request["session_version"],
-        context_hash=request["context_hash"],
-        next_action=request["next_action"],
+    return read_record(
+        CheckpointRequest,
+        request,
         open_loops=tuple(request["open_loops"]),
-        client_info=request.get("client_info"),
-        progress=request.get("progress"),
-        usage=usage,
         usage_sample=None if usage is None else UsageSample.from_json(usage),
         request_hash=request_hash,
     )

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypedDict, Unpack
 
 from session_contracts.doctypes import TAPE_ENTRY_DOCUMENT_TYPE, TAPE_RECORD_DOCUMENT_TYPE
 from session_contracts.errors import Finding, InvalidDocument
@@ -35,6 +35,7 @@ __all__ = [
     "PROVIDER_CALL_RESPONSE_KIND",
     "TAPE_ENTRY_DOCUMENT_TYPE",
     "TAPE_RECORD_DOCUMENT_TYPE",
+    "ProviderCallResponseKeywords",
     "append_provider_call_response",
     "next_event_id",
     "provider_call_response_event",
@@ -50,30 +51,47 @@ LLM_TOPIC: Final = "agent.transcript.llm"
 PROVIDER_CALL_RESPONSE_KIND: Final = "provider_call_response"
 
 
+class ProviderCallResponseKeywords(TypedDict):
+    """The keyword arguments, all required, of :func:`provider_call_response_event` and
+    :func:`append_provider_call_response`: the redaction policy and the event's headers."""
+
+    policy: RedactionPolicy
+    event_id: int
+    session_id: str
+    run_id: str | None
+    turn_id: str | None
+    execution_id: str | None
+    recorded_at_unix_ms: int
+
+
+# A TypedDict is not checked at run time: a call that misses or misspells a keyword must
+# still be a TypeError, as for any parameter.
+_KEYWORDS: Final = ProviderCallResponseKeywords.__required_keys__
+
+
 # ---------------------------------------------------------------------------- pure
 
 
 def provider_call_response_event(
-    raw: Mapping[str, Any],
-    *,
-    policy: RedactionPolicy,
-    event_id: int,
-    session_id: str,
-    run_id: str | None,
-    turn_id: str | None,
-    execution_id: str | None,
-    recorded_at_unix_ms: int,
+    raw: Mapping[str, Any], **keywords: Unpack[ProviderCallResponseKeywords]
 ) -> SessionEvent:
     """The canonical event of one model response, redacted and checked; nothing is written.
 
-    The headers repeat the payload: ``executionId`` is the payload's
-    ``execution_id`` (``None`` outside a VM scope) and ``iteration`` its
-    ``iteration``.  Raises :class:`InvalidDocument` for a run or session id
-    passed as the execution id (``execution_id_relabelled``), for a payload in
-    which the policy still finds a secret (``redaction_secret_found``: the
-    redaction failed, so nothing may be stored), or for an event the contract
-    refuses.
+    The keywords are :class:`ProviderCallResponseKeywords`.  The headers repeat the
+    payload: ``executionId`` is the payload's ``execution_id`` (``None`` outside a VM
+    scope) and ``iteration`` its ``iteration``.  Raises :class:`InvalidDocument` for a
+    run or session id passed as the execution id (``execution_id_relabelled``), for a
+    payload in which the policy still finds a secret (``redaction_secret_found``: the
+    redaction failed, so nothing may be stored), or for an event the contract refuses.
     """
+    if keywords.keys() != _KEYWORDS:
+        raise TypeError(
+            "provider_call_response_event() takes exactly the keywords "
+            + ", ".join(sorted(_KEYWORDS))
+            + f"; got {', '.join(sorted(keywords))}"
+        )
+    session_id, run_id = keywords["session_id"], keywords["run_id"]
+    execution_id = keywords["execution_id"]
     if execution_id is not None and execution_id in (session_id, run_id):
         which = "session" if execution_id == session_id else "run"
         raise InvalidDocument(
@@ -86,21 +104,22 @@ def provider_call_response_event(
                 )
             ]
         )
+    policy = keywords["policy"]
     payload = provider_call_response(raw, execution_id=execution_id, policy=policy)
     leftovers = scan_value(payload, policy)
     if leftovers:
         raise InvalidDocument(leftovers)
     return SessionEvent.from_json(
         {
-            "id": event_id,
+            "id": keywords["event_id"],
             "sessionId": session_id,
             "runId": run_id,
-            "turnId": turn_id,
+            "turnId": keywords["turn_id"],
             "iteration": payload["iteration"],
             "executionId": payload["execution_id"],
             "topic": LLM_TOPIC,
             "kind": PROVIDER_CALL_RESPONSE_KIND,
-            "recordedAtUnixMs": recorded_at_unix_ms,
+            "recordedAtUnixMs": keywords["recorded_at_unix_ms"],
             "payload": payload,
         }
     )
@@ -114,7 +133,7 @@ def tape_entry(event: SessionEvent) -> dict[str, Any]:
     when the envelope breaks the contract (a provider_call_response off its
     topic, or whose payload disagrees with its header).
     """
-    entry: dict[str, Any] = {
+    entry = {
         "event_id": event.id,
         "topic": event.topic,
         "kind": event.kind,
@@ -123,10 +142,7 @@ def tape_entry(event: SessionEvent) -> dict[str, Any]:
         "emitted_at_unix_ms": event.recorded_at_unix_ms,
         "payload": event.to_json()["payload"],
     }
-    findings = default_validator().validate(TAPE_ENTRY_DOCUMENT_TYPE, entry)
-    if findings:
-        raise InvalidDocument(findings)
-    return entry
+    return _checked(TAPE_ENTRY_DOCUMENT_TYPE, entry)
 
 
 def tape_line(event: SessionEvent) -> bytes:
@@ -151,7 +167,7 @@ def tape_record(event: SessionEvent) -> dict[str, Any]:
     span_id = payload.get("span_id") if event.kind == PROVIDER_CALL_RESPONSE_KIND else None
     if isinstance(span_id, int) and not isinstance(span_id, bool):
         headers["span_id"] = str(span_id)
-    record: dict[str, Any] = {
+    record = {
         "id": event.id,
         "event": {
             "kind": event.kind,
@@ -160,15 +176,20 @@ def tape_record(event: SessionEvent) -> dict[str, Any]:
             "occurred_at_ms": event.recorded_at_unix_ms,
         },
     }
-    findings = default_validator().validate(TAPE_RECORD_DOCUMENT_TYPE, record)
-    if findings:
-        raise InvalidDocument(findings)
-    return record
+    return _checked(TAPE_RECORD_DOCUMENT_TYPE, record)
 
 
 def tape_record_line(event: SessionEvent) -> bytes:
     """One line of ``topics/<topic>.jsonl``: the record's canonical JSON and ``\n``."""
     return canonical_bytes(tape_record(event)) + b"\n"
+
+
+def _checked(doctype: str, value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` when it meets the ``doctype`` contract; :class:`InvalidDocument` if not."""
+    findings = default_validator().validate(doctype, value)
+    if findings:
+        raise InvalidDocument(findings)
+    return value
 
 
 # ---------------------------------------------------------------------------- I/O
@@ -177,14 +198,7 @@ def tape_record_line(event: SessionEvent) -> bytes:
 def append_provider_call_response(
     journal: SqliteJournal,
     raw: Mapping[str, Any],
-    *,
-    policy: RedactionPolicy,
-    event_id: int,
-    session_id: str,
-    run_id: str | None,
-    turn_id: str | None,
-    execution_id: str | None,
-    recorded_at_unix_ms: int,
+    **keywords: Unpack[ProviderCallResponseKeywords],
 ) -> SessionEvent:
     """Append one model response as a provider_call_response event; return the event.
 
@@ -193,16 +207,7 @@ def append_provider_call_response(
     :class:`InvalidDocument` (see there) or the journal's
     :class:`~session_contracts.journal.JournalWriteError`.
     """
-    event = provider_call_response_event(
-        raw,
-        policy=policy,
-        event_id=event_id,
-        session_id=session_id,
-        run_id=run_id,
-        turn_id=turn_id,
-        execution_id=execution_id,
-        recorded_at_unix_ms=recorded_at_unix_ms,
-    )
+    event = provider_call_response_event(raw, **keywords)
     journal.append([event])
     return event
 

@@ -23,6 +23,7 @@ from typing import Any, Final, Literal, get_args
 from session_contracts.errors import Finding, InvalidDocument, json_path
 from session_contracts.journal import SessionEvent
 from session_contracts.jsontext.frozen import thaw_json
+from session_contracts.jsontext.records import read_record
 from session_contracts.runrecord.spans import (
     EXECUTION_ATTRIBUTE,
     RECORD_DOCUMENT_TYPE,
@@ -152,14 +153,7 @@ class FlightRecording:
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> FlightRecording:
         """Read the artifact members a producer-protocol case gives (the constants are implied)."""
-        return cls(
-            execution_id=value["execution_id"],
-            content_hash=value["content_hash"],
-            byte_length=value["byte_length"],
-            retained_events=value["retained_events"],
-            dropped_events=value.get("dropped_events", 0),
-            path=value.get("path"),
-        )
+        return read_record(cls, value)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

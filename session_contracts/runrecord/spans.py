@@ -24,6 +24,7 @@ from session_contracts.bindings import decode, encode
 from session_contracts.doctypes import RECORD_DOCUMENT_TYPE, SPAN_DOCUMENT_TYPE
 from session_contracts.errors import Finding, InvalidDocument, json_path
 from session_contracts.jsontext.frozen import freeze_json, thaw_json
+from session_contracts.jsontext.records import read_record
 from session_contracts.validation.validator import default_validator
 
 __all__ = [
@@ -109,20 +110,7 @@ class Span:
         findings = default_validator().validate(SPAN_DOCUMENT_TYPE, value)
         if findings:
             raise InvalidDocument(findings)
-        return cls(
-            trace_id=value["trace_id"],
-            span_id=value["span_id"],
-            parent_span_id=value["parent_span_id"],
-            kind=value["kind"],
-            name=value["name"],
-            start_ms=value["start_ms"],
-            duration_ms=value["duration_ms"],
-            ttft_ms=value.get("ttft_ms"),
-            metadata=value["metadata"],
-            links=value.get("links"),
-            events=value.get("events"),
-            cost_usd=value.get("cost_usd"),
-        )
+        return read_record(cls, value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -543,6 +543,30 @@ def test_run_or_session_id_never_relabelled_as_execution_id(tmp_path: Path) -> N
         assert rr.next_event_id(journal, SESSION) == 1  # nothing was written
 
 
+def test_a_missing_or_unknown_event_keyword_is_a_type_error(tmp_path: Path) -> None:
+    """The keywords are one TypedDict; a call that misses or misspells one still fails
+    as a call with a wrong keyword does, and writes nothing."""
+    keywords: dict[str, Any] = {
+        "policy": POLICY,
+        "event_id": 1,
+        "session_id": SESSION,
+        "run_id": RUN,
+        "turn_id": "turn-1",
+        "execution_id": EXECUTION,
+        "recorded_at_unix_ms": 1_700_000_000_001,
+    }
+    missing = {k: v for k, v in keywords.items() if k != "turn_id"}
+    misspelt = {**missing, "turnid": "turn-1"}
+    with journal_at(tmp_path / "events.sqlite") as journal:
+        for wrong in (missing, misspelt):
+            with pytest.raises(TypeError, match="turn_id"):
+                rr.provider_call_response_event(raw_response("hi"), **wrong)
+            with pytest.raises(TypeError, match="turn_id"):
+                rr.append_provider_call_response(journal, raw_response("hi"), **wrong)
+        assert rr.next_event_id(journal, SESSION) == 1
+        assert rr.append_provider_call_response(journal, raw_response("hi"), **keywords).id == 1
+
+
 @pytest.mark.sentence("runrecord.execution-identity-gap", "runrecord.events-carry-execution-id")
 def test_execution_owner_is_recovered_from_event_headers() -> None:
     """The owner a session-only projection may use is the one its events name, if only one."""
