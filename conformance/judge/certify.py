@@ -289,91 +289,67 @@ def run_check(
     fixtures (written for the producer protocol, not for a URL's parameters).
     ``progress`` hears of the check's start, of each case judged and of its end.
     """
+
+    # One place where every outcome leaves, the skipped ones included: it is timed and heard.
+    def outcome() -> CheckResult:
+        unclaimed = _unclaimed(check, contracts, operations)
+        if unclaimed is not None:
+            return CheckResult(check, "skipped", 0, unclaimed, applicable=False)
+        try:
+            planned = check.trials(contracts, operations)
+        except Skip as skip:
+            return CheckResult(check, "skipped", 0, str(skip), applicable=False)
+        drawn = planned if isinstance(planned, list) else [planned]
+        if prepare is not None:
+            drawn = [strategy.map(prepare) for strategy in drawn]
+        explicit = explicit_trials(check, contracts, operations, golden=golden)
+        if expressible is not None:
+            explicit = [(trial, why) for trial, why in explicit if expressible(trial)]
+        if prepare is not None:
+            explicit = [(prepare(trial), why) for trial, why in explicit]
+        progress.check_started(check, len(explicit) + examples * len(drawn))
+
+        def judged() -> None:
+            progress.case_judged(check)
+
+        result = _run_explicit(check, runner, explicit, failures_dir, judged)
+        evidence = explicit_evidence = result.evidence
+        if result.status in FAULTS:
+            return replace(result, explicit=explicit_evidence)
+        total = result.cases
+        skip_reason: str | None = result.message or None
+        for part, strategy in enumerate(drawn):
+            result = _run_property(
+                check,
+                runner,
+                strategy,
+                examples,
+                _seed_for(seed, check.id, part),
+                failures_dir,
+                total,
+                judged,
+            )
+            evidence += result.evidence
+            if result.status in FAULTS:
+                return replace(result, evidence=evidence, explicit=explicit_evidence)
+            total = result.cases
+            skip_reason = skip_reason or result.message or None
+        return replace(_settled(check, total, evidence, skip_reason), explicit=explicit_evidence)
+
     began = time.perf_counter()
-    result = _run_check(
-        check,
-        runner,
-        contracts=contracts,
-        operations=operations,
-        examples=examples,
-        seed=seed,
-        failures_dir=failures_dir,
-        prepare=prepare,
-        expressible=expressible,
-        golden=golden,
-        progress=progress,
-    )
-    result = replace(result, seconds=time.perf_counter() - began)
+    result = replace(outcome(), seconds=time.perf_counter() - began)
     progress.check_finished(check, result)
     return result
 
 
-def _run_check(
-    check: Check,
-    runner: Runner,
-    *,
-    contracts: tuple[str, ...],
-    operations: tuple[str, ...],
-    examples: int,
-    seed: int,
-    failures_dir: Path,
-    prepare: Callable[[Trial], Trial] | None,
-    expressible: Callable[[Trial], bool] | None,
-    golden: bool,
-    progress: Progress,
-) -> CheckResult:
+def _unclaimed(check: Check, contracts: tuple[str, ...], operations: tuple[str, ...]) -> str | None:
+    """Why ``check`` is not the producer's to pass (an operation it does not declare, a
+    contract it does not claim), or None when it is."""
     if check.operation != "*" and check.operation not in operations:
-        return CheckResult(
-            check,
-            "skipped",
-            0,
-            f"the producer does not declare {check.operation}",
-            applicable=False,
-        )
+        return f"the producer does not declare {check.operation}"
     if check.contract != "all" and check.contract not in contracts:
-        return CheckResult(
-            check, "skipped", 0, f"the producer does not claim {check.contract}", applicable=False
-        )
-    try:
-        planned = check.trials(contracts, operations)
-    except Skip as skip:
-        return CheckResult(check, "skipped", 0, str(skip), applicable=False)
-    drawn = planned if isinstance(planned, list) else [planned]
-    if prepare is not None:
-        drawn = [strategy.map(prepare) for strategy in drawn]
-    explicit = explicit_trials(check, contracts, operations, golden=golden)
-    if expressible is not None:
-        explicit = [(trial, why) for trial, why in explicit if expressible(trial)]
-    if prepare is not None:
-        explicit = [(prepare(trial), why) for trial, why in explicit]
-    progress.check_started(check, len(explicit) + examples * len(drawn))
-
-    def judged() -> None:
-        progress.case_judged(check)
-
-    result = _run_explicit(check, runner, explicit, failures_dir, judged)
-    evidence = explicit_evidence = result.evidence
-    if result.status in FAULTS:
-        return replace(result, explicit=explicit_evidence)
-    total = result.cases
-    skip_reason: str | None = result.message or None
-    for part, strategy in enumerate(drawn):
-        result = _run_property(
-            check,
-            runner,
-            strategy,
-            examples,
-            _seed_for(seed, check.id, part),
-            failures_dir,
-            total,
-            judged,
-        )
-        evidence += result.evidence
-        if result.status in FAULTS:
-            return replace(result, evidence=evidence, explicit=explicit_evidence)
-        total = result.cases
-        skip_reason = skip_reason or result.message or None
-    return replace(_settled(check, total, evidence, skip_reason), explicit=explicit_evidence)
+        return f"the producer does not claim {check.contract}"
+    return None
 
 
 def _judge(check: Check, recorder: _Recorder, trial: Trial) -> None:
