@@ -440,10 +440,43 @@ class Binding:
         return results
 
 
+# Where the toolchains run, and where this test used to keep its builds.
+BUILT_BESIDE = (GENERATED, REPO / "build")
+
+
+def _untracked() -> set[str]:
+    """What git reports untracked or ignored in BUILT_BESIDE, Python's caches aside (other
+    tests import generated/ meanwhile); nothing outside a git checkout."""
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--ignored", "--", *map(str, BUILT_BESIDE)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return {line for line in status.stdout.splitlines() if "__pycache__" not in line}
+
+
+@pytest.fixture(scope="module")
+def untracked_before_building() -> set[str]:
+    return _untracked()
+
+
 @pytest.fixture(scope="module", params=sorted(BUILDERS))
-def roundtrip(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Binding:
+def roundtrip(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    untracked_before_building: set[str],
+) -> Binding:
     out = tmp_path_factory.mktemp(f"polyglot-{request.param}")
     return Binding(request.param, BUILDERS[request.param](out))
+
+
+def test_building_leaves_nothing_in_the_checkout(
+    roundtrip: Binding, untracked_before_building: set[str]
+) -> None:
+    # A clean clone (CI) shows any build product; a folder that was already there hides one.
+    assert _untracked() - untracked_before_building == set(), roundtrip.language
 
 
 @pytest.mark.sentence("recap.generated-languages")
