@@ -396,37 +396,7 @@ def _sent_again(check: Check, runner: Runner, trial: Trial) -> Mapping[str, Any]
     return later
 
 
-def _flaky(
-    check: Check,
-    cases: int,
-    trial: Trial,
-    problem: Failed | Errored,
-    where: str,
-    answers: Mapping[str, Any],
-    later: Mapping[str, Any],
-    evidence: Evidence,
-    failures_dir: Path,
-) -> CheckResult:
-    """A fault that did not repeat: the check fails, with the faulty answer as evidence."""
-    return CheckResult(
-        check,
-        "flaky",
-        cases,
-        f"{problem}{where}; flaky: the same case sent again was answered correctly, "
-        "and a producer must answer one input one way",
-        trial,
-        str(_save(failures_dir, check, trial, "flaky")),
-        {
-            **({"explicit": where} if where else {}),
-            **({"error_code": problem.outcome.error_code} if isinstance(problem, Errored) else {}),
-        },
-        evidence,
-        later_answer=later,
-        **answers,
-    )
-
-
-def _fault(
+def _faulted(
     check: Check,
     cases: int,
     trial: Trial,
@@ -435,8 +405,32 @@ def _fault(
     answers: Mapping[str, Any],
     evidence: Evidence,
     failures_dir: Path,
+    later: Mapping[str, Any] | None,
 ) -> CheckResult:
-    """A fault that repeated when the case was sent again: failed, or errored."""
+    """A fault on ``trial``: flaky when the same case sent again was answered correctly
+    (``later``, that answer; the faulty answer is the evidence), else failed or errored
+    (the fault repeated)."""
+    if later is not None:
+        return CheckResult(
+            check,
+            "flaky",
+            cases,
+            f"{problem}{where}; flaky: the same case sent again was answered correctly, "
+            "and a producer must answer one input one way",
+            trial,
+            str(_save(failures_dir, check, trial, "flaky")),
+            {
+                **({"explicit": where} if where else {}),
+                **(
+                    {"error_code": problem.outcome.error_code}
+                    if isinstance(problem, Errored)
+                    else {}
+                ),
+            },
+            evidence,
+            later_answer=later,
+            **answers,
+        )
     if isinstance(problem, Errored):
         outcome = problem.outcome
         return CheckResult(
@@ -498,11 +492,9 @@ def _run_explicit(
             evidence = counts + _counted(problem)
             where = f" (explicit case: {why})"
             later = _sent_again(check, runner, trial)
-            if later is not None:
-                return _flaky(
-                    check, cases, trial, problem, where, answers, later, evidence, failures_dir
-                )
-            return _fault(check, cases, trial, problem, where, answers, evidence, failures_dir)
+            return _faulted(
+                check, cases, trial, problem, where, answers, evidence, failures_dir, later
+            )
         else:
             counts += Evidence(judged=1, agreed=1)
     return CheckResult(check, "passed", len(trials), skip_reason, evidence=counts)
@@ -610,26 +602,16 @@ def _run_property(
             check, "passed", state["cases"], state["skip"] or "", evidence=Evidence(**counts)
         )
     evidence = Evidence(**counts)
+    later: Mapping[str, Any] | None
     if flaky:
         trial, problem, answers, later = flaky[0]
-        return _flaky(
-            check, state["cases"], trial, problem, "", answers, later, evidence, failures_dir
-        )
-    trial, problem, answers = fault[-1]
-    if final_replay_passed:
+    else:
+        trial, problem, answers = fault[-1]
         # The recorder holds the last call: the final replay, which agreed.
-        return _flaky(
-            check,
-            state["cases"],
-            trial,
-            problem,
-            "",
-            answers,
-            recorder.answers().get("answer", {}),
-            evidence,
-            failures_dir,
-        )
-    return _fault(check, state["cases"], trial, problem, "", answers, evidence, failures_dir)
+        later = recorder.answers().get("answer", {}) if final_replay_passed else None
+    return _faulted(
+        check, state["cases"], trial, problem, "", answers, evidence, failures_dir, later
+    )
 
 
 def _runner_for(producer: ProducerProcess, budget: TimeBudget) -> Runner:
