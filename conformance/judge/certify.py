@@ -289,91 +289,67 @@ def run_check(
     fixtures (written for the producer protocol, not for a URL's parameters).
     ``progress`` hears of the check's start, of each case judged and of its end.
     """
+
+    # One place where every outcome leaves, the skipped ones included: it is timed and heard.
+    def outcome() -> CheckResult:
+        unclaimed = _unclaimed(check, contracts, operations)
+        if unclaimed is not None:
+            return CheckResult(check, "skipped", 0, unclaimed, applicable=False)
+        try:
+            planned = check.trials(contracts, operations)
+        except Skip as skip:
+            return CheckResult(check, "skipped", 0, str(skip), applicable=False)
+        drawn = planned if isinstance(planned, list) else [planned]
+        if prepare is not None:
+            drawn = [strategy.map(prepare) for strategy in drawn]
+        explicit = explicit_trials(check, contracts, operations, golden=golden)
+        if expressible is not None:
+            explicit = [(trial, why) for trial, why in explicit if expressible(trial)]
+        if prepare is not None:
+            explicit = [(prepare(trial), why) for trial, why in explicit]
+        progress.check_started(check, len(explicit) + examples * len(drawn))
+
+        def judged() -> None:
+            progress.case_judged(check)
+
+        result = _run_explicit(check, runner, explicit, failures_dir, judged)
+        evidence = explicit_evidence = result.evidence
+        if result.status in FAULTS:
+            return replace(result, explicit=explicit_evidence)
+        total = result.cases
+        skip_reason: str | None = result.message or None
+        for part, strategy in enumerate(drawn):
+            result = _run_property(
+                check,
+                runner,
+                strategy,
+                examples,
+                _seed_for(seed, check.id, part),
+                failures_dir,
+                total,
+                judged,
+            )
+            evidence += result.evidence
+            if result.status in FAULTS:
+                return replace(result, evidence=evidence, explicit=explicit_evidence)
+            total = result.cases
+            skip_reason = skip_reason or result.message or None
+        return replace(_settled(check, total, evidence, skip_reason), explicit=explicit_evidence)
+
     began = time.perf_counter()
-    result = _run_check(
-        check,
-        runner,
-        contracts=contracts,
-        operations=operations,
-        examples=examples,
-        seed=seed,
-        failures_dir=failures_dir,
-        prepare=prepare,
-        expressible=expressible,
-        golden=golden,
-        progress=progress,
-    )
-    result = replace(result, seconds=time.perf_counter() - began)
+    result = replace(outcome(), seconds=time.perf_counter() - began)
     progress.check_finished(check, result)
     return result
 
 
-def _run_check(
-    check: Check,
-    runner: Runner,
-    *,
-    contracts: tuple[str, ...],
-    operations: tuple[str, ...],
-    examples: int,
-    seed: int,
-    failures_dir: Path,
-    prepare: Callable[[Trial], Trial] | None,
-    expressible: Callable[[Trial], bool] | None,
-    golden: bool,
-    progress: Progress,
-) -> CheckResult:
+def _unclaimed(check: Check, contracts: tuple[str, ...], operations: tuple[str, ...]) -> str | None:
+    """Why ``check`` is not the producer's to pass (an operation it does not declare, a
+    contract it does not claim), or None when it is."""
     if check.operation != "*" and check.operation not in operations:
-        return CheckResult(
-            check,
-            "skipped",
-            0,
-            f"the producer does not declare {check.operation}",
-            applicable=False,
-        )
+        return f"the producer does not declare {check.operation}"
     if check.contract != "all" and check.contract not in contracts:
-        return CheckResult(
-            check, "skipped", 0, f"the producer does not claim {check.contract}", applicable=False
-        )
-    try:
-        planned = check.trials(contracts, operations)
-    except Skip as skip:
-        return CheckResult(check, "skipped", 0, str(skip), applicable=False)
-    drawn = planned if isinstance(planned, list) else [planned]
-    if prepare is not None:
-        drawn = [strategy.map(prepare) for strategy in drawn]
-    explicit = explicit_trials(check, contracts, operations, golden=golden)
-    if expressible is not None:
-        explicit = [(trial, why) for trial, why in explicit if expressible(trial)]
-    if prepare is not None:
-        explicit = [(prepare(trial), why) for trial, why in explicit]
-    progress.check_started(check, len(explicit) + examples * len(drawn))
-
-    def judged() -> None:
-        progress.case_judged(check)
-
-    result = _run_explicit(check, runner, explicit, failures_dir, judged)
-    evidence = explicit_evidence = result.evidence
-    if result.status in FAULTS:
-        return replace(result, explicit=explicit_evidence)
-    total = result.cases
-    skip_reason: str | None = result.message or None
-    for part, strategy in enumerate(drawn):
-        result = _run_property(
-            check,
-            runner,
-            strategy,
-            examples,
-            _seed_for(seed, check.id, part),
-            failures_dir,
-            total,
-            judged,
-        )
-        evidence += result.evidence
-        if result.status in FAULTS:
-            return replace(result, evidence=evidence, explicit=explicit_evidence)
-        total = result.cases
-        skip_reason = skip_reason or result.message or None
-    return replace(_settled(check, total, evidence, skip_reason), explicit=explicit_evidence)
+        return f"the producer does not claim {check.contract}"
+    return None
 
 
 def _judge(check: Check, recorder: _Recorder, trial: Trial) -> None:
@@ -420,37 +396,7 @@ def _sent_again(check: Check, runner: Runner, trial: Trial) -> Mapping[str, Any]
     return later
 
 
-def _flaky(
-    check: Check,
-    cases: int,
-    trial: Trial,
-    problem: Failed | Errored,
-    where: str,
-    answers: Mapping[str, Any],
-    later: Mapping[str, Any],
-    evidence: Evidence,
-    failures_dir: Path,
-) -> CheckResult:
-    """A fault that did not repeat: the check fails, with the faulty answer as evidence."""
-    return CheckResult(
-        check,
-        "flaky",
-        cases,
-        f"{problem}{where}; flaky: the same case sent again was answered correctly, "
-        "and a producer must answer one input one way",
-        trial,
-        str(_save(failures_dir, check, trial, "flaky")),
-        {
-            **({"explicit": where} if where else {}),
-            **({"error_code": problem.outcome.error_code} if isinstance(problem, Errored) else {}),
-        },
-        evidence,
-        later_answer=later,
-        **answers,
-    )
-
-
-def _fault(
+def _faulted(
     check: Check,
     cases: int,
     trial: Trial,
@@ -459,8 +405,32 @@ def _fault(
     answers: Mapping[str, Any],
     evidence: Evidence,
     failures_dir: Path,
+    later: Mapping[str, Any] | None,
 ) -> CheckResult:
-    """A fault that repeated when the case was sent again: failed, or errored."""
+    """A fault on ``trial``: flaky when the same case sent again was answered correctly
+    (``later``, that answer; the faulty answer is the evidence), else failed or errored
+    (the fault repeated)."""
+    if later is not None:
+        return CheckResult(
+            check,
+            "flaky",
+            cases,
+            f"{problem}{where}; flaky: the same case sent again was answered correctly, "
+            "and a producer must answer one input one way",
+            trial,
+            str(_save(failures_dir, check, trial, "flaky")),
+            {
+                **({"explicit": where} if where else {}),
+                **(
+                    {"error_code": problem.outcome.error_code}
+                    if isinstance(problem, Errored)
+                    else {}
+                ),
+            },
+            evidence,
+            later_answer=later,
+            **answers,
+        )
     if isinstance(problem, Errored):
         outcome = problem.outcome
         return CheckResult(
@@ -522,11 +492,9 @@ def _run_explicit(
             evidence = counts + _counted(problem)
             where = f" (explicit case: {why})"
             later = _sent_again(check, runner, trial)
-            if later is not None:
-                return _flaky(
-                    check, cases, trial, problem, where, answers, later, evidence, failures_dir
-                )
-            return _fault(check, cases, trial, problem, where, answers, evidence, failures_dir)
+            return _faulted(
+                check, cases, trial, problem, where, answers, evidence, failures_dir, later
+            )
         else:
             counts += Evidence(judged=1, agreed=1)
     return CheckResult(check, "passed", len(trials), skip_reason, evidence=counts)
@@ -634,26 +602,16 @@ def _run_property(
             check, "passed", state["cases"], state["skip"] or "", evidence=Evidence(**counts)
         )
     evidence = Evidence(**counts)
+    later: Mapping[str, Any] | None
     if flaky:
         trial, problem, answers, later = flaky[0]
-        return _flaky(
-            check, state["cases"], trial, problem, "", answers, later, evidence, failures_dir
-        )
-    trial, problem, answers = fault[-1]
-    if final_replay_passed:
+    else:
+        trial, problem, answers = fault[-1]
         # The recorder holds the last call: the final replay, which agreed.
-        return _flaky(
-            check,
-            state["cases"],
-            trial,
-            problem,
-            "",
-            answers,
-            recorder.answers().get("answer", {}),
-            evidence,
-            failures_dir,
-        )
-    return _fault(check, state["cases"], trial, problem, "", answers, evidence, failures_dir)
+        later = recorder.answers().get("answer", {}) if final_replay_passed else None
+    return _faulted(
+        check, state["cases"], trial, problem, "", answers, evidence, failures_dir, later
+    )
 
 
 def _runner_for(producer: ProducerProcess, budget: TimeBudget) -> Runner:

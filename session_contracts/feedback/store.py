@@ -29,12 +29,14 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
 import orjson
 
-from session_contracts.connection_owner import ConnectionOwner
+from session_contracts.connection_owner import ConnectionOwner, prepared
 from session_contracts.errors import Finding, InvalidDocument, SessionContractsError
 from session_contracts.feedback.rules import (
     CONTRACT_VERSION,
@@ -198,6 +200,59 @@ def _store_error(code: str, message: str, hint: str, source: str = "") -> Feedba
     return FeedbackStoreError([Finding("$", code, message, hint, source=source)])
 
 
+@dataclass(frozen=True)
+class _SqliteFailure:
+    """What a SQLite error at one step means to the caller: :class:`FeedbackStoreError` with
+    ``code``, the message "``what``: SQLite's own message", and ``hint``."""
+
+    code: str
+    what: str
+    hint: str
+
+    def raised_for(self, source: str) -> _RaisedFor:
+        return _RaisedFor(self, source)
+
+
+class _RaisedFor(AbstractContextManager[None]):
+    """Within ``with``: a SQLite error leaves as ``failure``'s error for ``source``.  A class,
+    not a generator: it wraps every read and write, where a generator's cost shows."""
+
+    __slots__ = ("_failure", "_source")
+
+    def __init__(self, failure: _SqliteFailure, source: str) -> None:
+        self._failure = failure
+        self._source = source
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, traceback: object) -> None:
+        if isinstance(exc, sqlite3.Error):
+            failure = self._failure
+            message = f"{failure.what}: {exc}"
+            raise _store_error(failure.code, message, failure.hint, self._source) from None
+
+
+_CANNOT_OPEN: Final = _SqliteFailure(
+    "feedback_store_unavailable", "SQLite cannot open the file", "check the path and permissions"
+)
+_NOT_A_DATABASE: Final = _SqliteFailure(
+    "feedback_store_unavailable",
+    "the file is not a usable SQLite database",
+    "pass a feedback store written by FeedbackStore",
+)
+_WRITE_FAILED: Final = _SqliteFailure(
+    "feedback_store_write_failed",
+    "SQLite could not run or commit the request",
+    "nothing was committed; retry with the same request_id",
+)
+_READ_FAILED: Final = _SqliteFailure(
+    "feedback_store_unavailable",
+    "SQLite could not read the session",
+    "retry once no other writer holds the lock",
+)
+
+
 def _json(value: Any) -> str:
     return orjson.dumps(value).decode()
 
@@ -237,30 +292,12 @@ class FeedbackStore(ConnectionOwner[sqlite3.Connection]):
             raise _store_error(
                 "feedback_store_unavailable", "the path is not a file", "pass a file path", source
             )
-        try:
+        with _CANNOT_OPEN.raised_for(source):
             connection = sqlite3.connect(
                 location, isolation_level=None, timeout=busy_timeout_ms / 1000
             )
-        except sqlite3.Error as exc:
-            raise _store_error(
-                "feedback_store_unavailable",
-                f"SQLite cannot open the file: {exc}",
-                "check the path and permissions",
-                source,
-            ) from None
-        try:
-            _prepare(connection, source, synchronous)
-        except sqlite3.Error as exc:
-            connection.close()
-            raise _store_error(
-                "feedback_store_unavailable",
-                f"the file is not a usable SQLite database: {exc}",
-                "pass a feedback store written by FeedbackStore",
-                source,
-            ) from None
-        except BaseException:
-            connection.close()
-            raise
+        with _NOT_A_DATABASE.raised_for(source):
+            prepared(connection, lambda opened: _prepare(opened, source, synchronous))
         return cls(connection, path=location, clock=clock)
 
     @property
@@ -315,7 +352,7 @@ class FeedbackStore(ConnectionOwner[sqlite3.Connection]):
         self, step: Callable[[sqlite3.Connection, int], tuple[bool, JsonObject]]
     ) -> JsonObject:
         connection = self._live()
-        try:
+        with _WRITE_FAILED.raised_for(str(self._path)):
             connection.execute("BEGIN IMMEDIATE")
             try:
                 # Read the clock under the write lock, so report times follow
@@ -328,13 +365,6 @@ class FeedbackStore(ConnectionOwner[sqlite3.Connection]):
                 if connection.in_transaction:
                     connection.execute("ROLLBACK")
                 raise
-        except sqlite3.Error as exc:
-            raise _store_error(
-                "feedback_store_write_failed",
-                f"SQLite could not run or commit the request: {exc}",
-                "nothing was committed; retry with the same request_id",
-                str(self._path),
-            ) from None
         return response
 
     # ----------------------------------------------------------------- reading
@@ -363,7 +393,7 @@ class FeedbackStore(ConnectionOwner[sqlite3.Connection]):
         ):
             raise ValueError(f"contract_version must be an unsigned int, not {contract_version!r}")
         connection = self._live()
-        try:
+        with _READ_FAILED.raised_for(str(self._path)):
             # One read transaction: every slot comes from the same snapshot.
             connection.execute("BEGIN")
             try:
@@ -371,13 +401,6 @@ class FeedbackStore(ConnectionOwner[sqlite3.Connection]):
                 reports = _read_reports(connection, session_id, reader_can_read_raw_receipts)
             finally:
                 connection.execute("COMMIT")
-        except sqlite3.Error as exc:
-            raise _store_error(
-                "feedback_store_unavailable",
-                f"SQLite could not read the session: {exc}",
-                "retry once no other writer holds the lock",
-                str(self._path),
-            ) from None
         return observe_session(
             session_id,
             reports,

@@ -45,7 +45,7 @@ from typing import Any
 
 import orjson
 
-from session_contracts.connection_owner import ConnectionOwner
+from session_contracts.connection_owner import ConnectionOwner, prepared
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.journal.batch import CheckedEvents, check_events, element_forms
 from session_contracts.journal.harn_stored import (
@@ -357,19 +357,16 @@ class SqliteJournal(_SessionReads, ConnectionOwner[sqlite3.Connection]):
                 source, f"SQLite cannot open the file: {exc}", "check the path and permissions"
             ) from None
         try:
-            if not writable:
-                connection.execute("PRAGMA query_only = ON")
-            _prepare(connection, source, create=create, writable=writable)
+            prepared(
+                connection,
+                lambda opened: _prepare(opened, source, create=create, writable=writable),
+            )
         except sqlite3.Error as exc:
-            connection.close()
             raise _unavailable(
                 source,
                 f"the file is not a readable SQLite database: {exc}",
                 "pass a session journal written by SqliteJournal",
             ) from None
-        except BaseException:
-            connection.close()
-            raise
         return cls(connection, path=location, writable=writable)
 
     @property
@@ -986,6 +983,8 @@ def _layout_one_rows(path: Path) -> list[tuple[int, bytes]] | None:
 
 
 def _prepare(connection: sqlite3.Connection, source: str, *, create: bool, writable: bool) -> None:
+    if not writable:
+        connection.execute("PRAGMA query_only = ON")
     if create and _is_blank(connection):
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute("BEGIN IMMEDIATE")

@@ -37,7 +37,6 @@ SCHEMAS = REPO / "schemas"
 EXAMPLES = SCHEMAS / "examples"
 FIXTURES = REPO / "conformance" / "fixtures"
 GENERATED = REPO / "generated"
-BUILD = REPO / "build" / "polyglot"
 TSC = REPO / "tools" / "typescript" / "node_modules" / ".bin" / "tsc"
 
 # Opaque members whose numbers must come back as the same text, not just the same value.
@@ -367,12 +366,11 @@ def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> st
     return result.stdout
 
 
-def _build_typescript() -> list[str]:
+def _build_typescript(out: Path) -> list[str]:
     if shutil.which("node") is None:
         _missing("node is not installed")
     if not TSC.exists():
         _missing("TypeScript is not installed: run `npm ci` in tools/typescript")
-    out = BUILD / "typescript"
     _run(
         [str(TSC), "-p", str(GENERATED / "typescript" / "tsconfig.json"), "--outDir", str(out)],
         REPO,
@@ -380,10 +378,10 @@ def _build_typescript() -> list[str]:
     return ["node", str(out / "roundtrip.js")]
 
 
-def _build_go() -> list[str]:
+def _build_go(out: Path) -> list[str]:
     if shutil.which("go") is None:
         _missing("go is not installed")
-    binary = BUILD / "go" / "roundtrip"
+    binary = out / "roundtrip"
     env = {"GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod", "GOPROXY": "off"}
     _run(["go", "vet", "./..."], GENERATED / "go", env)
     _run(["go", "build", "-o", str(binary), "./cmd/roundtrip"], GENERATED / "go", env)
@@ -392,10 +390,20 @@ def _build_go() -> list[str]:
     return [str(binary)]
 
 
-def _build_rust() -> list[str]:
+def _rust_target() -> Path:
+    """Cargo's target folder for this checkout, in the user's cache: it keeps the compiled
+    crates between runs (about 20 s of CPU each time otherwise), and a checkout of its own
+    keeps parallel worktrees from overwriting each other's program."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    checkout = hashlib.sha256(str(REPO).encode()).hexdigest()[:16]
+    return cache / "session-contracts" / f"polyglot-rust-{checkout}"
+
+
+def _build_rust(out: Path) -> list[str]:
+    del out  # cargo's target folder is cached per checkout instead (_rust_target)
     if shutil.which("cargo") is None:
         _missing("cargo is not installed")
-    target = BUILD / "rust"
+    target = _rust_target()
     _run(
         ["cargo", "build", "--locked", "--quiet", "--bin", "roundtrip"],
         GENERATED / "rust",
@@ -404,7 +412,9 @@ def _build_rust() -> list[str]:
     return [str(target / "debug" / "roundtrip")]
 
 
-BUILDERS: dict[str, Callable[[], list[str]]] = {
+# Nothing built lands in the checkout: each builder writes into the folder it is given
+# (pytest's temporary folder; Go keeps its own build cache) or, for Rust, a user cache.
+BUILDERS: dict[str, Callable[[Path], list[str]]] = {
     "typescript": _build_typescript,
     "go": _build_go,
     "rust": _build_rust,
@@ -430,9 +440,43 @@ class Binding:
         return results
 
 
+# Where the toolchains run, and where this test used to keep its builds.
+BUILT_BESIDE = (GENERATED, REPO / "build")
+
+
+def _untracked() -> set[str]:
+    """What git reports untracked or ignored in BUILT_BESIDE, Python's caches aside (other
+    tests import generated/ meanwhile); nothing outside a git checkout."""
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--ignored", "--", *map(str, BUILT_BESIDE)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return {line for line in status.stdout.splitlines() if "__pycache__" not in line}
+
+
+@pytest.fixture(scope="module")
+def untracked_before_building() -> set[str]:
+    return _untracked()
+
+
 @pytest.fixture(scope="module", params=sorted(BUILDERS))
-def roundtrip(request: pytest.FixtureRequest) -> Binding:
-    return Binding(request.param, BUILDERS[request.param]())
+def roundtrip(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    untracked_before_building: set[str],
+) -> Binding:
+    out = tmp_path_factory.mktemp(f"polyglot-{request.param}")
+    return Binding(request.param, BUILDERS[request.param](out))
+
+
+def test_building_leaves_nothing_in_the_checkout(
+    roundtrip: Binding, untracked_before_building: set[str]
+) -> None:
+    # A clean clone (CI) shows any build product; a folder that was already there hides one.
+    assert _untracked() - untracked_before_building == set(), roundtrip.language
 
 
 @pytest.mark.sentence("recap.generated-languages")

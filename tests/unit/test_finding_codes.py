@@ -29,6 +29,7 @@ EMITTERS = {
     "_error",
     "_write_error",
     "_store_error",
+    "_SqliteFailure",
     "_broken",
     "_warning",
 }
