@@ -45,7 +45,37 @@ __all__ = [
     "verify_snapshot",
 ]
 
-BINDING_TARGETS = ("projectionHash", "contentHash")
+
+@dataclass(frozen=True, slots=True)
+class _CarriedHash:
+    """A hash the snapshot carries: its member, the code of a mismatch, what it is the hash
+    of, and how to compute it."""
+
+    member: str
+    code: str
+    hashed: str
+    hint: str
+
+
+# The hashes a snapshot carries, in the order verify_snapshot reports them; an extension
+# may bind itself to either (classify_extensions).
+_CARRIED_HASHES = (
+    _CarriedHash(
+        "contentHash",
+        "content_hash_mismatch",
+        "the source object",
+        "hash the whole source object in Harn's canonical JSON (docs/hashing.md 4.2)",
+    ),
+    _CarriedHash(
+        "projectionHash",
+        "projection_hash_mismatch",
+        "the projection",
+        "hash {schema_version, session_id, query, cursor, coverage, content_hash, turns} "
+        "in Harn's canonical JSON (docs/hashing.md 4.3); extensions and source are not "
+        "included",
+    ),
+)
+BINDING_TARGETS = tuple(carried.member for carried in _CARRIED_HASHES)
 
 
 def record_hash(event: Mapping[str, Any]) -> str:
@@ -185,28 +215,19 @@ def verify_snapshot(
             expected_projection = projection_hash(snapshot)
     except InvalidDocument:  # a value without a canonical form (NaN, a lone surrogate)
         expected_content = expected_projection = None
-    if snapshot.get("contentHash") != expected_content:
-        findings.append(
-            Finding(
-                json_path([*base, "contentHash"]),
-                "content_hash_mismatch",
-                f"contentHash is {snapshot.get('contentHash')!r}; the source object hashes to "
-                f"{expected_content}",
-                "hash the whole source object in Harn's canonical JSON (docs/hashing.md 4.2)",
+    for carried, expected in zip(
+        _CARRIED_HASHES, (expected_content, expected_projection), strict=True
+    ):
+        if snapshot.get(carried.member) != expected:
+            findings.append(
+                Finding(
+                    json_path([*base, carried.member]),
+                    carried.code,
+                    f"{carried.member} is {snapshot.get(carried.member)!r}; {carried.hashed} "
+                    f"hashes to {expected}",
+                    carried.hint,
+                )
             )
-        )
-    if snapshot.get("projectionHash") != expected_projection:
-        findings.append(
-            Finding(
-                json_path([*base, "projectionHash"]),
-                "projection_hash_mismatch",
-                f"projectionHash is {snapshot.get('projectionHash')!r}; the projection hashes to "
-                f"{expected_projection}",
-                "hash {schema_version, session_id, query, cursor, coverage, content_hash, turns} "
-                "in Harn's canonical JSON (docs/hashing.md 4.3); extensions and source are not "
-                "included",
-            )
-        )
     if journal_record_hashes is not None and isinstance(source, Mapping):
         for index, event in enumerate(source.get("events", [])):
             event_id = event.get("eventId") if isinstance(event, Mapping) else None

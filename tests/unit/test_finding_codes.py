@@ -30,6 +30,7 @@ EMITTERS = {
     "_write_error",
     "_store_error",
     "_SqliteFailure",
+    "_CarriedHash",
     "_broken",
     "_warning",
 }
