@@ -9,6 +9,7 @@ toolchain fails instead.
 from __future__ import annotations
 
 import copy
+import fcntl
 import hashlib
 import json
 import os
@@ -391,29 +392,33 @@ def _build_go(out: Path) -> list[str]:
 
 
 def _rust_target() -> Path:
-    """Cargo's target folder for this checkout, in the user's cache: it keeps the compiled
-    crates between runs (about 20 s of CPU each time otherwise), and a checkout of its own
-    keeps parallel worktrees from overwriting each other's program."""
+    """Cargo's target folder, one for every checkout, in the user's cache: it keeps the
+    compiled crates between runs (about 20 s of CPU each time otherwise), and its size stays
+    one build's however many clones run the tests."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    checkout = hashlib.sha256(str(REPO).encode()).hexdigest()[:16]
-    return cache / "session-contracts" / f"polyglot-rust-{checkout}"
+    return cache / "session-contracts" / "polyglot-rust"
 
 
 def _build_rust(out: Path) -> list[str]:
-    del out  # cargo's target folder is cached per checkout instead (_rust_target)
     if shutil.which("cargo") is None:
         _missing("cargo is not installed")
     target = _rust_target()
-    _run(
-        ["cargo", "build", "--locked", "--quiet", "--bin", "roundtrip"],
-        GENERATED / "rust",
-        {"CARGO_TARGET_DIR": str(target)},
-    )
-    return [str(target / "debug" / "roundtrip")]
+    target.mkdir(parents=True, exist_ok=True)
+    # Cargo locks the folder only while it builds: another checkout's build could replace
+    # the program before this one is copied out, so the lock spans the build and the copy.
+    with (target / "session-contracts.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _run(
+            ["cargo", "build", "--locked", "--quiet", "--bin", "roundtrip"],
+            GENERATED / "rust",
+            {"CARGO_TARGET_DIR": str(target)},
+        )
+        shutil.copy2(target / "debug" / "roundtrip", out / "roundtrip")
+    return [str(out / "roundtrip")]
 
 
 # Nothing built lands in the checkout: each builder writes into the folder it is given
-# (pytest's temporary folder; Go keeps its own build cache) or, for Rust, a user cache.
+# (pytest's temporary folder); Go and Cargo keep their compiled packages in the user's cache.
 BUILDERS: dict[str, Callable[[Path], list[str]]] = {
     "typescript": _build_typescript,
     "go": _build_go,
