@@ -47,12 +47,13 @@ import orjson
 
 from session_contracts.connection_owner import ConnectionOwner, prepared
 from session_contracts.errors import Finding, InvalidDocument
-from session_contracts.journal.batch import CheckedEvents, check_events, element_forms
-from session_contracts.journal.harn_stored import (
-    chained_stored_events,
-    discriminator,
-    unheld_integer,
+from session_contracts.journal.batch import (
+    CheckedEvents,
+    checked_for_writing,
+    element_forms,
+    stored_forms,
 )
+from session_contracts.journal.harn_stored import discriminator, unheld_integer
 from session_contracts.journal.model import (
     MAX_FINDINGS,
     STORED_EVENT_DOCUMENT_TYPE,
@@ -63,10 +64,11 @@ from session_contracts.journal.model import (
     JournalWriteError,
     SessionEvent,
     SessionMissing,
+    capped,
     corrupt,
     decode_stored_form,
     rejected,
-    stored_findings,
+    stored_refusals,
 )
 from session_contracts.jsontext.harn_canonical import (
     harn_canonical_bytes,
@@ -402,22 +404,13 @@ class SqliteJournal(_SessionReads, ConnectionOwner[sqlite3.Connection]):
         refused.  On any refusal or failure nothing of the batch is written
         and :class:`JournalWriteError` says why.
         """
-        raws = [event.to_json() for event in events]
-        checked, found = check_events(raws)
-        if found:
-            problems: list[Finding] = []
-            for index, finding in found:
-                problems.extend(rejected([finding], index=index, event_id=raws[index]["id"]))
-                if len(problems) >= MAX_FINDINGS:
-                    break
-            raise JournalWriteError(problems[:MAX_FINDINGS])
-        return self.append_checked(checked)
+        return self.append_checked(checked_for_writing([event.to_json() for event in events]))
 
     def append_checked(self, events: CheckedEvents) -> int:
         """Append journal events that :func:`check_events` checked (wire form, as a
         request carries them), each as its stored form, as :meth:`append` does."""
         return self._write(
-            lambda previous: _stored_of_checked(events, previous),
+            lambda previous: stored_forms(events, previous),
             sessions={event["sessionId"] for event in events.events},
             id_member="id",
             plain=True,
@@ -433,16 +426,9 @@ class SqliteJournal(_SessionReads, ConnectionOwner[sqlite3.Connection]):
         refusal or failure nothing of the batch is written.
         """
         batch = [dict(event) if isinstance(event, Mapping) else event for event in events]
-        problems: list[Finding] = []
-        for index, event in enumerate(batch):
-            found = stored_findings(event)
-            if found:
-                event_id = event.get("event_id") if isinstance(event, dict) else None
-                problems.extend(rejected(found, index=index, event_id=event_id))
-                if len(problems) >= MAX_FINDINGS:
-                    break
+        problems = capped(stored_refusals(event, index=index) for index, event in enumerate(batch))
         if problems:
-            raise JournalWriteError(problems[:MAX_FINDINGS])
+            raise JournalWriteError(problems)
         return self._write(
             lambda _previous: batch,
             sessions={event["session_id"] for event in batch},
@@ -654,7 +640,7 @@ class MemoryJournal(_SessionReads, AbstractContextManager["MemoryJournal"]):
     def of_checked(cls, events: CheckedEvents, *, source: str = "memory") -> MemoryJournal:
         """The journal ``append_checked(events)`` makes of a new file; raises
         :class:`JournalWriteError` where that append would."""
-        rows, problems = _encode_batch(_stored_of_checked(events, {}), {}, "id", plain=True)
+        rows, problems = _encode_batch(stored_forms(events, {}), {}, "id", plain=True)
         if problems:
             raise JournalWriteError(problems)
         # seq: SQLite numbers a new table's rows 1, 2, 3, ... in insert order.
@@ -684,13 +670,6 @@ class MemoryJournal(_SessionReads, AbstractContextManager["MemoryJournal"]):
         if not session:
             raise _session_missing(session_id, self._source)
         return [row for row in session if row[2] >= start][: _rows_to_fetch(limit)]
-
-
-def _stored_of_checked(events: CheckedEvents, previous: Mapping[str, str]) -> list[Stored]:
-    """The stored forms of checked journal events, chained on ``previous`` (each session's
-    last record hash in the journal)."""
-    pairs = list(zip(events.events, events.record_hashes, strict=True))
-    return list(chained_stored_events(pairs, previous=previous))
 
 
 # ------------------------------------------------------------------- quick check
