@@ -57,7 +57,6 @@ from session_contracts.journal.harn_stored import discriminator, unheld_integer
 from session_contracts.journal.model import (
     MAX_FINDINGS,
     STORED_EVENT_DOCUMENT_TYPE,
-    WRITE_FAILED,
     WRITE_REJECTED,
     JournalCorrupt,
     JournalUnavailable,
@@ -75,6 +74,7 @@ from session_contracts.jsontext.harn_canonical import (
     harn_canonical_bytes_of_parsed,
 )
 from session_contracts.jsontext.strict import MAX_DEPTH, MAX_DOCUMENT_BYTES, loads_strict
+from session_contracts.store_failure import StoreFailure
 from session_contracts.validation.validator import (
     compact_text_may_hold_integral_float,
     default_validator,
@@ -204,6 +204,46 @@ def _unavailable(source: str, message: str, hint: str) -> JournalUnavailable:
 
 def _write_error(code: str, message: str, hint: str, path: str = "$") -> JournalWriteError:
     return JournalWriteError([Finding(path, code, message, hint)])
+
+
+# What a SQLite failure at each step means to the caller.
+_CANNOT_OPEN = StoreFailure(
+    "journal_unavailable",
+    "SQLite cannot open the file",
+    "check the path and permissions",
+    JournalUnavailable,
+    sqlite3.Error,
+)
+_NOT_A_DATABASE = StoreFailure(
+    "journal_unavailable",
+    "the file is not a readable SQLite database",
+    "pass a session journal written by SqliteJournal",
+    JournalUnavailable,
+    sqlite3.Error,
+)
+_COMMIT_FAILED = StoreFailure(
+    "journal_write_failed",
+    "SQLite could not commit the batch",
+    "check disk space and permissions; retry once no other writer holds the lock",
+    JournalWriteError,
+    sqlite3.Error,
+)
+_READ_FAILED = StoreFailure(
+    "journal_unavailable",
+    "SQLite could not read the journal",
+    "retry; check the file",
+    JournalUnavailable,
+    sqlite3.OperationalError,
+)
+# SQLite cannot read the file (truncated or damaged under us): the journal is not
+# available (seed 002), as when it cannot be opened.
+_DAMAGED = StoreFailure(
+    "journal_unavailable",
+    "the file is not a readable SQLite database",
+    "restore the journal from a copy; SQLite cannot read this file",
+    JournalUnavailable,
+    sqlite3.DatabaseError,
+)
 
 
 class _SessionReads(ABC):
@@ -350,25 +390,15 @@ class SqliteJournal(_SessionReads, ConnectionOwner[sqlite3.Connection]):
             )
         mode = "rwc" if create else "rw" if writable else "ro"
         uri = f"{location.resolve().as_uri()}?mode={mode}"
-        try:
+        with _CANNOT_OPEN.raised_for(source):
             connection = sqlite3.connect(
                 uri, uri=True, isolation_level=None, timeout=_BUSY_TIMEOUT_S
             )
-        except sqlite3.Error as exc:
-            raise _unavailable(
-                source, f"SQLite cannot open the file: {exc}", "check the path and permissions"
-            ) from None
-        try:
+        with _NOT_A_DATABASE.raised_for(source):
             prepared(
                 connection,
                 lambda opened: _prepare(opened, source, create=create, writable=writable),
             )
-        except sqlite3.Error as exc:
-            raise _unavailable(
-                source,
-                f"the file is not a readable SQLite database: {exc}",
-                "pass a session journal written by SqliteJournal",
-            ) from None
         return cls(connection, path=location, writable=writable)
 
     @property
@@ -456,7 +486,8 @@ class SqliteJournal(_SessionReads, ConnectionOwner[sqlite3.Connection]):
             )
         if not sessions:
             return 0
-        try:
+        # No source: an import restates the failure at the file it imports.
+        with _COMMIT_FAILED.raised_for(""):
             connection.execute("BEGIN IMMEDIATE")
             try:
                 tails = self._tails(connection, sessions)
@@ -473,12 +504,6 @@ class SqliteJournal(_SessionReads, ConnectionOwner[sqlite3.Connection]):
                 if connection.in_transaction:
                     connection.execute("ROLLBACK")
                 raise
-        except sqlite3.Error as exc:
-            raise _write_error(
-                WRITE_FAILED,
-                f"SQLite could not commit the batch: {exc}",
-                "check disk space and permissions; retry once no other writer holds the lock",
-            ) from None
         return len(rows)
 
     @staticmethod
@@ -573,20 +598,9 @@ class SqliteJournal(_SessionReads, ConnectionOwner[sqlite3.Connection]):
     def _fetch(self, sql: str, parameters: Sequence[Any]) -> list[_Row]:
         connection = self._open_connection()
         source = str(self._path)
-        try:
+        # The inner one first: an OperationalError is a DatabaseError too.
+        with _DAMAGED.raised_for(source), _READ_FAILED.raised_for(source):
             return connection.execute(sql, parameters).fetchall()
-        except sqlite3.OperationalError as exc:
-            raise _unavailable(
-                source, f"SQLite could not read the journal: {exc}", "retry; check the file"
-            ) from None
-        except sqlite3.DatabaseError as exc:
-            # SQLite cannot read the file (truncated or damaged under us): the
-            # journal is not available (seed 002), as when it cannot be opened.
-            raise _unavailable(
-                source,
-                f"the file is not a readable SQLite database: {exc}",
-                "restore the journal from a copy; SQLite cannot read this file",
-            ) from None
 
 
 def _read_start(from_event_id: int | None, limit: int) -> int:
