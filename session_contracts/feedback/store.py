@@ -29,8 +29,6 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -64,6 +62,7 @@ from session_contracts.feedback.rules import (
     receipt,
 )
 from session_contracts.jsontext.canonical import MAX_SAFE_INTEGER
+from session_contracts.store_failure import StoreFailure
 
 __all__ = ["APPLICATION_ID", "FORMAT_VERSION", "FeedbackStore", "FeedbackStoreError", "Synchronous"]
 
@@ -200,56 +199,34 @@ def _store_error(code: str, message: str, hint: str, source: str = "") -> Feedba
     return FeedbackStoreError([Finding("$", code, message, hint, source=source)])
 
 
-@dataclass(frozen=True)
-class _SqliteFailure:
-    """What a SQLite error at one step means to the caller: :class:`FeedbackStoreError` with
-    ``code``, the message "``what``: SQLite's own message", and ``hint``."""
-
-    code: str
-    what: str
-    hint: str
-
-    def raised_for(self, source: str) -> _RaisedFor:
-        return _RaisedFor(self, source)
-
-
-class _RaisedFor(AbstractContextManager[None]):
-    """Within ``with``: a SQLite error leaves as ``failure``'s error for ``source``.  A class,
-    not a generator: it wraps every read and write, where a generator's cost shows."""
-
-    __slots__ = ("_failure", "_source")
-
-    def __init__(self, failure: _SqliteFailure, source: str) -> None:
-        self._failure = failure
-        self._source = source
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: object, exc: BaseException | None, traceback: object) -> None:
-        if isinstance(exc, sqlite3.Error):
-            failure = self._failure
-            message = f"{failure.what}: {exc}"
-            raise _store_error(failure.code, message, failure.hint, self._source) from None
-
-
-_CANNOT_OPEN: Final = _SqliteFailure(
-    "feedback_store_unavailable", "SQLite cannot open the file", "check the path and permissions"
+# What a SQLite failure at each step means to the caller.
+_CANNOT_OPEN: Final = StoreFailure(
+    "feedback_store_unavailable",
+    "SQLite cannot open the file",
+    "check the path and permissions",
+    FeedbackStoreError,
+    sqlite3.Error,
 )
-_NOT_A_DATABASE: Final = _SqliteFailure(
+_NOT_A_DATABASE: Final = StoreFailure(
     "feedback_store_unavailable",
     "the file is not a usable SQLite database",
     "pass a feedback store written by FeedbackStore",
+    FeedbackStoreError,
+    sqlite3.Error,
 )
-_WRITE_FAILED: Final = _SqliteFailure(
+_WRITE_FAILED: Final = StoreFailure(
     "feedback_store_write_failed",
     "SQLite could not run or commit the request",
     "nothing was committed; retry with the same request_id",
+    FeedbackStoreError,
+    sqlite3.Error,
 )
-_READ_FAILED: Final = _SqliteFailure(
+_READ_FAILED: Final = StoreFailure(
     "feedback_store_unavailable",
     "SQLite could not read the session",
     "retry once no other writer holds the lock",
+    FeedbackStoreError,
+    sqlite3.Error,
 )
 
 

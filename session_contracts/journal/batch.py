@@ -9,7 +9,9 @@ calls for all of them, and only otherwise is each event checked on its own, to
 say which and why.  What it returns, :class:`CheckedEvents`, is what
 :meth:`SqliteJournal.append_checked` stores, so a caller that must report the
 findings in its own terms (the reference producer, at paths into its case
-input) checks once, not once itself and again in the journal.
+input) checks once, not once itself and again in the journal.  Both stores (the SQLite
+journal and the tape) refuse a batch through :func:`checked_for_writing` and chain what
+passes through :func:`stored_forms`, so the rule is stated once.
 
 :func:`element_forms` is how one canonical encoding of a whole list gives each
 element's canonical text: the per-element work is a split, not an encoding.
@@ -23,7 +25,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from session_contracts.errors import Finding, InvalidDocument
-from session_contracts.journal.model import all_events_valid, validate_event
+from session_contracts.journal.harn_stored import chained_stored_events
+from session_contracts.journal.model import (
+    JournalWriteError,
+    all_events_valid,
+    capped,
+    rejected,
+    validate_event,
+)
 from session_contracts.jsontext.canonical import canonical_bytes, hash_bytes
 
 __all__ = ["CheckedEvents", "check_events", "element_forms"]
@@ -68,6 +77,30 @@ def check_events(raws: Sequence[Any]) -> tuple[CheckedEvents, list[tuple[int, Fi
             continue
         events.append(raw)
     return CheckedEvents(tuple(events), tuple(hashes)), problems
+
+
+def checked_for_writing(raws: Sequence[Any], *, at: Sequence[int] | None = None) -> CheckedEvents:
+    """:func:`check_events` of ``raws`` when every event passes; else a
+    :class:`JournalWriteError` refusing the batch: each finding at its event's index in
+    the batch (``at[i]`` for ``raws[i]`` when they are some of a batch's events), named
+    by the event's id, at most ``MAX_FINDINGS`` of them."""
+    checked, found = check_events(raws)
+    if found:
+        where = range(len(raws)) if at is None else at
+        raise JournalWriteError(
+            capped(
+                rejected([finding], index=where[index], event_id=raws[index]["id"])
+                for index, finding in found
+            )
+        )
+    return checked
+
+
+def stored_forms(events: CheckedEvents, previous: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The stored forms of checked journal events, each chained on the previous record
+    hash of its session (``previous`` gives each session's last one stored before)."""
+    pairs = zip(events.events, events.record_hashes, strict=True)
+    return list(chained_stored_events(pairs, previous=previous))
 
 
 def _rfc8785_forms(raws: Sequence[Any]) -> list[bytes] | None:

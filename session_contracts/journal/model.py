@@ -187,6 +187,27 @@ def rejected(problems: Iterable[Finding], *, index: int, event_id: Any) -> list[
     ]
 
 
+def stored_refusals(event: Any, *, index: int) -> list[Finding]:
+    """The write refusals of a stored event at ``index`` in its batch: its
+    ``session-event.stored`` findings, named by its id when it has one; empty when valid."""
+    found = stored_findings(event)
+    if not found:
+        return []
+    event_id = event.get("event_id") if isinstance(event, Mapping) else None
+    return rejected(found, index=index, event_id=event_id)
+
+
+def capped(refusals: Iterable[Iterable[Finding]]) -> list[Finding]:
+    """A batch's refusals, event after event, at most ``MAX_FINDINGS``: ``refusals`` is
+    drawn from only until the cap is reached, so the events after it are not checked."""
+    problems: list[Finding] = []
+    for found in refusals:
+        problems.extend(found)
+        if len(problems) >= MAX_FINDINGS:
+            break
+    return problems[:MAX_FINDINGS]
+
+
 # ---------------------------------------------------------------------- frozen JSON
 
 

@@ -47,32 +47,34 @@ import orjson
 
 from session_contracts.connection_owner import ConnectionOwner, prepared
 from session_contracts.errors import Finding, InvalidDocument
-from session_contracts.journal.batch import CheckedEvents, check_events, element_forms
-from session_contracts.journal.harn_stored import (
-    chained_stored_events,
-    discriminator,
-    unheld_integer,
+from session_contracts.journal.batch import (
+    CheckedEvents,
+    checked_for_writing,
+    element_forms,
+    stored_forms,
 )
+from session_contracts.journal.harn_stored import discriminator, unheld_integer
 from session_contracts.journal.model import (
     MAX_FINDINGS,
     STORED_EVENT_DOCUMENT_TYPE,
-    WRITE_FAILED,
     WRITE_REJECTED,
     JournalCorrupt,
     JournalUnavailable,
     JournalWriteError,
     SessionEvent,
     SessionMissing,
+    capped,
     corrupt,
     decode_stored_form,
     rejected,
-    stored_findings,
+    stored_refusals,
 )
 from session_contracts.jsontext.harn_canonical import (
     harn_canonical_bytes,
     harn_canonical_bytes_of_parsed,
 )
 from session_contracts.jsontext.strict import MAX_DEPTH, MAX_DOCUMENT_BYTES, loads_strict
+from session_contracts.store_failure import StoreFailure
 from session_contracts.validation.validator import (
     compact_text_may_hold_integral_float,
     default_validator,
@@ -202,6 +204,46 @@ def _unavailable(source: str, message: str, hint: str) -> JournalUnavailable:
 
 def _write_error(code: str, message: str, hint: str, path: str = "$") -> JournalWriteError:
     return JournalWriteError([Finding(path, code, message, hint)])
+
+
+# What a SQLite failure at each step means to the caller.
+_CANNOT_OPEN = StoreFailure(
+    "journal_unavailable",
+    "SQLite cannot open the file",
+    "check the path and permissions",
+    JournalUnavailable,
+    sqlite3.Error,
+)
+_NOT_A_DATABASE = StoreFailure(
+    "journal_unavailable",
+    "the file is not a readable SQLite database",
+    "pass a session journal written by SqliteJournal",
+    JournalUnavailable,
+    sqlite3.Error,
+)
+_COMMIT_FAILED = StoreFailure(
+    "journal_write_failed",
+    "SQLite could not commit the batch",
+    "check disk space and permissions; retry once no other writer holds the lock",
+    JournalWriteError,
+    sqlite3.Error,
+)
+_READ_FAILED = StoreFailure(
+    "journal_unavailable",
+    "SQLite could not read the journal",
+    "retry; check the file",
+    JournalUnavailable,
+    sqlite3.OperationalError,
+)
+# SQLite cannot read the file (truncated or damaged under us): the journal is not
+# available (seed 002), as when it cannot be opened.
+_DAMAGED = StoreFailure(
+    "journal_unavailable",
+    "the file is not a readable SQLite database",
+    "restore the journal from a copy; SQLite cannot read this file",
+    JournalUnavailable,
+    sqlite3.DatabaseError,
+)
 
 
 class _SessionReads(ABC):
@@ -348,25 +390,15 @@ class SqliteJournal(_SessionReads, ConnectionOwner[sqlite3.Connection]):
             )
         mode = "rwc" if create else "rw" if writable else "ro"
         uri = f"{location.resolve().as_uri()}?mode={mode}"
-        try:
+        with _CANNOT_OPEN.raised_for(source):
             connection = sqlite3.connect(
                 uri, uri=True, isolation_level=None, timeout=_BUSY_TIMEOUT_S
             )
-        except sqlite3.Error as exc:
-            raise _unavailable(
-                source, f"SQLite cannot open the file: {exc}", "check the path and permissions"
-            ) from None
-        try:
+        with _NOT_A_DATABASE.raised_for(source):
             prepared(
                 connection,
                 lambda opened: _prepare(opened, source, create=create, writable=writable),
             )
-        except sqlite3.Error as exc:
-            raise _unavailable(
-                source,
-                f"the file is not a readable SQLite database: {exc}",
-                "pass a session journal written by SqliteJournal",
-            ) from None
         return cls(connection, path=location, writable=writable)
 
     @property
@@ -402,22 +434,13 @@ class SqliteJournal(_SessionReads, ConnectionOwner[sqlite3.Connection]):
         refused.  On any refusal or failure nothing of the batch is written
         and :class:`JournalWriteError` says why.
         """
-        raws = [event.to_json() for event in events]
-        checked, found = check_events(raws)
-        if found:
-            problems: list[Finding] = []
-            for index, finding in found:
-                problems.extend(rejected([finding], index=index, event_id=raws[index]["id"]))
-                if len(problems) >= MAX_FINDINGS:
-                    break
-            raise JournalWriteError(problems[:MAX_FINDINGS])
-        return self.append_checked(checked)
+        return self.append_checked(checked_for_writing([event.to_json() for event in events]))
 
     def append_checked(self, events: CheckedEvents) -> int:
         """Append journal events that :func:`check_events` checked (wire form, as a
         request carries them), each as its stored form, as :meth:`append` does."""
         return self._write(
-            lambda previous: _stored_of_checked(events, previous),
+            lambda previous: stored_forms(events, previous),
             sessions={event["sessionId"] for event in events.events},
             id_member="id",
             plain=True,
@@ -433,16 +456,9 @@ class SqliteJournal(_SessionReads, ConnectionOwner[sqlite3.Connection]):
         refusal or failure nothing of the batch is written.
         """
         batch = [dict(event) if isinstance(event, Mapping) else event for event in events]
-        problems: list[Finding] = []
-        for index, event in enumerate(batch):
-            found = stored_findings(event)
-            if found:
-                event_id = event.get("event_id") if isinstance(event, dict) else None
-                problems.extend(rejected(found, index=index, event_id=event_id))
-                if len(problems) >= MAX_FINDINGS:
-                    break
+        problems = capped(stored_refusals(event, index=index) for index, event in enumerate(batch))
         if problems:
-            raise JournalWriteError(problems[:MAX_FINDINGS])
+            raise JournalWriteError(problems)
         return self._write(
             lambda _previous: batch,
             sessions={event["session_id"] for event in batch},
@@ -470,7 +486,8 @@ class SqliteJournal(_SessionReads, ConnectionOwner[sqlite3.Connection]):
             )
         if not sessions:
             return 0
-        try:
+        # No source: an import restates the failure at the file it imports.
+        with _COMMIT_FAILED.raised_for(""):
             connection.execute("BEGIN IMMEDIATE")
             try:
                 tails = self._tails(connection, sessions)
@@ -487,12 +504,6 @@ class SqliteJournal(_SessionReads, ConnectionOwner[sqlite3.Connection]):
                 if connection.in_transaction:
                     connection.execute("ROLLBACK")
                 raise
-        except sqlite3.Error as exc:
-            raise _write_error(
-                WRITE_FAILED,
-                f"SQLite could not commit the batch: {exc}",
-                "check disk space and permissions; retry once no other writer holds the lock",
-            ) from None
         return len(rows)
 
     @staticmethod
@@ -587,20 +598,9 @@ class SqliteJournal(_SessionReads, ConnectionOwner[sqlite3.Connection]):
     def _fetch(self, sql: str, parameters: Sequence[Any]) -> list[_Row]:
         connection = self._open_connection()
         source = str(self._path)
-        try:
+        # The inner one first: an OperationalError is a DatabaseError too.
+        with _DAMAGED.raised_for(source), _READ_FAILED.raised_for(source):
             return connection.execute(sql, parameters).fetchall()
-        except sqlite3.OperationalError as exc:
-            raise _unavailable(
-                source, f"SQLite could not read the journal: {exc}", "retry; check the file"
-            ) from None
-        except sqlite3.DatabaseError as exc:
-            # SQLite cannot read the file (truncated or damaged under us): the
-            # journal is not available (seed 002), as when it cannot be opened.
-            raise _unavailable(
-                source,
-                f"the file is not a readable SQLite database: {exc}",
-                "restore the journal from a copy; SQLite cannot read this file",
-            ) from None
 
 
 def _read_start(from_event_id: int | None, limit: int) -> int:
@@ -654,7 +654,7 @@ class MemoryJournal(_SessionReads, AbstractContextManager["MemoryJournal"]):
     def of_checked(cls, events: CheckedEvents, *, source: str = "memory") -> MemoryJournal:
         """The journal ``append_checked(events)`` makes of a new file; raises
         :class:`JournalWriteError` where that append would."""
-        rows, problems = _encode_batch(_stored_of_checked(events, {}), {}, "id", plain=True)
+        rows, problems = _encode_batch(stored_forms(events, {}), {}, "id", plain=True)
         if problems:
             raise JournalWriteError(problems)
         # seq: SQLite numbers a new table's rows 1, 2, 3, ... in insert order.
@@ -684,13 +684,6 @@ class MemoryJournal(_SessionReads, AbstractContextManager["MemoryJournal"]):
         if not session:
             raise _session_missing(session_id, self._source)
         return [row for row in session if row[2] >= start][: _rows_to_fetch(limit)]
-
-
-def _stored_of_checked(events: CheckedEvents, previous: Mapping[str, str]) -> list[Stored]:
-    """The stored forms of checked journal events, chained on ``previous`` (each session's
-    last record hash in the journal)."""
-    pairs = list(zip(events.events, events.record_hashes, strict=True))
-    return list(chained_stored_events(pairs, previous=previous))
 
 
 # ------------------------------------------------------------------- quick check

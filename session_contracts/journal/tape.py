@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from session_contracts.errors import Finding, InvalidDocument
-from session_contracts.journal.harn_stored import stored_events_of
+from session_contracts.journal.batch import checked_for_writing, stored_forms
 from session_contracts.journal.model import (
     MAX_FINDINGS,
     WRITE_FAILED,
@@ -30,8 +30,7 @@ from session_contracts.journal.model import (
     corrupt,
     decode_stored_form,
     rejected,
-    stored_findings,
-    validate_event,
+    stored_refusals,
 )
 from session_contracts.jsontext.harn_canonical import harn_canonical_bytes
 
@@ -82,10 +81,7 @@ class JsonlTape:
                 before = previous.get(session)
                 if before is not None and event_id <= before:
                     problem = Finding(
-                        "$.event_id",
-                        JournalCorrupt.code,
-                        f"event id {event_id} does not follow the previous id {before} "
-                        f"of session {session!r}",
+                        "$.event_id", JournalCorrupt.code, _out_of_order(event_id, before, session)
                     )
                     raise corrupt([problem], source=source, event_id=event_id, line=number)
                 previous[session] = event_id
@@ -111,9 +107,7 @@ class JsonlTape:
         temporary = Path(handle.name)
         try:
             with handle:
-                stored, problems = _stored_forms(events)
-                if not problems:
-                    count, problems = _write_lines(handle, stored)
+                count, problems = _write_lines(handle, _stored_forms(events))
                 if problems:
                     raise JournalWriteError(problems)
                 handle.flush()
@@ -155,30 +149,15 @@ class JsonlTape:
         )
 
 
-def _stored_forms(
-    events: Iterable[Mapping[str, Any] | SessionEvent],
-) -> tuple[list[Mapping[str, Any]], list[Finding]]:
-    """Each event as a stored event (a journal-model one as its chained stored form), or
-    the findings that refuse a journal-model event, located in the batch."""
-    chain: dict[str, str] = {}
-    out: list[Mapping[str, Any]] = []
-    problems: list[Finding] = []
-    for index, event in enumerate(events):
-        if not isinstance(event, SessionEvent):
-            out.append(event)
-            continue
-        raw = event.to_json()
-        try:
-            validate_event(raw)
-            (stored,) = stored_events_of([raw], previous=chain)
-        except InvalidDocument as exc:
-            problems.extend(rejected(exc.findings, index=index, event_id=event.id))
-            if len(problems) >= MAX_FINDINGS:
-                break
-            continue
-        chain[event.session_id] = stored["record_hash"]
-        out.append(stored)
-    return out, problems[:MAX_FINDINGS]
+def _stored_forms(events: Iterable[Mapping[str, Any] | SessionEvent]) -> list[Mapping[str, Any]]:
+    """Each event as a stored event, a journal-model one as its stored form chained on the
+    previous one of its session; :class:`JournalWriteError` when a journal-model event is
+    refused, located in the whole batch."""
+    batch = list(events)
+    at = [index for index, event in enumerate(batch) if isinstance(event, SessionEvent)]
+    raws = [event.to_json() for event in batch if isinstance(event, SessionEvent)]
+    stored = iter(stored_forms(checked_for_writing(raws, at=at), {}))
+    return [next(stored) if isinstance(event, SessionEvent) else event for event in batch]
 
 
 def _write_lines(
@@ -189,26 +168,24 @@ def _write_lines(
     previous: dict[str, int] = {}
     count = 0
     for index, event in enumerate(events):
-        found = stored_findings(event)
-        event_id = event.get("event_id") if isinstance(event, Mapping) else None
+        found = stored_refusals(event, index=index)
         if found:
-            problems.extend(rejected(found, index=index, event_id=event_id))
+            problems.extend(found)
         else:
-            session = event["session_id"]
+            session, event_id = event["session_id"], event["event_id"]
             before = previous.get(session)
-            previous[session] = event["event_id"]
+            previous[session] = event_id
             try:
                 line = harn_canonical_bytes(dict(event))
             except InvalidDocument as exc:
                 problems.extend(rejected(exc.findings, index=index, event_id=event_id))
             else:
-                if before is not None and event["event_id"] <= before:
+                if before is not None and event_id <= before:
                     problems.append(
                         Finding(
                             f"$[{index}].event_id",
                             WRITE_REJECTED,
-                            f"event id {event_id} does not follow the previous id {before} "
-                            f"of session {session!r}",
+                            _out_of_order(event_id, before, session),
                             "a session's ids increase along the tape; sort its events by id",
                         )
                     )
@@ -218,6 +195,11 @@ def _write_lines(
         if len(problems) >= MAX_FINDINGS:
             break
     return count, problems
+
+
+def _out_of_order(event_id: int, before: int, session: str) -> str:
+    """Why a line breaks the tape's order; a read and a write say it alike."""
+    return f"event id {event_id} does not follow the previous id {before} of session {session!r}"
 
 
 def _fsync_directory(directory: Path) -> None:

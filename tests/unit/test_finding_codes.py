@@ -29,7 +29,7 @@ EMITTERS = {
     "_error",
     "_write_error",
     "_store_error",
-    "_SqliteFailure",
+    "StoreFailure",
     "_CarriedHash",
     "_broken",
     "_warning",
