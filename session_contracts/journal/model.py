@@ -30,6 +30,7 @@ from session_contracts.errors import (
     InvalidDocument,
     SessionContractsError,
 )
+from session_contracts.journal.harn_stored import unheld_integer
 from session_contracts.jsontext.frozen import freeze_json, thaw_json
 from session_contracts.jsontext.strict import loads_strict
 from session_contracts.validation.validator import default_validator
@@ -195,6 +196,22 @@ def stored_refusals(event: Any, *, index: int) -> list[Finding]:
         return []
     event_id = event.get("event_id") if isinstance(event, Mapping) else None
     return rejected(found, index=index, event_id=event_id)
+
+
+def unheld_refusal(event: Mapping[str, Any], *, index: int) -> Finding | None:
+    """The write refusal of a stored event at ``index`` holding an integer Harn's store
+    would read as a float (outside -2^63..2^64-1), named at the first such number; None
+    when it holds none."""
+    unheld = unheld_integer(event)
+    if unheld is None:
+        return None
+    return Finding(
+        f"$[{index}]{unheld[1:]}",
+        WRITE_REJECTED,
+        f"event id {event['event_id']}: an integer outside -2^63..2^64-1, which "
+        "Harn's store reads as a float (canonical_number_out_of_range)",
+        "write such a number as a string, or as the float it becomes",
+    )
 
 
 def capped(refusals: Iterable[Iterable[Finding]]) -> list[Finding]:

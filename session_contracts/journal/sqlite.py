@@ -68,6 +68,7 @@ from session_contracts.journal.model import (
     decode_stored_form,
     rejected,
     stored_refusals,
+    unheld_refusal,
 )
 from session_contracts.jsontext.harn_canonical import (
     harn_canonical_bytes,
@@ -837,17 +838,9 @@ def _encode_batch(
         except InvalidDocument as exc:
             problems.extend(rejected(exc.findings, index=index, event_id=event["event_id"]))
             continue
-        unheld = None if all_held else unheld_integer(event)
+        unheld = None if all_held else unheld_refusal(event, index=index)
         if unheld is not None:
-            problems.append(
-                Finding(
-                    f"$[{index}]{unheld[1:]}",
-                    WRITE_REJECTED,
-                    f"event id {event['event_id']}: an integer outside -2^63..2^64-1, which "
-                    "Harn's store reads as a float (canonical_number_out_of_range)",
-                    "write such a number as a string, or as the float it becomes",
-                )
-            )
+            problems.append(unheld)
             continue
         session, event_id = event["session_id"], event["event_id"]
         previous = last.get(session)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from session_contracts.errors import Finding, InvalidDocument
 from session_contracts.journal.batch import checked_for_writing, stored_forms
+from session_contracts.journal.harn_stored import unheld_integer
 from session_contracts.journal.model import (
     MAX_FINDINGS,
     WRITE_FAILED,
@@ -31,6 +32,7 @@ from session_contracts.journal.model import (
     decode_stored_form,
     rejected,
     stored_refusals,
+    unheld_refusal,
 )
 from session_contracts.jsontext.harn_canonical import harn_canonical_bytes
 
@@ -161,40 +163,49 @@ def _stored_forms(events: Iterable[Mapping[str, Any] | SessionEvent]) -> list[Ma
 
 
 def _write_lines(
-    handle: IO[bytes], events: Iterable[Mapping[str, Any]]
+    handle: IO[bytes], events: Sequence[Mapping[str, Any]]
 ) -> tuple[int, list[Finding]]:
-    """Write each event's canonical line; stop writing, but keep checking, after a refusal."""
+    """Write each event's canonical line; stop writing, but keep checking, after a refusal.
+    An event is refused as ``append_stored`` refuses it (docs/journal.md, "The tape"), and
+    each id is compared with the last accepted one of its session."""
     problems: list[Finding] = []
-    previous: dict[str, int] = {}
+    last: dict[str, int] = {}
     count = 0
+    # One look at the whole batch for integers Harn's store cannot hold (the usual answer).
+    all_held = unheld_integer(list(events)) is None
     for index, event in enumerate(events):
+        if len(problems) >= MAX_FINDINGS:
+            break
         found = stored_refusals(event, index=index)
         if found:
             problems.extend(found)
-        else:
-            session, event_id = event["session_id"], event["event_id"]
-            before = previous.get(session)
-            previous[session] = event_id
-            try:
-                line = harn_canonical_bytes(dict(event))
-            except InvalidDocument as exc:
-                problems.extend(rejected(exc.findings, index=index, event_id=event_id))
-            else:
-                if before is not None and event_id <= before:
-                    problems.append(
-                        Finding(
-                            f"$[{index}].event_id",
-                            WRITE_REJECTED,
-                            _out_of_order(event_id, before, session),
-                            "a session's ids increase along the tape; sort its events by id",
-                        )
-                    )
-                elif not problems:
-                    handle.write(line + b"\n")
-                    count += 1
-        if len(problems) >= MAX_FINDINGS:
-            break
-    return count, problems
+            continue
+        session, event_id = event["session_id"], event["event_id"]
+        try:
+            line = harn_canonical_bytes(dict(event))
+        except InvalidDocument as exc:
+            problems.extend(rejected(exc.findings, index=index, event_id=event_id))
+            continue
+        unheld = None if all_held else unheld_refusal(event, index=index)
+        if unheld is not None:
+            problems.append(unheld)
+            continue
+        before = last.get(session)
+        if before is not None and event_id <= before:
+            problems.append(
+                Finding(
+                    f"$[{index}].event_id",
+                    WRITE_REJECTED,
+                    _out_of_order(event_id, before, session),
+                    "a session's ids increase along the tape; sort its events by id",
+                )
+            )
+            continue
+        last[session] = event_id
+        if not problems:
+            handle.write(line + b"\n")
+            count += 1
+    return count, problems[:MAX_FINDINGS]
 
 
 def _out_of_order(event_id: int, before: int, session: str) -> str:

@@ -24,6 +24,7 @@ from session_contracts import InvalidDocument, SessionContractsError
 from session_contracts.hashes.snapshot import record_hash
 from session_contracts.journal import (
     EVENT_KINDS,
+    MAX_FINDINGS,
     SESSION_EVENT_SCHEMA_ID,
     JournalCorrupt,
     JournalUnavailable,
@@ -1538,3 +1539,39 @@ def test_append_stored_refuses_an_integer_harns_store_cannot_hold(tmp_path: Path
         assert "outside -2^63..2^64-1" in finding.message
         assert not journal.has_session("h")
         assert journal.append_stored([stored_message(1, payload=edges)]) == 1
+
+
+def test_tape_write_refuses_as_append_stored_does(tmp_path: Path) -> None:
+    """A tape holds only what a journal takes back (import_tape): an integer Harn's store
+    reads as a float is refused at the number, with append_stored's finding."""
+    beyond = {"transcript_event": {"role": "assistant", "text": "x", "n": [1, 2**64]}}
+    batch = [stored_message(1), stored_message(2, payload=beyond)]
+    with pytest.raises(JournalWriteError) as by_tape:
+        JsonlTape(tmp_path / "t.jsonl").write(batch)
+    with (
+        SqliteJournal.open(tmp_path / "j.sqlite", create=True) as journal,
+        pytest.raises(JournalWriteError) as by_journal,
+    ):
+        journal.append_stored(batch)
+    assert by_tape.value.findings == by_journal.value.findings
+    assert [f.path for f in by_tape.value.findings] == ["$[1].payload.transcript_event.n[1]"]
+    assert not (tmp_path / "t.jsonl").exists()
+
+
+def test_tape_write_compares_each_id_with_the_last_accepted_one(tmp_path: Path) -> None:
+    """After a refused id the next is compared with the last id written, not the refused
+    one: 5, 3, 4 refuses both 3 and 4, as append_stored does."""
+    batch = [stored_message(5), stored_message(3), stored_message(4)]
+    with pytest.raises(JournalWriteError) as caught:
+        JsonlTape(tmp_path / "t.jsonl").write(batch)
+    assert [f.path for f in caught.value.findings] == ["$[1].event_id", "$[2].event_id"]
+    assert "previous id 5" in caught.value.findings[1].message
+
+
+def test_tape_write_reports_at_most_the_cap(tmp_path: Path) -> None:
+    """A refused tape write names at most MAX_FINDINGS problems, as every journal write."""
+    one_each = [stored_message(i, tags=None) for i in range(1, MAX_FINDINGS)]
+    many = stored_message(MAX_FINDINGS, **{f"extra_{i}": i for i in range(MAX_FINDINGS)})
+    with pytest.raises(JournalWriteError) as caught:
+        JsonlTape(tmp_path / "t.jsonl").write([*one_each, many])
+    assert len(caught.value.findings) == MAX_FINDINGS
