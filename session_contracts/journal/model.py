@@ -214,6 +214,41 @@ def unheld_refusal(event: Mapping[str, Any], *, index: int) -> Finding | None:
     )
 
 
+class SessionIdOrder:
+    """The write rule of ids: within each session they increase through a batch, after the
+    session's last id already stored (``tails``: a journal's; none for a tape).  Ask
+    :meth:`refusal` of each event in turn, as the last of its checks: an id that follows
+    becomes its session's last."""
+
+    __slots__ = ("_id_member", "_last", "_tails")
+
+    def __init__(self, tails: Mapping[str, int], *, id_member: str = "event_id") -> None:
+        self._tails = tails
+        self._last = dict(tails)
+        self._id_member = id_member  # the id's member in the events as given
+
+    def refusal(self, session: str, event_id: int, *, index: int) -> Finding | None:
+        previous = self._last.get(session)
+        if previous is None or event_id > previous:
+            self._last[session] = event_id
+            return None
+        tail = self._tails.get(session)
+        return Finding(
+            f"$[{index}].{self._id_member}",
+            WRITE_REJECTED,
+            f"event id {event_id} of session {session!r} "
+            + (
+                f"does not follow the session's previous id {previous}"
+                if tail is None or event_id > tail
+                else "is already in the journal"
+                if event_id == tail
+                else f"does not follow the session's last id {tail} in the journal"
+            ),
+            "a session's ids are unique and increase in append order; number new "
+            "events after the session's last id",
+        )
+
+
 def capped(refusals: Iterable[Iterable[Finding]]) -> list[Finding]:
     """A batch's refusals, event after event, at most ``MAX_FINDINGS``: ``refusals`` is
     drawn from only until the cap is reached, so the events after it are not checked."""

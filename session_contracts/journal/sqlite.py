@@ -62,6 +62,7 @@ from session_contracts.journal.model import (
     JournalUnavailable,
     JournalWriteError,
     SessionEvent,
+    SessionIdOrder,
     SessionMissing,
     capped,
     corrupt,
@@ -820,7 +821,7 @@ def _encode_batch(
     within +-(2**53 - 1), as the stored forms of checked journal events do (see ``_write``)."""
     rows: list[_Row] = []
     problems: list[Finding] = []
-    last = dict(tails)
+    ids = SessionIdOrder(tails, id_member=id_member)
     # One look at the whole batch (the usual answer: every integer held, every event with
     # Harn's canonical form, cut out of the batch's), else at each event.
     # A plain batch's integers are all safe ones (RFC 8785 refuses the rest), and so held.
@@ -842,28 +843,10 @@ def _encode_batch(
         if unheld is not None:
             problems.append(unheld)
             continue
-        session, event_id = event["session_id"], event["event_id"]
-        previous = last.get(session)
-        if previous is not None and event_id <= previous:
-            problems.append(
-                Finding(
-                    f"$[{index}].{id_member}",
-                    WRITE_REJECTED,
-                    f"event id {event_id} of session {session!r} "
-                    + (
-                        f"does not follow the session's previous id {previous}"
-                        if session not in tails or event_id > tails[session]
-                        else "is already in the journal"
-                        if event_id == tails[session]
-                        else f"does not follow the session's last id {tails[session]} "
-                        "in the journal"
-                    ),
-                    "a session's ids are unique and increase in append order; number new "
-                    "events after the session's last id",
-                )
-            )
+        order = ids.refusal(event["session_id"], event["event_id"], index=index)
+        if order is not None:
+            problems.append(order)
             continue
-        last[session] = event_id
         rows.append((*copied_columns(event), body.decode("utf-8")))
     return rows, problems
 

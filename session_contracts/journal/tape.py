@@ -23,11 +23,11 @@ from session_contracts.journal.harn_stored import unheld_integer
 from session_contracts.journal.model import (
     MAX_FINDINGS,
     WRITE_FAILED,
-    WRITE_REJECTED,
     JournalCorrupt,
     JournalUnavailable,
     JournalWriteError,
     SessionEvent,
+    SessionIdOrder,
     corrupt,
     decode_stored_form,
     rejected,
@@ -83,7 +83,10 @@ class JsonlTape:
                 before = previous.get(session)
                 if before is not None and event_id <= before:
                     problem = Finding(
-                        "$.event_id", JournalCorrupt.code, _out_of_order(event_id, before, session)
+                        "$.event_id",
+                        JournalCorrupt.code,
+                        f"event id {event_id} does not follow the previous id {before} "
+                        f"of session {session!r}",
                     )
                     raise corrupt([problem], source=source, event_id=event_id, line=number)
                 previous[session] = event_id
@@ -166,10 +169,9 @@ def _write_lines(
     handle: IO[bytes], events: Sequence[Mapping[str, Any]]
 ) -> tuple[int, list[Finding]]:
     """Write each event's canonical line; stop writing, but keep checking, after a refusal.
-    An event is refused as ``append_stored`` refuses it (docs/journal.md, "The tape"), and
-    each id is compared with the last accepted one of its session."""
+    An event is refused as ``append_stored`` refuses it (docs/journal.md, "The tape")."""
     problems: list[Finding] = []
-    last: dict[str, int] = {}
+    ids = SessionIdOrder({})
     count = 0
     # One look at the whole batch for integers Harn's store cannot hold (the usual answer).
     all_held = unheld_integer(list(events)) is None
@@ -190,27 +192,14 @@ def _write_lines(
         if unheld is not None:
             problems.append(unheld)
             continue
-        before = last.get(session)
-        if before is not None and event_id <= before:
-            problems.append(
-                Finding(
-                    f"$[{index}].event_id",
-                    WRITE_REJECTED,
-                    _out_of_order(event_id, before, session),
-                    "a session's ids increase along the tape; sort its events by id",
-                )
-            )
+        order = ids.refusal(session, event_id, index=index)
+        if order is not None:
+            problems.append(order)
             continue
-        last[session] = event_id
         if not problems:
             handle.write(line + b"\n")
             count += 1
     return count, problems[:MAX_FINDINGS]
-
-
-def _out_of_order(event_id: int, before: int, session: str) -> str:
-    """Why a line breaks the tape's order; a read and a write say it alike."""
-    return f"event id {event_id} does not follow the previous id {before} of session {session!r}"
 
 
 def _fsync_directory(directory: Path) -> None:
