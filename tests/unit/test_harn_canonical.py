@@ -18,6 +18,7 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from number_spellings import number_spellings
 
 from session_contracts.errors import InvalidDocument
 from session_contracts.jsontext.harn_canonical import (
@@ -56,24 +57,7 @@ def test_the_vectors_cover_what_differs_from_rfc8785() -> None:
 
 
 @pytest.mark.parametrize(
-    ("number", "text"),
-    [
-        (0.0, "0.0"),
-        (-0.0, "-0.0"),
-        (1.0, "1.0"),
-        (-1.5, "-1.5"),
-        (1e15, "1000000000000000.0"),
-        (1e16, "1e+16"),
-        (1.5e16, "1.5e+16"),
-        (123456789012345680.0, "1.2345678901234568e+17"),
-        (1e-5, "0.00001"),
-        (1.25e-5, "0.0000125"),
-        (1e-6, "1e-6"),
-        (-2.5e-7, "-2.5e-7"),
-        (5e-324, "5e-324"),
-        (0.1, "0.1"),
-        (123.456, "123.456"),
-    ],
+    ("number", "text"), [(v.number, v.harn) for v in number_spellings()], ids=repr
 )
 def test_serde_float_format(number: float, text: str) -> None:
     assert serde_float_format(number) == text
