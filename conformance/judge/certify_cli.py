@@ -116,8 +116,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_report_arguments(
         parser,
-        html_holds="the summary, every check's evidence, "
-        "and each failure's smallest case, both answers and their difference",
+        html_holds="the summary, every check's evidence, and each failure's case "
+        "(shrunk when it was drawn at random), both answers and their difference",
     )
     parser.add_argument(
         "--failures-dir",

@@ -162,7 +162,7 @@ def _implementation(producer: Mapping[str, Any]) -> str:
 def certify_html(report: Mapping[str, Any], results: Sequence[CheckResult]) -> bytes:
     """The page of a certify run: ``report`` is the JSON report's body
     (:func:`report_body`), ``results`` the run's results, whose failures keep
-    the smallest case and both answers."""
+    the failing case (shrunk when drawn at random) and both answers."""
     summary = report["summary"]
     settings = report["settings"]
     producer = report["producer"]
