@@ -148,22 +148,42 @@ def _files(paths: Sequence[str]) -> Iterator[tuple[str, BinaryIO]]:
                 yield path, handle
 
 
-def _lines(handle: BinaryIO, limit: int) -> Iterator[tuple[int, bytes | None]]:
-    """(line number, line) one at a time; None for a line over ``limit`` (skipped)."""
+# Lines are cut from blocks read at once: ``bytes.find`` finds a newline with memchr,
+# where ``readline`` looks at each byte (about 2 us of a 3.6 kB recap envelope's 40).
+_BLOCK_BYTES = 1 << 16
+
+
+def _lines(
+    handle: BinaryIO, limit: int, block_bytes: int = _BLOCK_BYTES
+) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, line with its newline) one at a time; None for a line of more than
+    ``limit`` bytes before its newline (skipped, never held whole)."""
+    # read1: what is there, up to a block (a pipe's lines are checked as they come).
+    read = getattr(handle, "read1", handle.read)
     number = 0
-    while True:
-        line = handle.readline(limit + 1)
-        if not line:
-            return
-        number += 1
-        if len(line) > limit and not line.endswith(b"\n"):
-            while True:  # drop the rest of the oversized line, a chunk at a time
-                rest = handle.readline(1 << 20)
-                if not rest or rest.endswith(b"\n"):
-                    break
-            yield number, None
-            continue
-        yield number, line
+    head: list[bytes] = []  # the current line's bytes from earlier blocks
+    held = 0  # their length
+    oversized = False
+    while block := read(block_bytes):
+        start = 0
+        while (end := block.find(b"\n", start)) >= 0:
+            number += 1
+            if oversized or held + end - start > limit:
+                yield number, None
+            elif head:
+                yield number, b"".join((*head, block[start : end + 1]))
+            else:
+                yield number, block[start : end + 1]
+            head, held, oversized = [], 0, False
+            start = end + 1
+        if start < len(block) and not oversized:
+            held += len(block) - start
+            if held > limit:
+                oversized, head = True, []
+            else:
+                head.append(block[start:])
+    if held or oversized:  # a last line without a newline
+        yield number + 1, None if oversized else b"".join(head)
 
 
 def _is_json_lines(name: str, handle: BinaryIO) -> bool:

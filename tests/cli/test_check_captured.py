@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
@@ -442,3 +443,34 @@ def test_junit_has_a_case_per_file_with_its_first_findings(tmp_path: Path) -> No
     assert failure.get("message") == "2 of 3 document(s) invalid, 2 error(s)"
     assert f"{bad}:2 $.parent_id" in (failure.text or "")
     assert f"{bad}:3 $" in (failure.text or "")
+
+
+def _lines_by_readline(handle: io.BytesIO, limit: int) -> list[tuple[int, bytes | None]]:
+    """What check read a line at a time before it read blocks: the reference."""
+    out: list[tuple[int, bytes | None]] = []
+    while line := handle.readline(limit + 1):
+        if len(line) > limit and not line.endswith(b"\n"):
+            while (rest := handle.readline(1 << 20)) and not rest.endswith(b"\n"):
+                pass  # the rest of the oversized line
+            out.append((len(out) + 1, None))
+        else:
+            out.append((len(out) + 1, line))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    lines=st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"x")), max_size=8),
+    ending=st.sampled_from([b"", b"\n"]),
+    limit=st.integers(0, 10),
+    block_bytes=st.integers(1, 16),
+)
+def test_lines_cut_from_blocks_are_the_lines_readline_reads(
+    lines: list[bytes], ending: bytes, limit: int, block_bytes: int
+) -> None:
+    from session_contracts.conformance.judge.check_cli import _lines
+
+    data = b"\n".join(lines) + ending
+    expected = _lines_by_readline(io.BytesIO(data), limit)
+    read = list(_lines(io.BytesIO(data), limit, block_bytes))
+    assert read == expected
