@@ -4,16 +4,17 @@ Each document's type is detected from the schemas themselves (the members a
 document type requires), then the document is validated (schema and x-
 rules), its hashes are recomputed, and it is scanned for secrets with the
 redaction detectors, behind an exact screen that skips the scan only where it
-would find nothing.  Files are read one line at a time, so JSON Lines of any
-size go through in bounded memory: one line (at most 32 MiB) at a time, plus
-capped caches and counters (docs/check.md states and measures the bound).
+would find nothing.  JSON Lines are read in 64 KiB blocks and checked one line at
+a time, so they go through in bounded memory whatever their size: one line (at most
+32 MiB) and one block at a time, plus capped caches and counters (docs/check.md
+states and measures the bound).
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
@@ -28,7 +29,12 @@ from session_contracts.jsontext.strict import (
     loads_strict_noting_floats,
 )
 from session_contracts.redaction.policy import default_policy
-from session_contracts.redaction.screen import ScreenMemo, screened_secret_findings, secret_screen
+from session_contracts.redaction.screen import (
+    ScreenMemo,
+    line_may_hold_secret,
+    screened_secret_findings,
+    secret_screen,
+)
 from session_contracts.validation.schema_set import SchemaSet
 from session_contracts.validation.validator import DocumentValidator, default_validator
 
@@ -154,10 +160,15 @@ _BLOCK_BYTES = 1 << 16
 
 
 def _lines(
-    handle: BinaryIO, limit: int, block_bytes: int = _BLOCK_BYTES
-) -> Iterator[tuple[int, bytes | None]]:
-    """(line number, line with its newline) one at a time; None for a line of more than
-    ``limit`` bytes before its newline (skipped, never held whole)."""
+    handle: BinaryIO,
+    limit: int,
+    block_bytes: int = _BLOCK_BYTES,
+    clean: Callable[[bytes], bool] | None = None,
+) -> Iterator[tuple[int, bytes | None, bool]]:
+    """(line number, line with its newline, whether ``clean`` holds of the whole lines of
+    the block it was cut from) one at a time; None for a line of more than ``limit``
+    bytes before its newline (skipped, never held whole); False for a line read across
+    blocks, or without ``clean``."""
     # read1: what is there, up to a block (a pipe's lines are checked as they come).
     read = getattr(handle, "read1", handle.read)
     number = 0
@@ -166,14 +177,17 @@ def _lines(
     oversized = False
     while block := read(block_bytes):
         start = 0
+        first = block.find(b"\n") + 1 if head or oversized else 0  # the first whole line
+        last = block.rfind(b"\n") + 1  # and the end of the last
+        whole_clean = clean is not None and 0 <= first < last and clean(block[first:last])
         while (end := block.find(b"\n", start)) >= 0:
             number += 1
             if oversized or held + end - start > limit:
-                yield number, None
+                yield number, None, False
             elif head:
-                yield number, b"".join((*head, block[start : end + 1]))
+                yield number, b"".join((*head, block[start : end + 1])), False
             else:
-                yield number, block[start : end + 1]
+                yield number, block[start : end + 1], whole_clean
             head, held, oversized = [], 0, False
             start = end + 1
         if start < len(block) and not oversized:
@@ -183,7 +197,7 @@ def _lines(
             else:
                 head.append(block[start:])
     if held or oversized:  # a last line without a newline
-        yield number + 1, None if oversized else b"".join(head)
+        yield number + 1, None if oversized else b"".join(head), False
 
 
 def _is_json_lines(name: str, handle: BinaryIO) -> bool:
@@ -206,21 +220,21 @@ def _is_json_lines(name: str, handle: BinaryIO) -> bool:
 
 
 def _documents(
-    paths: Sequence[str],
-) -> Iterator[tuple[str, bytes, Any | InvalidDocument, bool]]:
+    paths: Sequence[str], clean: Callable[[bytes], bool] | None = None
+) -> Iterator[tuple[str, bytes, Any | InvalidDocument, bool, bool]]:
     """(source, the bytes read, value or the error reading it, whether the value may
-    hold an integral float), one line at a time for JSON Lines; the bytes let the
-    secret screen look at the text before the value, the float fact spares
-    ``validate`` its own census."""
+    hold an integral float, whether ``clean`` held of a text holding those bytes), one
+    line at a time for JSON Lines; the bytes let the secret screen look at the text
+    before the value, the float fact spares ``validate`` its own census."""
     for name, handle in _files(paths):
         if not _is_json_lines(name, handle):
             data = handle.read(MAX_DOCUMENT_BYTES + 1)
             try:
-                yield name, data, *loads_strict_noting_floats(data)
+                yield name, data, *loads_strict_noting_floats(data), False
             except InvalidDocument as exc:
-                yield name, data, exc, False
+                yield name, data, exc, False, False
             continue
-        for number, line in _lines(handle, MAX_DOCUMENT_BYTES):
+        for number, line, screened in _lines(handle, MAX_DOCUMENT_BYTES, clean=clean):
             source = f"{name}:{number}"
             if line is None:
                 yield (
@@ -237,17 +251,18 @@ def _documents(
                         ]
                     ),
                     False,
+                    False,
                 )
             elif not line.isspace():  # (no copy of the line, unlike strip)
                 try:
-                    yield source, line, *loads_strict_noting_floats(line)
+                    yield source, line, *loads_strict_noting_floats(line), screened
                 except InvalidDocument as exc:
-                    yield source, line, exc, False
+                    yield source, line, exc, False, False
 
 
 def read_documents(paths: Sequence[str]) -> Iterator[tuple[str, Any | InvalidDocument]]:
     """(source, value or the error reading it), one line at a time for JSON Lines."""
-    for source, _, value, _ in _documents(paths):
+    for source, _, value, _, _ in _documents(paths):
         yield source, value
 
 
@@ -310,7 +325,13 @@ def check_documents(
     validator = default_validator()
     screen = secret_screen(default_policy())
     memo = ScreenMemo()
-    for source, raw, value, may_hold_integral_float in _documents(paths):
+
+    def clean(lines: bytes) -> bool:
+        # What the line screen finds in a line it finds in any text holding the line,
+        # and finding more never turns "may hold" back: lines in a text it passes pass.
+        return not line_may_hold_secret(screen, lines)
+
+    for source, raw, value, may_hold_integral_float, screened in _documents(paths, clean):
         if isinstance(value, InvalidDocument):
             yield source, None, list(value.findings)
             continue
@@ -335,5 +356,6 @@ def check_documents(
         )
         if not findings:
             findings = verify_document(name, value, parsed=True)
-        findings += screened_secret_findings(value, screen, raw, memo)
+        if not screened:  # (screened: the line screen passed the lines around this one)
+            findings += screened_secret_findings(value, screen, raw, memo)
         yield source, name, findings

@@ -472,5 +472,45 @@ def test_lines_cut_from_blocks_are_the_lines_readline_reads(
 
     data = b"\n".join(lines) + ending
     expected = _lines_by_readline(io.BytesIO(data), limit)
-    read = list(_lines(io.BytesIO(data), limit, block_bytes))
-    assert read == expected
+    texts: list[bytes] = []
+    read = list(_lines(io.BytesIO(data), limit, block_bytes, lambda text: not texts.append(text)))
+    assert [(number, line) for number, line, _ in read] == expected
+    # A line is marked screened only when it lies whole in a text the screen passed.
+    for _, line, screened in read:
+        assert not screened or (line is not None and any(line in text for text in texts))
+
+
+@settings(max_examples=300, deadline=None)
+@given(policy=st.sampled_from(sorted(POLICIES)), values=st.lists(_VALUES, min_size=1, max_size=6))
+def test_lines_in_a_text_the_line_screen_passes_pass_it(policy: str, values: list[object]) -> None:
+    from session_contracts.redaction.screen import line_may_hold_secret, secret_screen
+
+    screen = secret_screen(POLICIES[policy])
+    for writing in range(4):
+        lines = [_writings(value)[writing].replace(b"\n", b" ") + b"\n" for value in values]
+        if not line_may_hold_secret(screen, b"".join(lines)):
+            assert not any(line_may_hold_secret(screen, line) for line in lines)
+
+
+@pytest.mark.parametrize("block_bytes", [700, 4_096, 1 << 16])
+def test_check_finds_the_same_secrets_whatever_the_blocks(
+    block_bytes: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from session_contracts.conformance.judge import check_cli
+
+    envelope = json.loads((EXAMPLES / "session-recap.envelope.json").read_text())
+    lines = []
+    for kind, secret in sorted(canaries().items()):
+        lines += [json.dumps(envelope)] * 3
+        envelope["snapshot"]["extensions"] = {"note": f"a {kind}: {secret}"}
+        lines.append(json.dumps(envelope))
+        del envelope["snapshot"]["extensions"]
+    path = tmp_path / "captured.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(check_cli, "_BLOCK_BYTES", 1)  # no whole line in a block: none screened
+    expected = list(check_documents([str(path)]))
+    assert sum(
+        any(f.code == "redaction_secret_found" for f in found) for *_, found in expected
+    ) == len(canaries())
+    monkeypatch.setattr(check_cli, "_BLOCK_BYTES", block_bytes)
+    assert list(check_documents([str(path)])) == expected
