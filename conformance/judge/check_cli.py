@@ -234,7 +234,7 @@ def _documents(
             except InvalidDocument as exc:
                 yield name, data, exc, False, False
             continue
-        for number, line, screened in _lines(handle, MAX_DOCUMENT_BYTES, clean=clean):
+        for number, line, screened in _lines(handle, MAX_DOCUMENT_BYTES, _BLOCK_BYTES, clean):
             source = f"{name}:{number}"
             if line is None:
                 yield (
