@@ -16,7 +16,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -104,8 +104,10 @@ def _tied(validator: DocumentValidator, keys: frozenset[str]) -> tuple[str, ...]
 
 # Captured streams repeat a handful of top-level shapes; the candidates depend on
 # the key set alone.  Bounded: at most 1,024 key sets of at most 64 keys and 2,048
-# characters each, so a stream of ever-new shapes cannot grow it.
-_tied_cached = lru_cache(maxsize=1024)(_tied)
+# characters each (a full table starts afresh), so a stream of ever-new shapes cannot
+# grow it.  A shape seen before costs one lookup, its bound is checked once.
+_TIED: dict[tuple[DocumentValidator, frozenset[str]], tuple[str, ...]] = {}
+_TIED_CAP = 1_024
 _CACHED_KEYS = 64
 _CACHED_KEY_CHARACTERS = 2_048
 
@@ -119,8 +121,13 @@ def detected_type(document: Any, validator: DocumentValidator) -> tuple[str | No
     if not isinstance(document, dict):
         return None, False
     keys = frozenset(document)
-    cacheable = len(keys) <= _CACHED_KEYS and sum(map(len, keys)) <= _CACHED_KEY_CHARACTERS
-    tied = (_tied_cached if cacheable else _tied)(validator, keys)
+    tied = _TIED.get((validator, keys))
+    if tied is None:
+        tied = _tied(validator, keys)
+        if len(keys) <= _CACHED_KEYS and sum(map(len, keys)) <= _CACHED_KEY_CHARACTERS:
+            if len(_TIED) >= _TIED_CAP:
+                _TIED.clear()
+            _TIED[validator, keys] = tied
     if len(tied) <= 1:
         return (tied[0] if tied else None), False
     for name in tied:

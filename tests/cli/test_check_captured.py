@@ -514,3 +514,17 @@ def test_check_finds_the_same_secrets_whatever_the_blocks(
     ) == len(canaries())
     monkeypatch.setattr(check_cli, "_BLOCK_BYTES", block_bytes)
     assert list(check_documents([str(path)])) == expected
+
+
+def test_detected_types_are_kept_for_a_bounded_number_of_shapes() -> None:
+    from session_contracts.conformance.judge import check_cli
+
+    validator = default_validator()
+    span = json.loads((EXAMPLES / "run-record.span.json").read_text())
+    for number in range(check_cli._TIED_CAP + 100):
+        shape = dict(span, **{f"x_{number}": 1})
+        assert check_cli.detected_type(shape, validator) == ("run-record.span", False)
+        assert len(check_cli._TIED) <= check_cli._TIED_CAP
+    too_wide = {f"k{number}": number for number in range(check_cli._CACHED_KEYS + 1)}
+    assert check_cli.detected_type(too_wide, validator) == (None, False)
+    assert (validator, frozenset(too_wide)) not in check_cli._TIED
