@@ -179,9 +179,11 @@ def _lines(
     # read1: what is there, up to a block (a pipe's lines are checked as they come).
     read = getattr(handle, "read1", handle.read)
     number = 0
-    head: list[bytes] = []  # the current line's bytes from earlier blocks
-    held = 0  # their length
+    # The start of a line a block cuts, in one buffer: a long line's pieces, each kept
+    # apart, would stay in the heap once freed (about one more line at the peak).
+    head = bytearray()
     oversized = False
+    line: bytes | None
     while block := read(block_bytes):
         start = 0
         first = block.find(b"\n") + 1 if head or oversized else 0  # the first whole line
@@ -189,22 +191,23 @@ def _lines(
         whole_clean = clean is not None and 0 <= first < last and clean(block[first:last])
         while (end := block.find(b"\n", start)) >= 0:
             number += 1
-            if oversized or held + end - start > limit:
-                yield number, None, False
+            if oversized or len(head) + end - start > limit:
+                line, screened = None, False
             elif head:
-                yield number, b"".join((*head, block[start : end + 1])), False
+                head += memoryview(block)[start : end + 1]
+                line, screened = bytes(head), False
             else:
-                yield number, block[start : end + 1], whole_clean
-            head, held, oversized = [], 0, False
+                line, screened = block[start : end + 1], whole_clean
+            head, oversized = bytearray(), False  # (freed before the line is checked)
             start = end + 1
+            yield number, line, screened
         if start < len(block) and not oversized:
-            held += len(block) - start
-            if held > limit:
-                oversized, head = True, []
+            if len(head) + len(block) - start > limit:
+                oversized, head = True, bytearray()
             else:
-                head.append(block[start:])
-    if held or oversized:  # a last line without a newline
-        yield number + 1, None if oversized else b"".join(head), False
+                head += memoryview(block)[start:]
+    if head or oversized:  # a last line without a newline
+        yield number + 1, None if oversized else bytes(head), False
 
 
 def _is_json_lines(name: str, handle: BinaryIO) -> bool:
