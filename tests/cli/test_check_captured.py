@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
@@ -442,3 +443,88 @@ def test_junit_has_a_case_per_file_with_its_first_findings(tmp_path: Path) -> No
     assert failure.get("message") == "2 of 3 document(s) invalid, 2 error(s)"
     assert f"{bad}:2 $.parent_id" in (failure.text or "")
     assert f"{bad}:3 $" in (failure.text or "")
+
+
+def _lines_by_readline(handle: io.BytesIO, limit: int) -> list[tuple[int, bytes | None]]:
+    """What check read a line at a time before it read blocks: the reference."""
+    out: list[tuple[int, bytes | None]] = []
+    while line := handle.readline(limit + 1):
+        if len(line) > limit and not line.endswith(b"\n"):
+            while (rest := handle.readline(1 << 20)) and not rest.endswith(b"\n"):
+                pass  # the rest of the oversized line
+            out.append((len(out) + 1, None))
+        else:
+            out.append((len(out) + 1, line))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    lines=st.lists(st.binary(max_size=12).map(lambda b: b.replace(b"\n", b"x")), max_size=8),
+    ending=st.sampled_from([b"", b"\n"]),
+    limit=st.integers(0, 10),
+    block_bytes=st.integers(1, 16),
+)
+def test_lines_cut_from_blocks_are_the_lines_readline_reads(
+    lines: list[bytes], ending: bytes, limit: int, block_bytes: int
+) -> None:
+    from session_contracts.conformance.judge.check_cli import _lines
+
+    data = b"\n".join(lines) + ending
+    expected = _lines_by_readline(io.BytesIO(data), limit)
+    texts: list[bytes] = []
+    read = list(_lines(io.BytesIO(data), limit, block_bytes, lambda text: not texts.append(text)))
+    assert [(number, line) for number, line, _ in read] == expected
+    # A line is marked screened only when it lies whole in a text the screen passed.
+    for _, line, screened in read:
+        assert not screened or (line is not None and any(line in text for text in texts))
+
+
+@settings(max_examples=300, deadline=None)
+@given(policy=st.sampled_from(sorted(POLICIES)), values=st.lists(_VALUES, min_size=1, max_size=6))
+def test_lines_in_a_text_the_line_screen_passes_pass_it(policy: str, values: list[object]) -> None:
+    from session_contracts.redaction.screen import line_may_hold_secret, secret_screen
+
+    screen = secret_screen(POLICIES[policy])
+    for writing in range(4):
+        lines = [_writings(value)[writing].replace(b"\n", b" ") + b"\n" for value in values]
+        if not line_may_hold_secret(screen, b"".join(lines)):
+            assert not any(line_may_hold_secret(screen, line) for line in lines)
+
+
+@pytest.mark.parametrize("block_bytes", [700, 4_096, 1 << 16])
+def test_check_finds_the_same_secrets_whatever_the_blocks(
+    block_bytes: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from session_contracts.conformance.judge import check_cli
+
+    envelope = json.loads((EXAMPLES / "session-recap.envelope.json").read_text())
+    lines = []
+    for kind, secret in sorted(canaries().items()):
+        lines += [json.dumps(envelope)] * 3
+        envelope["snapshot"]["extensions"] = {"note": f"a {kind}: {secret}"}
+        lines.append(json.dumps(envelope))
+        del envelope["snapshot"]["extensions"]
+    path = tmp_path / "captured.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(check_cli, "_BLOCK_BYTES", 1)  # no whole line in a block: none screened
+    expected = list(check_documents([str(path)]))
+    assert sum(
+        any(f.code == "redaction_secret_found" for f in found) for *_, found in expected
+    ) == len(canaries())
+    monkeypatch.setattr(check_cli, "_BLOCK_BYTES", block_bytes)
+    assert list(check_documents([str(path)])) == expected
+
+
+def test_detected_types_are_kept_for_a_bounded_number_of_shapes() -> None:
+    from session_contracts.conformance.judge import check_cli
+
+    validator = default_validator()
+    span = json.loads((EXAMPLES / "run-record.span.json").read_text())
+    for number in range(check_cli._TIED_CAP + 100):
+        shape = dict(span, **{f"x_{number}": 1})
+        assert check_cli.detected_type(shape, validator) == ("run-record.span", False)
+        assert len(check_cli._TIED) <= check_cli._TIED_CAP
+    too_wide = {f"k{number}": number for number in range(check_cli._CACHED_KEYS + 1)}
+    assert check_cli.detected_type(too_wide, validator) == (None, False)
+    assert (validator, frozenset(too_wide)) not in check_cli._TIED

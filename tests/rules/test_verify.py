@@ -295,3 +295,48 @@ def test_cli_hash_refuses_what_cannot_be_hashed(
     path.write_text(text)
     assert main(["hash", str(path)]) == 1
     assert f"[{code}]" in capsys.readouterr().err
+
+
+def _rehashed(value: dict[str, Any]) -> dict[str, Any]:
+    value["contentHash"] = content_hash_of_source(value["source"])
+    value["projectionHash"] = projection_hash(value)
+    return value
+
+
+# Ways a snapshot as read can fail to hold (or hold in an unusual shape); each is applied
+# before the hashes are recomputed or after (then the hashes no longer match, too).
+_SOURCE_CHANGES: dict[str, Any] = {
+    "ids out of order": lambda s: s["source"]["events"].reverse(),
+    "an id repeated": lambda s: s["source"]["events"].append(dict(s["source"]["events"][-1])),
+    "a float id": lambda s: s["source"]["events"][0].update(eventId=1.0),
+    "a bool id": lambda s: s["source"]["events"][0].update(eventId=True),
+    "a string id": lambda s: s["source"]["events"][0].update(eventId="1"),
+    "an id missing": lambda s: s["source"]["events"][0].pop("eventId"),
+    "an event not an object": lambda s: s["source"]["events"].insert(1, [1]),
+    "no events": lambda s: s["source"].update(events=[], firstEventId=None, lastEventId=None),
+    "one event": lambda s: s["source"].update(events=s["source"]["events"][:1]),
+    "events not a list": lambda s: s["source"].update(events={}),
+    "first moved": lambda s: s["source"].update(firstEventId=s["source"]["firstEventId"] - 1),
+    "last moved": lambda s: s["source"].update(lastEventId=None),
+    "no source": lambda s: s.pop("source"),
+    "source not an object": lambda s: s.update(source=[]),
+    "a stale binding": lambda s: s.update(
+        extensions={"x": {"binding": {"target": "contentHash", "hash": "sha256:0"}}}
+    ),
+    "a decorative extension": lambda s: s.update(extensions={"x": 1}),
+    "unchanged": lambda s: None,
+}
+
+
+@pytest.mark.parametrize("change", sorted(_SOURCE_CHANGES))
+@pytest.mark.parametrize("rehash", [True, False])
+def test_a_snapshot_as_read_finds_what_the_full_path_finds(change: str, rehash: bool) -> None:
+    # verify_snapshot(parsed=True) returns early for a snapshot that holds on its face;
+    # held equal to the full path (the census path, parsed=False) for every shape.
+    for base in ((), ("snapshot",)):
+        value = snapshot()
+        _SOURCE_CHANGES[change](value)
+        if rehash and "source" in value:
+            _rehashed(value)
+        as_read = json.loads(json.dumps(value))  # exact dicts and lists, as loads_strict reads
+        assert verify_snapshot(as_read, base, parsed=True) == verify_snapshot(value, base)
